@@ -1,0 +1,1 @@
+//! The `sibyl` daemon: configuration, the Thrift front end, startup and shutdown.

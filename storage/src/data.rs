@@ -1,0 +1,491 @@
+//! Cells, tombstones and partitions: the values every other module moves around.
+//!
+//! Cassandra's rules live here: which of two versions of a column wins, what a tombstone shadows,
+//! when an expiring column turns into a tombstone and when a tombstone may be forgotten.
+//!
+//! Times: `timestamp` and `marked_at` are the client's microseconds; `local_*` times are the
+//! node's clock in seconds since the Unix epoch, as Cassandra keeps them.
+//!
+//! Super column families store each subcolumn as one cell whose name is
+//! `[u16 BE length of super column name][super column name][subcolumn name]` (see
+//! [`compose_super`]), so a partition is always one sorted list of cells. A super column deletion
+//! is a range tombstone over that super column.
+
+use std::cmp::Ordering;
+
+use crate::error::{CorruptData, StorageError};
+
+/// When a tombstone was written (client µs) and when it was written locally (node seconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeletionTime {
+    pub marked_at: i64,
+    pub local_deletion_time: i32,
+}
+
+impl DeletionTime {
+    /// No deletion at all.
+    pub const LIVE: DeletionTime = DeletionTime { marked_at: i64::MIN, local_deletion_time: i32::MAX };
+
+    pub fn new(marked_at: i64, local_deletion_time: i32) -> DeletionTime {
+        DeletionTime { marked_at, local_deletion_time }
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.marked_at == i64::MIN
+    }
+
+    /// True when data written at `timestamp` is shadowed by this deletion.
+    pub fn deletes(&self, timestamp: i64) -> bool {
+        !self.is_live() && timestamp <= self.marked_at
+    }
+
+    /// The later of two deletions.
+    pub fn max(self, other: DeletionTime) -> DeletionTime {
+        if other.marked_at > self.marked_at
+            || (other.marked_at == self.marked_at && other.local_deletion_time > self.local_deletion_time)
+        {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// A tombstone may be dropped once its local deletion time is before `gc_before`.
+    pub fn purgeable(&self, gc_before: i32) -> bool {
+        !self.is_live() && self.local_deletion_time < gc_before
+    }
+}
+
+/// What a cell is, besides its name, value and timestamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellKind {
+    /// A plain column.
+    Live,
+    /// A column with a TTL: live until `expires_at` (node seconds), then a tombstone.
+    Expiring { ttl: i32, expires_at: i32 },
+    /// A deleted column; `local_deletion_time` is node seconds.
+    Tombstone { local_deletion_time: i32 },
+}
+
+/// One column version: Cassandra's Column / ExpiringColumn / DeletedColumn.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cell {
+    pub name: Vec<u8>,
+    pub value: Vec<u8>,
+    pub timestamp: i64,
+    pub kind: CellKind,
+}
+
+impl Cell {
+    pub fn live(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64) -> Cell {
+        Cell { name: name.into(), value: value.into(), timestamp, kind: CellKind::Live }
+    }
+
+    /// A column that lives for `ttl` seconds from `now` (node seconds).
+    pub fn expiring(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64, ttl: i32, now: i32) -> Cell {
+        let expires_at = now.saturating_add(ttl);
+        Cell { name: name.into(), value: value.into(), timestamp, kind: CellKind::Expiring { ttl, expires_at } }
+    }
+
+    pub fn tombstone(name: impl Into<Vec<u8>>, timestamp: i64, now: i32) -> Cell {
+        Cell { name: name.into(), value: Vec::new(), timestamp, kind: CellKind::Tombstone { local_deletion_time: now } }
+    }
+
+    /// True when the cell reads as a value at `now` (not deleted, not expired).
+    pub fn is_live(&self, now: i32) -> bool {
+        match self.kind {
+            CellKind::Live => true,
+            CellKind::Expiring { expires_at, .. } => now < expires_at,
+            CellKind::Tombstone { .. } => false,
+        }
+    }
+
+    /// The node time from which this cell counts as a tombstone, if it is or will become one.
+    pub fn local_deletion_time(&self) -> Option<i32> {
+        match self.kind {
+            CellKind::Live => None,
+            CellKind::Expiring { expires_at, .. } => Some(expires_at),
+            CellKind::Tombstone { local_deletion_time } => Some(local_deletion_time),
+        }
+    }
+
+    /// True when compaction may forget this cell: a tombstone (or expired column) older than
+    /// `gc_before`.
+    pub fn purgeable(&self, now: i32, gc_before: i32) -> bool {
+        !self.is_live(now) && self.local_deletion_time().is_some_and(|t| t < gc_before)
+    }
+
+    /// Approximate heap footprint, for memtable accounting.
+    pub fn size(&self) -> usize {
+        self.name.len() + self.value.len() + 32
+    }
+}
+
+/// Picks the winner between two versions of the same column, by Cassandra's rules: the higher
+/// timestamp wins; on a tie a tombstone beats a live column; between two live columns the greater
+/// value wins; between equal values the one that lives longer wins.
+pub fn reconcile(a: Cell, b: Cell) -> Cell {
+    if prefer_second(&a, &b) {
+        b
+    } else {
+        a
+    }
+}
+
+/// True when `b` wins over `a` (see [`reconcile`]).
+pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
+    match a.timestamp.cmp(&b.timestamp) {
+        Ordering::Less => return true,
+        Ordering::Greater => return false,
+        Ordering::Equal => {}
+    }
+    let a_dead = matches!(a.kind, CellKind::Tombstone { .. });
+    let b_dead = matches!(b.kind, CellKind::Tombstone { .. });
+    match (a_dead, b_dead) {
+        (false, true) => return true,
+        (true, false) => return false,
+        (true, true) => return b.local_deletion_time() > a.local_deletion_time(),
+        (false, false) => {}
+    }
+    match a.value.cmp(&b.value) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => {
+            let life = |c: &Cell| match c.kind {
+                CellKind::Expiring { expires_at, .. } => expires_at,
+                _ => i32::MAX,
+            };
+            life(b) > life(a)
+        }
+    }
+}
+
+/// Deletes every cell whose name lies between `start` and `end` (inclusive) and whose timestamp
+/// is at most `deletion.marked_at`. Bounds follow Thrift slice semantics: an empty bound is open,
+/// and in a super column family a bound whose subcolumn part is empty covers the whole super
+/// column (see [`crate::comparator::CellComparator::compare_with_bound`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RangeTombstone {
+    pub start: Vec<u8>,
+    pub end: Vec<u8>,
+    pub deletion: DeletionTime,
+}
+
+/// The data of one partition (row) of one column family: Cassandra's `ColumnFamily` object.
+/// Used for memtable contents, SSTable partitions, mutations and read results alike.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Row {
+    /// Row-level tombstone (`DeletionTime::LIVE` if none).
+    pub deletion: DeletionTime,
+    pub range_tombstones: Vec<RangeTombstone>,
+    /// Sorted by the column family's comparator, names unique.
+    pub cells: Vec<Cell>,
+}
+
+impl Default for DeletionTime {
+    fn default() -> Self {
+        DeletionTime::LIVE
+    }
+}
+
+impl Row {
+    pub fn new() -> Row {
+        Row::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.deletion.is_live() && self.range_tombstones.is_empty() && self.cells.is_empty()
+    }
+
+    /// Approximate heap footprint, for memtable accounting.
+    pub fn size(&self) -> usize {
+        self.cells.iter().map(Cell::size).sum::<usize>()
+            + self.range_tombstones.iter().map(|r| r.start.len() + r.end.len() + 24).sum::<usize>()
+            + 24
+    }
+}
+
+/// Name of subcolumn `sub` of super column `super_name`, as stored in a super column family.
+pub fn compose_super(super_name: &[u8], sub: &[u8]) -> Vec<u8> {
+    let mut name = Vec::with_capacity(2 + super_name.len() + sub.len());
+    // Super column names are at most 65535 bytes: the front end validates that.
+    name.extend_from_slice(&(super_name.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    name.extend_from_slice(super_name);
+    name.extend_from_slice(sub);
+    name
+}
+
+/// Splits a super column family cell name into (super column name, subcolumn name).
+/// A name too short for its length prefix reads as all super column name (never panics).
+pub fn split_super(name: &[u8]) -> (&[u8], &[u8]) {
+    if name.len() < 2 {
+        return (name, &[]);
+    }
+    let len = u16::from_be_bytes([name[0], name[1]]) as usize;
+    let rest = &name[2..];
+    if len > rest.len() {
+        return (rest, &[]);
+    }
+    rest.split_at(len)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary codec shared by the commit log and SSTables.
+//
+// Byte order: big-endian throughout.
+//   cell  := flags:u8 name_len:u16 name value_len:u32 value timestamp:i64 [ttl:i32 expires_at:i32]
+//            [local_deletion_time:i32]
+//            flags: 0 = live, 1 = expiring (ttl, expires_at follow), 2 = tombstone (ldt follows)
+//   deletion := marked_at:i64 local_deletion_time:i32
+//   range tombstone := start_len:u16 start end_len:u16 end deletion
+//   row := deletion rt_count:u32 rt* cell_count:u32 cell*
+// ---------------------------------------------------------------------------------------------
+
+const CELL_LIVE: u8 = 0;
+const CELL_EXPIRING: u8 = 1;
+const CELL_TOMBSTONE: u8 = 2;
+
+pub fn encode_deletion(d: &DeletionTime, out: &mut Vec<u8>) {
+    out.extend_from_slice(&d.marked_at.to_be_bytes());
+    out.extend_from_slice(&d.local_deletion_time.to_be_bytes());
+}
+
+pub fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
+    let flags = match c.kind {
+        CellKind::Live => CELL_LIVE,
+        CellKind::Expiring { .. } => CELL_EXPIRING,
+        CellKind::Tombstone { .. } => CELL_TOMBSTONE,
+    };
+    out.push(flags);
+    out.extend_from_slice(&(c.name.len() as u16).to_be_bytes());
+    out.extend_from_slice(&c.name);
+    out.extend_from_slice(&(c.value.len() as u32).to_be_bytes());
+    out.extend_from_slice(&c.value);
+    out.extend_from_slice(&c.timestamp.to_be_bytes());
+    match c.kind {
+        CellKind::Live => {}
+        CellKind::Expiring { ttl, expires_at } => {
+            out.extend_from_slice(&ttl.to_be_bytes());
+            out.extend_from_slice(&expires_at.to_be_bytes());
+        }
+        CellKind::Tombstone { local_deletion_time } => {
+            out.extend_from_slice(&local_deletion_time.to_be_bytes());
+        }
+    }
+}
+
+pub fn encode_range_tombstone(rt: &RangeTombstone, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(rt.start.len() as u16).to_be_bytes());
+    out.extend_from_slice(&rt.start);
+    out.extend_from_slice(&(rt.end.len() as u16).to_be_bytes());
+    out.extend_from_slice(&rt.end);
+    encode_deletion(&rt.deletion, out);
+}
+
+pub fn encode_row(row: &Row, out: &mut Vec<u8>) {
+    encode_deletion(&row.deletion, out);
+    out.extend_from_slice(&(row.range_tombstones.len() as u32).to_be_bytes());
+    for rt in &row.range_tombstones {
+        encode_range_tombstone(rt, out);
+    }
+    out.extend_from_slice(&(row.cells.len() as u32).to_be_bytes());
+    for c in &row.cells {
+        encode_cell(c, out);
+    }
+}
+
+/// A cursor over bytes that reports truncation as an error instead of panicking.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], CorruptData> {
+        if self.remaining() < n {
+            return Err(CorruptData::Truncated { at: self.pos, wanted: n });
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], CorruptData> {
+        let s = self.bytes(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, CorruptData> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub fn u16(&mut self) -> Result<u16, CorruptData> {
+        Ok(u16::from_be_bytes(self.array()?))
+    }
+    pub fn u32(&mut self) -> Result<u32, CorruptData> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+    pub fn u64(&mut self) -> Result<u64, CorruptData> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+    pub fn i32(&mut self) -> Result<i32, CorruptData> {
+        Ok(i32::from_be_bytes(self.array()?))
+    }
+    pub fn i64(&mut self) -> Result<i64, CorruptData> {
+        Ok(i64::from_be_bytes(self.array()?))
+    }
+    /// A u16-length-prefixed byte string.
+    pub fn short_bytes(&mut self) -> Result<&'a [u8], CorruptData> {
+        let n = self.u16()? as usize;
+        self.bytes(n)
+    }
+    /// A u32-length-prefixed byte string.
+    pub fn long_bytes(&mut self) -> Result<&'a [u8], CorruptData> {
+        let n = self.u32()? as usize;
+        self.bytes(n)
+    }
+}
+
+pub fn decode_deletion(r: &mut Reader<'_>) -> Result<DeletionTime, CorruptData> {
+    Ok(DeletionTime { marked_at: r.i64()?, local_deletion_time: r.i32()? })
+}
+
+pub fn decode_cell(r: &mut Reader<'_>) -> Result<Cell, CorruptData> {
+    let flags = r.u8()?;
+    let name = r.short_bytes()?.to_vec();
+    let value = r.long_bytes()?.to_vec();
+    let timestamp = r.i64()?;
+    let kind = match flags {
+        CELL_LIVE => CellKind::Live,
+        CELL_EXPIRING => CellKind::Expiring { ttl: r.i32()?, expires_at: r.i32()? },
+        CELL_TOMBSTONE => CellKind::Tombstone { local_deletion_time: r.i32()? },
+        other => return Err(CorruptData::BadValue { what: "cell flags", value: other as u64 }),
+    };
+    Ok(Cell { name, value, timestamp, kind })
+}
+
+pub fn decode_range_tombstone(r: &mut Reader<'_>) -> Result<RangeTombstone, CorruptData> {
+    let start = r.short_bytes()?.to_vec();
+    let end = r.short_bytes()?.to_vec();
+    let deletion = decode_deletion(r)?;
+    Ok(RangeTombstone { start, end, deletion })
+}
+
+pub fn decode_row(r: &mut Reader<'_>) -> Result<Row, CorruptData> {
+    let deletion = decode_deletion(r)?;
+    let n = r.u32()? as usize;
+    // Never trust a count to size an allocation: each entry is at least a few bytes.
+    let mut range_tombstones = Vec::with_capacity(n.min(r.remaining() / 16));
+    for _ in 0..n {
+        range_tombstones.push(decode_range_tombstone(r)?);
+    }
+    let n = r.u32()? as usize;
+    let mut cells = Vec::with_capacity(n.min(r.remaining() / 15));
+    for _ in 0..n {
+        cells.push(decode_cell(r)?);
+    }
+    Ok(Row { deletion, range_tombstones, cells })
+}
+
+/// Current node time in seconds since the Unix epoch, as Cassandra's `localDeletionTime`.
+pub fn now_seconds() -> i32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    secs.min(i32::MAX as u64) as i32
+}
+
+/// Current time in microseconds since the Unix epoch (the usual client timestamp).
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+impl From<CorruptData> for StorageError {
+    fn from(e: CorruptData) -> Self {
+        StorageError::Corrupt { file: None, detail: e }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn higher_timestamp_wins() {
+        let a = Cell::live("c", "old", 1);
+        let b = Cell::live("c", "new", 2);
+        assert_eq!(reconcile(a.clone(), b.clone()).value, b"new");
+        assert_eq!(reconcile(b, a).value, b"new");
+    }
+
+    #[test]
+    fn tombstone_wins_tie() {
+        let a = Cell::live("c", "v", 5);
+        let d = Cell::tombstone("c", 5, 100);
+        assert!(matches!(reconcile(a.clone(), d.clone()).kind, CellKind::Tombstone { .. }));
+        assert!(matches!(reconcile(d, a).kind, CellKind::Tombstone { .. }));
+    }
+
+    #[test]
+    fn greater_value_wins_tie() {
+        let a = Cell::live("c", "a", 5);
+        let b = Cell::live("c", "b", 5);
+        assert_eq!(reconcile(a.clone(), b.clone()).value, b"b");
+        assert_eq!(reconcile(b, a).value, b"b");
+    }
+
+    #[test]
+    fn expiring_cell_dies_at_expiry() {
+        let c = Cell::expiring("c", "v", 1, 10, 1000);
+        assert!(c.is_live(1009));
+        assert!(!c.is_live(1010));
+        assert!(!c.purgeable(1010, 1010));
+        assert!(c.purgeable(1011, 1011));
+    }
+
+    #[test]
+    fn super_names_round_trip() {
+        let n = compose_super(b"sc", b"sub");
+        assert_eq!(split_super(&n), (&b"sc"[..], &b"sub"[..]));
+        assert_eq!(split_super(&compose_super(b"", b"")), (&b""[..], &b""[..]));
+        // Garbage never panics.
+        let _ = split_super(&[0xff, 0xff, 1]);
+        let _ = split_super(&[7]);
+    }
+
+    #[test]
+    fn row_codec_round_trips_and_rejects_truncation() {
+        let row = Row {
+            deletion: DeletionTime::new(7, 8),
+            range_tombstones: vec![RangeTombstone { start: b"a".to_vec(), end: b"b".to_vec(), deletion: DeletionTime::new(3, 4) }],
+            cells: vec![Cell::live("x", "1", 1), Cell::expiring("y", "2", 2, 60, 100), Cell::tombstone("z", 3, 5)],
+        };
+        let mut buf = Vec::new();
+        encode_row(&row, &mut buf);
+        assert_eq!(decode_row(&mut Reader::new(&buf)).unwrap(), row);
+        for cut in 0..buf.len() {
+            assert!(decode_row(&mut Reader::new(&buf[..cut])).is_err(), "cut at {cut}");
+        }
+    }
+}

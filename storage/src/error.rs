@@ -1,0 +1,61 @@
+//! The storage engine's error type. Each variant carries what a caller needs to decide what the
+//! client sees (InvalidRequestException for bad input, a server error for I/O or corruption).
+
+use std::path::PathBuf;
+
+/// What was wrong with bytes read back from disk.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CorruptData {
+    #[error("truncated: wanted {wanted} bytes at offset {at}")]
+    Truncated { at: usize, wanted: usize },
+    #[error("bad {what}: {value}")]
+    BadValue { what: &'static str, value: u64 },
+    #[error("checksum mismatch at offset {offset}: expected {expected:#010x}, got {got:#010x}")]
+    ChecksumMismatch { offset: u64, expected: u32, got: u32 },
+    #[error("bad magic bytes")]
+    BadMagic,
+    #[error("unknown format version {0}")]
+    InvalidFormatVersion(u8),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("I/O error on {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("corrupt data{}: {detail}", file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
+    Corrupt { file: Option<PathBuf>, detail: CorruptData },
+    #[error("keyspace {0} does not exist")]
+    UnknownKeyspace(String),
+    #[error("column family {keyspace}.{cf} does not exist")]
+    UnknownColumnFamily { keyspace: String, cf: String },
+    #[error("keyspace {0} already exists")]
+    KeyspaceExists(String),
+    #[error("column family {keyspace}.{cf} already exists")]
+    ColumnFamilyExists { keyspace: String, cf: String },
+    #[error("invalid schema: {0}")]
+    InvalidSchema(String),
+    #[error(transparent)]
+    Marshal(#[from] crate::marshal::MarshalError),
+    #[error(transparent)]
+    Dht(#[from] crate::dht::DhtError),
+    #[error("the commit log failed earlier ({0}); writes are refused until restart")]
+    Poisoned(String),
+    #[error("storage is shutting down")]
+    ShuttingDown,
+}
+
+impl StorageError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StorageError {
+        StorageError::Io { path: path.into(), source }
+    }
+
+    /// Attaches a file name to a corruption error that lacks one.
+    pub fn in_file(self, path: impl Into<PathBuf>) -> StorageError {
+        match self {
+            StorageError::Corrupt { file: None, detail } => StorageError::Corrupt { file: Some(path.into()), detail },
+            other => other,
+        }
+    }
+}
+
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;

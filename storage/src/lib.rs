@@ -1,0 +1,18 @@
+//! Sibyl's single-node storage engine.
+//!
+//! It keeps Cassandra's data model and rules on one machine: keyspaces of column families, rows
+//! of timestamped columns sorted by a comparator, tombstones and TTLs, written through a commit
+//! log into memtables that flush to immutable SSTables, merged by compaction. It knows nothing of
+//! the network.
+//!
+//! Main types: [`marshal::AbstractType`] (comparators and validators), [`dht::Partitioner`]
+//! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions).
+#![deny(clippy::unwrap_used)]
+
+pub mod data;
+pub mod dht;
+pub mod error;
+pub mod marshal;
+pub mod schema;
+
+pub use error::{Result, StorageError};

@@ -1,0 +1,254 @@
+//! Schema objects: keyspace and column family definitions, with every option the Thrift API's
+//! `KsDef`/`CfDef` carry. They are plain data (serde) so the engine can persist them in its system
+//! keyspace and the front end can convert them from and to Thrift.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::marshal::AbstractType;
+
+/// Standard or Super.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ColumnType {
+    Standard,
+    Super,
+}
+
+impl ColumnType {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ColumnType::Standard => "Standard",
+            ColumnType::Super => "Super",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ColumnType> {
+        match s {
+            "Standard" => Some(ColumnType::Standard),
+            "Super" => Some(ColumnType::Super),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexType {
+    Keys,
+    Custom,
+    Composites,
+}
+
+/// Metadata for one named column (Thrift `ColumnDef`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: Vec<u8>,
+    pub validation_class: String,
+    pub index_type: Option<IndexType>,
+    pub index_name: Option<String>,
+    pub index_options: BTreeMap<String, String>,
+}
+
+/// A column family definition (Thrift `CfDef`). Class names are kept as given so they can be
+/// echoed back; [`CfDef::validate`] checks that they parse.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CfDef {
+    pub keyspace: String,
+    pub name: String,
+    /// Unique for the life of the cluster: a dropped and re-created CF gets a new one, so stale
+    /// commit log records and files never reach the new CF.
+    pub id: Uuid,
+    pub column_type: ColumnType,
+    pub comparator_type: String,
+    pub subcomparator_type: Option<String>,
+    pub comment: Option<String>,
+    pub read_repair_chance: f64,
+    pub dclocal_read_repair_chance: f64,
+    pub column_metadata: Vec<ColumnDef>,
+    pub gc_grace_seconds: i32,
+    pub default_validation_class: String,
+    pub key_validation_class: String,
+    pub key_alias: Option<Vec<u8>>,
+    pub min_compaction_threshold: i32,
+    pub max_compaction_threshold: i32,
+    pub compaction_strategy: String,
+    pub compaction_strategy_options: BTreeMap<String, String>,
+    pub compression_options: BTreeMap<String, String>,
+    pub bloom_filter_fp_chance: Option<f64>,
+    pub caching: String,
+    pub cells_per_row_to_cache: Option<String>,
+    pub memtable_flush_period_in_ms: Option<i32>,
+    pub default_time_to_live: i32,
+    pub speculative_retry: Option<String>,
+    pub min_index_interval: Option<i32>,
+    pub max_index_interval: Option<i32>,
+    pub populate_io_cache_on_flush: Option<bool>,
+    /// Thrift's `CfDef.id` (an i32 some clients show); derived from `id`.
+    pub thrift_id: i32,
+}
+
+pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;
+
+impl CfDef {
+    /// A definition with Cassandra 3.11's defaults.
+    pub fn new(keyspace: impl Into<String>, name: impl Into<String>) -> CfDef {
+        let id = Uuid::new_v4();
+        CfDef {
+            keyspace: keyspace.into(),
+            name: name.into(),
+            id,
+            column_type: ColumnType::Standard,
+            comparator_type: "org.apache.cassandra.db.marshal.BytesType".into(),
+            subcomparator_type: None,
+            comment: None,
+            read_repair_chance: 0.0,
+            dclocal_read_repair_chance: 0.1,
+            column_metadata: Vec::new(),
+            gc_grace_seconds: DEFAULT_GC_GRACE_SECONDS,
+            default_validation_class: "org.apache.cassandra.db.marshal.BytesType".into(),
+            key_validation_class: "org.apache.cassandra.db.marshal.BytesType".into(),
+            key_alias: None,
+            min_compaction_threshold: 4,
+            max_compaction_threshold: 32,
+            compaction_strategy: "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy".into(),
+            compaction_strategy_options: BTreeMap::new(),
+            compression_options: BTreeMap::new(),
+            bloom_filter_fp_chance: None,
+            caching: "KEYS_ONLY".into(),
+            cells_per_row_to_cache: None,
+            memtable_flush_period_in_ms: None,
+            default_time_to_live: 0,
+            speculative_retry: None,
+            min_index_interval: None,
+            max_index_interval: None,
+            populate_io_cache_on_flush: None,
+            thrift_id: thrift_id_of(&id),
+        }
+    }
+
+    pub fn is_super(&self) -> bool {
+        self.column_type == ColumnType::Super
+    }
+
+    /// The comparator for (super) column names.
+    pub fn comparator(&self) -> Result<AbstractType, crate::marshal::MarshalError> {
+        AbstractType::parse(&self.comparator_type)
+    }
+
+    pub fn subcomparator(&self) -> Result<Option<AbstractType>, crate::marshal::MarshalError> {
+        self.subcomparator_type.as_deref().map(AbstractType::parse).transpose()
+    }
+
+    pub fn is_counter(&self) -> bool {
+        AbstractType::parse(&self.default_validation_class).map(|t| t.is_counter()).unwrap_or(false)
+    }
+
+    /// The validator for values of column `name` (for super CFs: subcolumn name).
+    pub fn validator_class_for(&self, name: &[u8]) -> &str {
+        self.column_metadata
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.validation_class.as_str())
+            .unwrap_or(&self.default_validation_class)
+    }
+
+    /// Checks every class name and option; the message names the offending option.
+    pub fn validate(&self) -> Result<(), String> {
+        if !valid_name(&self.name) {
+            return Err(format!("Invalid column family name \"{}\": must be 1-48 alphanumeric or underscore characters", self.name));
+        }
+        AbstractType::parse(&self.comparator_type).map_err(|e| format!("comparator_type: {e}"))?;
+        match (&self.column_type, &self.subcomparator_type) {
+            (ColumnType::Standard, Some(_)) => {
+                return Err(format!("subcomparator_type is only valid for Super column families (column family {})", self.name))
+            }
+            (ColumnType::Super, Some(s)) => {
+                AbstractType::parse(s).map_err(|e| format!("subcomparator_type: {e}"))?;
+            }
+            _ => {}
+        }
+        AbstractType::parse(&self.default_validation_class).map_err(|e| format!("default_validation_class: {e}"))?;
+        AbstractType::parse(&self.key_validation_class).map_err(|e| format!("key_validation_class: {e}"))?;
+        for c in &self.column_metadata {
+            AbstractType::parse(&c.validation_class).map_err(|e| format!("column_metadata validation_class: {e}"))?;
+        }
+        if self.gc_grace_seconds < 0 {
+            return Err(format!("gc_grace_seconds must be non-negative, got {}", self.gc_grace_seconds));
+        }
+        if self.default_time_to_live < 0 {
+            return Err(format!("default_time_to_live must be non-negative, got {}", self.default_time_to_live));
+        }
+        if self.min_compaction_threshold < 2 && self.min_compaction_threshold != 0 {
+            return Err(format!("min_compaction_threshold cannot be less than 2 (got {})", self.min_compaction_threshold));
+        }
+        if self.max_compaction_threshold < self.min_compaction_threshold && self.max_compaction_threshold != 0 {
+            return Err("min_compaction_threshold cannot be greater than max_compaction_threshold".into());
+        }
+        Ok(())
+    }
+}
+
+/// Cassandra 2.x+ exposes an i32 id in Thrift; we fold the UUID into one.
+pub fn thrift_id_of(id: &Uuid) -> i32 {
+    let b = id.as_bytes();
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]]) ^ i32::from_be_bytes([b[12], b[13], b[14], b[15]])
+}
+
+/// A keyspace definition (Thrift `KsDef`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyspaceDef {
+    pub name: String,
+    pub strategy_class: String,
+    pub strategy_options: BTreeMap<String, String>,
+    pub durable_writes: bool,
+    pub cf_defs: Vec<CfDef>,
+}
+
+impl KeyspaceDef {
+    pub fn new(name: impl Into<String>) -> KeyspaceDef {
+        let mut strategy_options = BTreeMap::new();
+        strategy_options.insert("replication_factor".to_string(), "1".to_string());
+        KeyspaceDef {
+            name: name.into(),
+            strategy_class: "org.apache.cassandra.locator.SimpleStrategy".into(),
+            strategy_options,
+            durable_writes: true,
+            cf_defs: Vec::new(),
+        }
+    }
+
+    pub fn cf(&self, name: &str) -> Option<&CfDef> {
+        self.cf_defs.iter().find(|c| c.name == name)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !valid_name(&self.name) {
+            return Err(format!("Invalid keyspace name \"{}\": must be 1-48 alphanumeric or underscore characters", self.name));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for cf in &self.cf_defs {
+            if cf.keyspace != self.name {
+                return Err(format!("column family {} names keyspace {} but belongs to {}", cf.name, cf.keyspace, self.name));
+            }
+            if !seen.insert(cf.name.as_str()) {
+                return Err(format!("duplicate column family {} in keyspace {}", cf.name, self.name));
+            }
+            cf.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// Keyspace and CF names: word characters only, 1..=48 long (Cassandra's rule).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 48 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The whole schema: every keyspace, by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    pub keyspaces: BTreeMap<String, KeyspaceDef>,
+    /// Changes with every schema change (Cassandra's schema version).
+    pub version: Uuid,
+}

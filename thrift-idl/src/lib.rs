@@ -1,0 +1,1 @@
+//! Generated Thrift code lands here (see regenerate.sh).
