@@ -6,13 +6,20 @@
 //! the network.
 //!
 //! Main types: [`marshal::AbstractType`] (comparators and validators), [`dht::Partitioner`]
-//! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions).
+//! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions),
+//! [`mutation::RowMutation`] (a write), [`filter::ReadFilter`] (what a read wants) and
+//! [`engine::Storage`] (the engine).
 #![deny(clippy::unwrap_used)]
 
+pub mod comparator;
 pub mod data;
 pub mod dht;
 pub mod error;
+pub mod filter;
 pub mod marshal;
+pub mod memtable;
+pub mod mutation;
 pub mod schema;
+pub mod system;
 
 pub use error::{Result, StorageError};

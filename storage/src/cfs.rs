@@ -1,0 +1,290 @@
+//! One column family's data on this node: its memtables and SSTables (Cassandra's
+//! ColumnFamilyStore), and the read path that merges them.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::comparator::CellComparator;
+use crate::data::{Cell, Row};
+use crate::dht::{DecoratedKey, Token};
+use crate::error::Result;
+use crate::filter::{collect_live, merge_rows, ReadFilter};
+use crate::memtable::Memtable;
+use crate::schema::CfDef;
+use crate::sstable::{CellFilter, Descriptor, SsTableReader};
+
+/// The memtable taking writes, and older ones being flushed (still readable until their
+/// SSTable is in place).
+pub(crate) struct Memtables {
+    pub active: Arc<Memtable>,
+    pub flushing: Vec<Arc<Memtable>>,
+}
+
+/// Counters shown by `sibyltool cfstats`.
+#[derive(Default)]
+pub struct CfCounters {
+    pub reads: AtomicU64,
+    pub writes: AtomicU64,
+    pub read_micros: AtomicU64,
+    pub write_micros: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+}
+
+pub struct ColumnFamilyStore {
+    /// Guarded by a lock because system_update_column_family may change options (never the
+    /// comparators, which Cassandra forbids altering).
+    def: RwLock<CfDef>,
+    pub id: uuid::Uuid,
+    pub keyspace: String,
+    pub name: String,
+    pub cmp: CellComparator,
+    pub dir: PathBuf,
+    /// Lock order: `memtables` and `sstables` are never held together with the engine's switch
+    /// lock taken after them (the switch lock is always taken first).
+    pub(crate) memtables: RwLock<Memtables>,
+    pub(crate) sstables: RwLock<Vec<Arc<SsTableReader>>>,
+    next_generation: AtomicU64,
+    /// One flush (or truncate) of this column family at a time.
+    pub(crate) flush_lock: Mutex<()>,
+    /// A flush is queued for the background worker.
+    pub(crate) flush_pending: std::sync::atomic::AtomicBool,
+    /// Generations taking part in a running compaction.
+    pub(crate) compacting: Mutex<std::collections::HashSet<u64>>,
+    pub counters: CfCounters,
+}
+
+/// Lets an SSTable read skip column index blocks a read filter does not want.
+struct BlockFilter<'a> {
+    cmp: &'a CellComparator,
+    filter: &'a ReadFilter,
+}
+
+impl CellFilter for BlockFilter<'_> {
+    fn wants_block(&self, first: &[u8], last: &[u8]) -> bool {
+        self.filter.may_intersect(self.cmp, first, last)
+    }
+}
+
+impl ColumnFamilyStore {
+    pub(crate) fn open(def: CfDef, dir: PathBuf, sstables: Vec<Arc<SsTableReader>>) -> Result<ColumnFamilyStore> {
+        let cmp = CellComparator::for_cf(&def)?;
+        let next = sstables.iter().map(|s| s.descriptor().generation).max().unwrap_or(0) + 1;
+        Ok(ColumnFamilyStore {
+            id: def.id,
+            keyspace: def.keyspace.clone(),
+            name: def.name.clone(),
+            def: RwLock::new(def),
+            cmp,
+            dir,
+            memtables: RwLock::new(Memtables { active: Arc::new(Memtable::new()), flushing: Vec::new() }),
+            sstables: RwLock::new(sstables),
+            next_generation: AtomicU64::new(next),
+            flush_lock: Mutex::new(()),
+            flush_pending: Default::default(),
+            compacting: Mutex::new(Default::default()),
+            counters: CfCounters::default(),
+        })
+    }
+
+    pub fn def(&self) -> CfDef {
+        self.def.read().clone()
+    }
+
+    pub(crate) fn set_def(&self, def: CfDef) {
+        *self.def.write() = def;
+    }
+
+    pub fn gc_grace_seconds(&self) -> i32 {
+        self.def.read().gc_grace_seconds
+    }
+
+    pub(crate) fn new_descriptor(&self) -> Descriptor {
+        let generation = self.next_generation.fetch_add(1, Ordering::SeqCst);
+        Descriptor { dir: self.dir.clone(), keyspace: self.keyspace.clone(), cf: self.name.clone(), generation }
+    }
+
+    pub fn active_memtable(&self) -> Arc<Memtable> {
+        self.memtables.read().active.clone()
+    }
+
+    /// Makes a fresh memtable active and returns the old one, which stays readable in the
+    /// flushing list. The caller holds the engine's switch lock.
+    pub(crate) fn switch_memtable(&self) -> Arc<Memtable> {
+        let mut m = self.memtables.write();
+        let old = std::mem::replace(&mut m.active, Arc::new(Memtable::new()));
+        m.flushing.push(old.clone());
+        old
+    }
+
+    pub(crate) fn finish_flush(&self, flushed: &Arc<Memtable>, sstable: Option<Arc<SsTableReader>>) {
+        // Add the SSTable before dropping the memtable so no reader ever sees neither.
+        if let Some(s) = sstable {
+            self.sstables.write().push(s);
+        }
+        self.memtables.write().flushing.retain(|m| !Arc::ptr_eq(m, flushed));
+    }
+
+    pub fn sstables(&self) -> Vec<Arc<SsTableReader>> {
+        self.sstables.read().clone()
+    }
+
+    pub fn sstable_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn memtable_snapshot(&self) -> Vec<Arc<Memtable>> {
+        let m = self.memtables.read();
+        let mut v = Vec::with_capacity(1 + m.flushing.len());
+        v.push(m.active.clone());
+        v.extend(m.flushing.iter().cloned());
+        v
+    }
+
+    /// The merged partition `key` (all versions, tombstones included), restricted to the blocks
+    /// `filter` may need.
+    pub fn read_row(&self, key: &DecoratedKey, filter: &ReadFilter) -> Result<Row> {
+        let mut versions = Vec::new();
+        for m in self.memtable_snapshot() {
+            if let Some(r) = m.get(key) {
+                versions.push(r);
+            }
+        }
+        let block_filter = BlockFilter { cmp: &self.cmp, filter };
+        let all = crate::sstable::AllCells;
+        let cf: &dyn CellFilter = if filter.is_all() { &all } else { &block_filter };
+        for s in self.sstables() {
+            if !s.might_contain(key) {
+                continue;
+            }
+            if let Some(r) = s.get(key, cf)? {
+                versions.push(r);
+            }
+        }
+        Ok(merge_rows(&self.cmp, versions))
+    }
+
+    /// The live cells of partition `key` that `filter` selects.
+    pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
+        let started = std::time::Instant::now();
+        let row = self.read_row(key, filter)?;
+        let cells = collect_live(&self.cmp, &row, filter, now);
+        self.counters.reads.fetch_add(1, Ordering::Relaxed);
+        self.counters.read_micros.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        Ok(cells)
+    }
+
+    /// Merged partitions in key order from `start`, every source merged lazily.
+    pub fn scan(&self, start: &KeyBound) -> Result<MergedScan> {
+        let from = start.as_lower_key();
+        let mut sources: Vec<Box<dyn Iterator<Item = Result<(DecoratedKey, Row)>> + Send>> = Vec::new();
+        for m in self.memtable_snapshot() {
+            // Copy the memtable's slice eagerly but only from `from` on; memtables are bounded in size.
+            let rows: Vec<(DecoratedKey, Row)> = m.range(Bound::Included(from.clone())).collect();
+            sources.push(Box::new(rows.into_iter().map(Ok)));
+        }
+        for s in self.sstables() {
+            sources.push(Box::new(s.scan(Some(&from))?));
+        }
+        Ok(MergedScan::new(self.cmp.clone(), sources))
+    }
+
+    pub fn live_sstable_bytes(&self) -> u64 {
+        self.sstables().iter().map(|s| s.data_size()).sum()
+    }
+}
+
+/// Where a scan of partitions starts or stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyBound {
+    Unbounded,
+    Key { key: DecoratedKey, inclusive: bool },
+    Token { token: Token, inclusive: bool },
+}
+
+impl KeyBound {
+    /// The smallest decorated key a scan starting at this bound must look at.
+    fn as_lower_key(&self) -> DecoratedKey {
+        match self {
+            KeyBound::Unbounded => DecoratedKey::new(Token(Vec::new()), Vec::new()),
+            KeyBound::Key { key, .. } => key.clone(),
+            KeyBound::Token { token, .. } => DecoratedKey::new(token.clone(), Vec::new()),
+        }
+    }
+
+    /// True when `key` is at or after this bound taken as a lower bound.
+    pub fn admits_from_below(&self, key: &DecoratedKey) -> bool {
+        match self {
+            KeyBound::Unbounded => true,
+            KeyBound::Key { key: k, inclusive } => if *inclusive { key >= k } else { key > k },
+            KeyBound::Token { token, inclusive } => if *inclusive { &key.token >= token } else { &key.token > token },
+        }
+    }
+
+    /// True when `key` is at or before this bound taken as an upper bound.
+    pub fn admits_from_above(&self, key: &DecoratedKey) -> bool {
+        match self {
+            KeyBound::Unbounded => true,
+            KeyBound::Key { key: k, inclusive } => if *inclusive { key <= k } else { key < k },
+            KeyBound::Token { token, inclusive } => if *inclusive { &key.token <= token } else { &key.token < token },
+        }
+    }
+}
+
+type Source = Box<dyn Iterator<Item = Result<(DecoratedKey, Row)>> + Send>;
+
+/// A k-way merge of partition streams, each sorted by key, into merged partitions.
+pub struct MergedScan {
+    cmp: CellComparator,
+    sources: Vec<std::iter::Peekable<Source>>,
+}
+
+impl MergedScan {
+    fn new(cmp: CellComparator, sources: Vec<Source>) -> MergedScan {
+        MergedScan { cmp, sources: sources.into_iter().map(Iterator::peekable).collect() }
+    }
+}
+
+impl Iterator for MergedScan {
+    type Item = Result<(DecoratedKey, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // Find the smallest key among the sources' heads; surface errors at once.
+        let mut smallest: Option<DecoratedKey> = None;
+        for s in self.sources.iter_mut() {
+            match s.peek() {
+                Some(Ok((k, _))) => {
+                    if smallest.as_ref().map_or(true, |m| k < m) {
+                        smallest = Some(k.clone());
+                    }
+                }
+                Some(Err(_)) => return s.next(),
+                None => {}
+            }
+        }
+        let key = smallest?;
+        let mut versions = Vec::new();
+        for s in self.sources.iter_mut() {
+            if matches!(s.peek(), Some(Ok((k, _))) if *k == key) {
+                if let Some(Ok((_, row))) = s.next() {
+                    versions.push(row);
+                }
+            }
+        }
+        Some(Ok((key, merge_rows(&self.cmp, versions))))
+    }
+}
+
+impl MergedScan {
+    /// A merge over arbitrary partition streams (compaction's inputs).
+    pub(crate) fn over<I>(cmp: CellComparator, sources: Vec<I>) -> MergedScan
+    where
+        I: Iterator<Item = Result<(DecoratedKey, Row)>> + Send + 'static,
+    {
+        MergedScan::new(cmp, sources.into_iter().map(|s| Box::new(s) as Source).collect())
+    }
+}

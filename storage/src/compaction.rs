@@ -1,0 +1,215 @@
+//! Size-tiered compaction: merges SSTables of similar size into one, dropping shadowed data and
+//! tombstones past gc_grace_seconds.
+//!
+//! Crash safety: the output SSTable becomes visible only once complete (the writer's commit
+//! point) and names its inputs as ancestors; inputs still present at start-up next to a
+//! complete output are deleted then (see `engine::open_store`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::info;
+
+use crate::cfs::ColumnFamilyStore;
+use crate::data::{now_seconds, CellKind, Row};
+use crate::dht::DecoratedKey;
+use crate::engine::Storage;
+use crate::error::{Result, StorageError};
+use crate::filter::compact_row;
+use crate::sstable::{SsTableReader, SsTableWriter};
+
+/// SSTables below this size all count as one tier.
+const SMALL_SSTABLE_BYTES: u64 = 50 << 20;
+
+/// Groups SSTables of similar size: each tier holds sizes within half to one and a half times
+/// its average (all small ones share a tier).
+pub fn size_tiers(mut sstables: Vec<(u64, Arc<SsTableReader>)>) -> Vec<Vec<Arc<SsTableReader>>> {
+    sstables.sort_by_key(|(size, _)| *size);
+    let mut tiers: Vec<(u64, Vec<(u64, Arc<SsTableReader>)>)> = Vec::new();
+    for (size, s) in sstables {
+        let fits = tiers.last().is_some_and(|(avg, members)| {
+            let avg = *avg;
+            (size as f64 >= avg as f64 * 0.5 && size as f64 <= avg as f64 * 1.5)
+                || (size < SMALL_SSTABLE_BYTES && avg < SMALL_SSTABLE_BYTES && !members.is_empty())
+        });
+        if fits {
+            if let Some((avg, members)) = tiers.last_mut() {
+                members.push((size, s));
+                *avg = members.iter().map(|(sz, _)| *sz).sum::<u64>() / members.len() as u64;
+            }
+        } else {
+            tiers.push((size, vec![(size, s)]));
+        }
+    }
+    tiers.into_iter().map(|(_, m)| m.into_iter().map(|(_, s)| s).collect()).collect()
+}
+
+/// Runs size-tiered compactions until no tier has enough SSTables.
+pub(crate) fn compact_if_needed(storage: &Storage, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+    loop {
+        if storage.is_shutting_down() {
+            return Ok(());
+        }
+        let def = store.def();
+        let (min, max) = (def.min_compaction_threshold, def.max_compaction_threshold);
+        if min <= 0 || max <= 0 {
+            return Ok(()); // compaction disabled for this column family
+        }
+        let candidates: Vec<(u64, Arc<SsTableReader>)> = {
+            let busy = store.compacting.lock();
+            store.sstables().into_iter().filter(|s| !busy.contains(&s.descriptor().generation)).map(|s| (s.data_size(), s)).collect()
+        };
+        let Some(mut tier) = size_tiers(candidates).into_iter().find(|t| t.len() >= min as usize) else {
+            return Ok(());
+        };
+        tier.truncate(max as usize);
+        if !reserve(store, &tier) {
+            return Ok(());
+        }
+        compact(storage, store, tier)?;
+    }
+}
+
+/// Merges every SSTable of the column family (major compaction).
+pub(crate) fn compact_all(storage: &Storage, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+    let inputs = store.sstables();
+    if inputs.is_empty() {
+        return Ok(());
+    }
+    if !reserve(store, &inputs) {
+        return Err(StorageError::InvalidSchema(format!(
+            "a compaction of {}.{} is already running; try again when it ends",
+            store.keyspace, store.name
+        )));
+    }
+    compact(storage, store, inputs)
+}
+
+/// Marks `inputs` as being compacted; false if any already is.
+fn reserve(store: &ColumnFamilyStore, inputs: &[Arc<SsTableReader>]) -> bool {
+    let mut busy = store.compacting.lock();
+    if inputs.iter().any(|s| busy.contains(&s.descriptor().generation)) {
+        return false;
+    }
+    busy.extend(inputs.iter().map(|s| s.descriptor().generation));
+    true
+}
+
+fn compact(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<SsTableReader>>) -> Result<()> {
+    let result = compact_reserved(storage, store, &inputs);
+    let mut busy = store.compacting.lock();
+    for s in &inputs {
+        busy.remove(&s.descriptor().generation);
+    }
+    result
+}
+
+fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &[Arc<SsTableReader>]) -> Result<()> {
+    let started = Instant::now();
+    let now = now_seconds();
+    let gc_before = now.saturating_sub(store.gc_grace_seconds());
+    let input_gens: Vec<u64> = inputs.iter().map(|s| s.descriptor().generation).collect();
+    let others: Vec<Arc<SsTableReader>> =
+        store.sstables().into_iter().filter(|s| !input_gens.contains(&s.descriptor().generation)).collect();
+    let memtables = {
+        let m = store.memtables.read();
+        let mut v = vec![m.active.clone()];
+        v.extend(m.flushing.iter().cloned());
+        v
+    };
+    // A tombstone may only be dropped if no data it shadows can live outside this compaction.
+    let can_purge = |key: &DecoratedKey, row: &Row| -> bool {
+        let max_tombstone = row
+            .cells
+            .iter()
+            .filter(|c| !matches!(c.kind, CellKind::Live))
+            .map(|c| c.timestamp)
+            .chain(row.range_tombstones.iter().map(|r| r.deletion.marked_at))
+            .chain(std::iter::once(row.deletion.marked_at))
+            .max()
+            .unwrap_or(i64::MIN);
+        !others.iter().any(|o| o.metadata().min_timestamp <= max_tombstone && o.might_contain(key))
+            && !memtables.iter().any(|m| m.min_timestamp() <= max_tombstone && m.contains(key))
+    };
+
+    let expected: usize = inputs.iter().map(|s| s.metadata().key_count as usize).sum();
+    let desc = store.new_descriptor();
+    let mut writer = SsTableWriter::create(desc, expected, storage.writer_options())?;
+    let throttle = Throttle::new(storage.config().compaction_throughput_mb_per_sec);
+    let mut written_rows = 0u64;
+    let merged = (|| {
+        let sources = inputs.iter().map(|s| s.scan(None)).collect::<Result<Vec<_>>>()?;
+        for item in crate::cfs::MergedScan::over(store.cmp.clone(), sources) {
+            if storage.is_shutting_down() {
+                return Err(StorageError::ShuttingDown);
+            }
+            let (key, row) = item?;
+            let purge = can_purge(&key, &row);
+            let row = compact_row(&store.cmp, row, now, gc_before, purge);
+            if !row.is_empty() {
+                throttle.pace(row.size() as u64);
+                writer.append(&key, &row)?;
+                written_rows += 1;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = merged {
+        writer.abort();
+        return Err(e);
+    }
+    let replay_position = inputs.iter().map(|s| s.metadata().replay_position).max().unwrap_or((0, 0));
+    let output = if written_rows > 0 { Some(Arc::new(writer.finish(replay_position, input_gens.clone())?)) } else {
+        writer.abort();
+        None
+    };
+
+    // Swap inputs for the output, unless a truncate removed the inputs meanwhile.
+    {
+        let mut live = store.sstables.write();
+        if !input_gens.iter().all(|g| live.iter().any(|s| s.descriptor().generation == *g)) {
+            drop(live);
+            if let Some(o) = output {
+                o.delete_files()?;
+            }
+            return Ok(());
+        }
+        live.retain(|s| !input_gens.contains(&s.descriptor().generation));
+        if let Some(o) = &output {
+            live.push(o.clone());
+        }
+    }
+    for s in inputs {
+        s.delete_files()?;
+    }
+    store.counters.compactions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    info!(keyspace = %store.keyspace, cf = %store.name, inputs = inputs.len(), rows = written_rows,
+          elapsed_ms = started.elapsed().as_millis() as u64, "compacted");
+    Ok(())
+}
+
+/// Limits compaction's write rate so it does not starve client requests.
+struct Throttle {
+    bytes_per_sec: u64,
+    started: Instant,
+    done: std::cell::Cell<u64>,
+}
+
+impl Throttle {
+    fn new(mb_per_sec: u32) -> Throttle {
+        Throttle { bytes_per_sec: mb_per_sec as u64 * 1024 * 1024, started: Instant::now(), done: std::cell::Cell::new(0) }
+    }
+
+    fn pace(&self, bytes: u64) {
+        if self.bytes_per_sec == 0 {
+            return;
+        }
+        let done = self.done.get() + bytes;
+        self.done.set(done);
+        let due = Duration::from_secs_f64(done as f64 / self.bytes_per_sec as f64);
+        let elapsed = self.started.elapsed();
+        if due > elapsed {
+            std::thread::sleep(due - elapsed);
+        }
+    }
+}

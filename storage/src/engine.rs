@@ -1,0 +1,646 @@
+//! The storage engine of one node: schema, write path, read path, flush, compaction, recovery.
+//!
+//! ```text
+//! apply(RowMutation) → commit log append (durable per sync mode) → memtable → ack
+//!                                         memtable over threshold → flush worker → SSTable
+//!                                                   new SSTable → compaction worker
+//! open() → load schema → open SSTables → replay commit log → flush → delete replayed segments
+//! ```
+//!
+//! All calls block (disk I/O); async callers use `spawn_blocking`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use tracing::{info, warn};
+use uuid::Uuid;
+
+use crate::cfs::{ColumnFamilyStore, KeyBound};
+use crate::commitlog::{CommitLog, CommitLogConfig, ReplayPosition, SyncMode};
+use crate::compaction;
+use crate::data::{now_seconds, Cell, Row};
+use crate::dht::{DecoratedKey, Partitioner};
+use crate::error::{Result, StorageError};
+use crate::filter::ReadFilter;
+use crate::mutation::{decode_record, encode_record, RowMutation};
+use crate::schema::{CfDef, KeyspaceDef, Schema};
+use crate::sstable::{self, SsTableReader, SsTableWriter, WriterOptions};
+use crate::system::{self, SystemState};
+
+/// What the engine needs to know; built by the server from its configuration.
+#[derive(Clone, Debug)]
+pub struct StorageConfig {
+    pub data_dir: PathBuf,
+    pub commitlog_dir: PathBuf,
+    pub sync: SyncMode,
+    pub segment_size: u64,
+    pub partitioner: Partitioner,
+    /// A memtable is flushed when it holds about this many bytes.
+    pub memtable_flush_bytes: usize,
+    /// One index entry in this many goes into an SSTable's in-memory summary.
+    pub index_interval: usize,
+    /// Background compaction after flushes (tests turn it off to control SSTable counts).
+    pub auto_compaction: bool,
+    /// Compaction write rate limit in MB/s (0 = unthrottled).
+    pub compaction_throughput_mb_per_sec: u32,
+    /// Schema to create when the node starts for the first time.
+    pub initial_keyspaces: Vec<KeyspaceDef>,
+}
+
+impl StorageConfig {
+    pub fn new(data_dir: impl Into<PathBuf>, commitlog_dir: impl Into<PathBuf>) -> StorageConfig {
+        StorageConfig {
+            data_dir: data_dir.into(),
+            commitlog_dir: commitlog_dir.into(),
+            sync: SyncMode::Periodic { period: Duration::from_millis(10_000) },
+            segment_size: 32 << 20,
+            partitioner: Partitioner::Random,
+            memtable_flush_bytes: 64 << 20,
+            index_interval: 128,
+            auto_compaction: true,
+            compaction_throughput_mb_per_sec: 16,
+            initial_keyspaces: Vec::new(),
+        }
+    }
+}
+
+/// Background work requests.
+enum Work {
+    Flush(Arc<ColumnFamilyStore>),
+    Compact(Arc<ColumnFamilyStore>),
+    Stop,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: StorageConfig,
+    pub(crate) commitlog: CommitLog,
+    /// Writers hold it shared from commit log append to memtable apply; a memtable switch holds
+    /// it exclusively, so the commit log position taken at the switch separates exactly the
+    /// records in the old memtable from those in the new one. Always taken before any column
+    /// family lock.
+    switch_lock: RwLock<()>,
+    /// The schema and the stores; copy-on-write under this lock. `state_lock` serializes changes
+    /// and saving of the system state.
+    stores: RwLock<Stores>,
+    state_lock: Mutex<SystemState>,
+    flush_tx: Mutex<mpsc::Sender<Work>>,
+    compaction_tx: Mutex<mpsc::Sender<Work>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    shutting_down: AtomicBool,
+}
+
+#[derive(Default, Clone)]
+struct Stores {
+    schema: Schema,
+    by_id: HashMap<Uuid, Arc<ColumnFamilyStore>>,
+    by_name: HashMap<(String, String), Arc<ColumnFamilyStore>>,
+}
+
+/// The storage engine handle; cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    inner: Arc<Inner>,
+}
+
+impl Storage {
+    /// Opens (or creates) the node's data, replays the commit log and starts the background
+    /// flush and compaction workers.
+    pub fn open(config: StorageConfig) -> Result<Storage> {
+        for d in [&config.data_dir, &config.commitlog_dir] {
+            std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
+        }
+        let state = match system::load(&config.data_dir)? {
+            Some(s) => s,
+            None => {
+                let mut s = SystemState::default();
+                for ks in &config.initial_keyspaces {
+                    ks.validate().map_err(StorageError::InvalidSchema)?;
+                    s.schema.keyspaces.insert(ks.name.clone(), ks.clone());
+                }
+                s.schema.version = Uuid::new_v4();
+                system::save(&config.data_dir, &s)?;
+                s
+            }
+        };
+
+        let mut stores = Stores { schema: state.schema.clone(), ..Default::default() };
+        for ks in state.schema.keyspaces.values() {
+            for cf in &ks.cf_defs {
+                let store = Arc::new(open_store(&config.data_dir, cf.clone())?);
+                stores.by_id.insert(cf.id, store.clone());
+                stores.by_name.insert((ks.name.clone(), cf.name.clone()), store);
+            }
+        }
+
+        // Replay: skip what each column family already has in SSTables or truncated away.
+        let mut floors: HashMap<Uuid, ReplayPosition> = HashMap::new();
+        for (id, store) in &stores.by_id {
+            let mut floor = store
+                .sstables()
+                .iter()
+                .map(|s| {
+                    let (segment_id, offset) = s.metadata().replay_position;
+                    ReplayPosition { segment_id, offset }
+                })
+                .max()
+                .unwrap_or(ReplayPosition { segment_id: 0, offset: 0 });
+            if let Some(&(segment_id, offset)) = state.truncated_at.get(id) {
+                floor = floor.max(ReplayPosition { segment_id, offset });
+            }
+            floors.insert(*id, floor);
+        }
+        let now = now_seconds();
+        let _ = now;
+        let mut replayed = 0u64;
+        let report = CommitLog::replay(&config.commitlog_dir, |pos, bytes| {
+            let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
+            let dk = config.partitioner.decorate(&record.key);
+            for (id, row) in record.updates {
+                let (Some(store), Some(floor)) = (stores.by_id.get(&id), floors.get(&id)) else {
+                    continue; // the column family was dropped
+                };
+                if pos < *floor {
+                    continue;
+                }
+                store.active_memtable().apply(&store.cmp, &dk, row);
+                replayed += 1;
+            }
+            Ok(())
+        })?;
+        if replayed > 0 {
+            info!(records = replayed, segments = report.segments.len(), "replayed commit log");
+        }
+
+        let commitlog = CommitLog::open(CommitLogConfig {
+            dir: config.commitlog_dir.clone(),
+            segment_size: config.segment_size,
+            sync: config.sync,
+        })?;
+        let (flush_tx, flush_rx) = mpsc::channel();
+        let (compaction_tx, compaction_rx) = mpsc::channel();
+        let inner = Arc::new(Inner {
+            config,
+            commitlog,
+            switch_lock: RwLock::new(()),
+            stores: RwLock::new(stores),
+            state_lock: Mutex::new(state),
+            flush_tx: Mutex::new(flush_tx),
+            compaction_tx: Mutex::new(compaction_tx),
+            workers: Mutex::new(Vec::new()),
+            shutting_down: AtomicBool::new(false),
+        });
+        let storage = Storage { inner };
+
+        // Everything replayed goes to SSTables before the old segments are removed.
+        for store in storage.all_stores() {
+            storage.flush_store(&store)?;
+        }
+        CommitLog::delete_segments(&report.segments)?;
+
+        storage.start_worker("flush", flush_rx);
+        storage.start_worker("compaction", compaction_rx);
+        if storage.inner.config.auto_compaction {
+            for store in storage.all_stores() {
+                storage.submit(Work::Compact(store));
+            }
+        }
+        Ok(storage)
+    }
+
+    pub fn partitioner(&self) -> Partitioner {
+        self.inner.config.partitioner
+    }
+
+    pub fn config(&self) -> &StorageConfig {
+        &self.inner.config
+    }
+
+    fn start_worker(&self, name: &str, rx: mpsc::Receiver<Work>) {
+        let weak = Arc::downgrade(&self.inner);
+        let handle = std::thread::Builder::new()
+            .name(format!("sibyl-{name}"))
+            .spawn(move || {
+                while let Ok(work) = rx.recv() {
+                    let Some(inner) = weak.upgrade() else { break };
+                    let storage = Storage { inner };
+                    let result = match &work {
+                        Work::Flush(store) => storage.flush_store(store).map(|_| ()),
+                        Work::Compact(store) => compaction::compact_if_needed(&storage, store),
+                        Work::Stop => break,
+                    };
+                    if let Err(e) = result {
+                        warn!(error = %e, "background work failed");
+                    }
+                }
+            });
+        match handle {
+            Ok(h) => self.inner.workers.lock().push(h),
+            Err(e) => warn!(error = %e, "cannot start {name} worker"),
+        }
+    }
+
+    fn submit(&self, work: Work) {
+        let tx = match &work {
+            Work::Flush(_) => &self.inner.flush_tx,
+            _ => &self.inner.compaction_tx,
+        };
+        let _ = tx.lock().send(work);
+    }
+
+    pub(crate) fn request_compaction(&self, store: &Arc<ColumnFamilyStore>) {
+        if self.inner.config.auto_compaction && !self.inner.shutting_down.load(Ordering::Relaxed) {
+            self.submit(Work::Compact(store.clone()));
+        }
+    }
+
+    // ----- schema -----
+
+    pub fn schema(&self) -> Schema {
+        self.inner.stores.read().schema.clone()
+    }
+
+    pub fn keyspace(&self, name: &str) -> Option<KeyspaceDef> {
+        self.inner.stores.read().schema.keyspaces.get(name).cloned()
+    }
+
+    pub fn store(&self, keyspace: &str, cf: &str) -> Result<Arc<ColumnFamilyStore>> {
+        let stores = self.inner.stores.read();
+        if let Some(s) = stores.by_name.get(&(keyspace.to_string(), cf.to_string())) {
+            return Ok(s.clone());
+        }
+        if stores.schema.keyspaces.contains_key(keyspace) {
+            Err(StorageError::UnknownColumnFamily { keyspace: keyspace.into(), cf: cf.into() })
+        } else {
+            Err(StorageError::UnknownKeyspace(keyspace.into()))
+        }
+    }
+
+    pub fn all_stores(&self) -> Vec<Arc<ColumnFamilyStore>> {
+        self.inner.stores.read().by_id.values().cloned().collect()
+    }
+
+    /// Applies a schema change: `change` edits a copy of the schema; the result is validated,
+    /// saved, then stores are opened or removed to match. Returns the new schema version.
+    fn change_schema(&self, change: impl FnOnce(&mut Schema) -> Result<()>) -> Result<Uuid> {
+        let mut state = self.inner.state_lock.lock();
+        let mut schema = state.schema.clone();
+        change(&mut schema)?;
+        for ks in schema.keyspaces.values() {
+            ks.validate().map_err(StorageError::InvalidSchema)?;
+        }
+        schema.version = Uuid::new_v4();
+
+        let old_ids: HashMap<Uuid, ()> = state.schema.keyspaces.values().flat_map(|k| k.cf_defs.iter()).map(|c| (c.id, ())).collect();
+        let new_defs: BTreeMap<Uuid, CfDef> =
+            schema.keyspaces.values().flat_map(|k| k.cf_defs.iter()).map(|c| (c.id, c.clone())).collect();
+
+        // Open stores for new column families before publishing the schema.
+        let mut stores = self.inner.stores.read().clone();
+        for (id, def) in &new_defs {
+            if !old_ids.contains_key(id) {
+                let store = Arc::new(open_store(&self.inner.config.data_dir, def.clone())?);
+                stores.by_id.insert(*id, store);
+            } else if let Some(store) = stores.by_id.get(id) {
+                store.set_def(def.clone());
+            }
+        }
+        let dropped: Vec<Arc<ColumnFamilyStore>> =
+            stores.by_id.values().filter(|s| !new_defs.contains_key(&s.id)).cloned().collect();
+        for d in &dropped {
+            stores.by_id.remove(&d.id);
+            state.truncated_at.remove(&d.id);
+        }
+        stores.by_name = stores.by_id.values().map(|s| ((s.keyspace.clone(), s.name.clone()), s.clone())).collect();
+        stores.schema = schema.clone();
+
+        state.schema = schema;
+        system::save(&self.inner.config.data_dir, &state)?;
+        *self.inner.stores.write() = stores;
+
+        for d in dropped {
+            let _guard = d.flush_lock.lock();
+            self.inner.commitlog.forget_cf(d.id)?;
+            if let Err(e) = std::fs::remove_dir_all(&d.dir) {
+                warn!(dir = %d.dir.display(), error = %e, "cannot remove dropped column family's files");
+            }
+        }
+        Ok(state.schema.version)
+    }
+
+    pub fn add_keyspace(&self, mut def: KeyspaceDef) -> Result<Uuid> {
+        for cf in &mut def.cf_defs {
+            cf.keyspace = def.name.clone();
+        }
+        self.change_schema(|s| {
+            if s.keyspaces.keys().any(|k| k.eq_ignore_ascii_case(&def.name)) {
+                return Err(StorageError::KeyspaceExists(def.name.clone()));
+            }
+            s.keyspaces.insert(def.name.clone(), def);
+            Ok(())
+        })
+    }
+
+    /// Changes a keyspace's replication options (not its column families).
+    pub fn update_keyspace(&self, def: KeyspaceDef) -> Result<Uuid> {
+        self.change_schema(|s| {
+            let ks = s.keyspaces.get_mut(&def.name).ok_or_else(|| StorageError::UnknownKeyspace(def.name.clone()))?;
+            ks.strategy_class = def.strategy_class;
+            ks.strategy_options = def.strategy_options;
+            ks.durable_writes = def.durable_writes;
+            Ok(())
+        })
+    }
+
+    pub fn drop_keyspace(&self, name: &str) -> Result<Uuid> {
+        let version = self.change_schema(|s| {
+            s.keyspaces.remove(name).map(|_| ()).ok_or_else(|| StorageError::UnknownKeyspace(name.into()))
+        })?;
+        let dir = self.inner.config.data_dir.join(name);
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        Ok(version)
+    }
+
+    pub fn add_column_family(&self, def: CfDef) -> Result<Uuid> {
+        self.change_schema(|s| {
+            let ks = s.keyspaces.get_mut(&def.keyspace).ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
+            if ks.cf_defs.iter().any(|c| c.name.eq_ignore_ascii_case(&def.name)) {
+                return Err(StorageError::ColumnFamilyExists { keyspace: def.keyspace.clone(), cf: def.name.clone() });
+            }
+            ks.cf_defs.push(def);
+            Ok(())
+        })
+    }
+
+    /// Replaces a column family's options; the id, type and comparators cannot change.
+    pub fn update_column_family(&self, def: CfDef) -> Result<Uuid> {
+        self.change_schema(|s| {
+            let ks = s.keyspaces.get_mut(&def.keyspace).ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
+            let old = ks
+                .cf_defs
+                .iter_mut()
+                .find(|c| c.name == def.name)
+                .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: def.keyspace.clone(), cf: def.name.clone() })?;
+            if old.column_type != def.column_type {
+                return Err(StorageError::InvalidSchema("cannot modify column_type".into()));
+            }
+            if old.comparator()? != def.comparator()? || old.subcomparator()? != def.subcomparator()? {
+                return Err(StorageError::InvalidSchema("cannot modify comparator or subcomparator".into()));
+            }
+            let id = old.id;
+            let thrift_id = old.thrift_id;
+            *old = CfDef { id, thrift_id, ..def };
+            Ok(())
+        })
+    }
+
+    pub fn drop_column_family(&self, keyspace: &str, cf: &str) -> Result<Uuid> {
+        self.change_schema(|s| {
+            let ks = s.keyspaces.get_mut(keyspace).ok_or_else(|| StorageError::UnknownKeyspace(keyspace.into()))?;
+            let before = ks.cf_defs.len();
+            ks.cf_defs.retain(|c| c.name != cf);
+            if ks.cf_defs.len() == before {
+                return Err(StorageError::UnknownColumnFamily { keyspace: keyspace.into(), cf: cf.into() });
+            }
+            Ok(())
+        })
+    }
+
+    // ----- writes -----
+
+    /// Applies a mutation: durable per the commit log's sync mode when this returns.
+    pub fn apply(&self, m: RowMutation) -> Result<()> {
+        if self.inner.shutting_down.load(Ordering::Relaxed) {
+            return Err(StorageError::ShuttingDown);
+        }
+        let started = std::time::Instant::now();
+        let mut targets = Vec::with_capacity(m.updates.len());
+        for (cf, row) in m.updates {
+            targets.push((self.store(&m.keyspace, &cf)?, row));
+        }
+        let durable = self.keyspace(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true);
+        let dk = self.inner.config.partitioner.decorate(&m.key);
+        {
+            let _switch = self.inner.switch_lock.read();
+            if durable {
+                let ids: Vec<Uuid> = targets.iter().map(|(s, _)| s.id).collect();
+                let parts: Vec<(Uuid, &Row)> = targets.iter().map(|(s, r)| (s.id, r)).collect();
+                let record = encode_record(&m.key, &parts);
+                self.inner.commitlog.append(&record, &ids)?;
+            }
+            for (store, row) in &targets {
+                store.active_memtable().apply(&store.cmp, &dk, row.clone());
+            }
+        }
+        let elapsed = started.elapsed().as_micros() as u64;
+        for (store, _) in &targets {
+            store.counters.writes.fetch_add(1, Ordering::Relaxed);
+            store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
+            if store.active_memtable().size() >= self.inner.config.memtable_flush_bytes {
+                self.maybe_schedule_flush(store);
+            }
+        }
+        Ok(())
+    }
+
+    fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) {
+        // One queued flush per column family; the flag is cleared when that flush switches
+        // memtables.
+        if !store.flush_pending.swap(true, Ordering::SeqCst) {
+            self.submit(Work::Flush(store.clone()));
+        }
+    }
+
+    // ----- reads -----
+
+    pub fn decorate(&self, key: &[u8]) -> DecoratedKey {
+        self.inner.config.partitioner.decorate(key)
+    }
+
+    /// The live cells of one row that `filter` selects.
+    pub fn read(&self, keyspace: &str, cf: &str, key: &[u8], filter: &ReadFilter) -> Result<Vec<Cell>> {
+        let store = self.store(keyspace, cf)?;
+        store.read(&self.decorate(key), filter, now_seconds())
+    }
+
+    /// Rows in key order between `start` and `end` (non-wrapping), with the cells `filter`
+    /// selects; rows with no such live cell are left out. At most `max_rows` rows.
+    pub fn scan(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        start: &KeyBound,
+        end: &KeyBound,
+        filter: &ReadFilter,
+        max_rows: usize,
+    ) -> Result<Vec<(DecoratedKey, Vec<Cell>)>> {
+        let store = self.store(keyspace, cf)?;
+        let now = now_seconds();
+        let mut out = Vec::new();
+        if max_rows == 0 {
+            return Ok(out);
+        }
+        for item in store.scan(start)? {
+            let (key, row) = item?;
+            if !start.admits_from_below(&key) {
+                continue;
+            }
+            if !end.admits_from_above(&key) {
+                break;
+            }
+            let cells = crate::filter::collect_live(&store.cmp, &row, filter, now);
+            if !cells.is_empty() {
+                out.push((key, cells));
+                if out.len() >= max_rows {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    // ----- flush, compaction, truncate -----
+
+    /// Writes the column family's current memtable to an SSTable and waits for it.
+    pub fn flush(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)
+    }
+
+    pub fn flush_all(&self) -> Result<()> {
+        for s in self.all_stores() {
+            self.flush_store(&s)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn flush_store(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        let _flushing = store.flush_lock.lock();
+        let (memtable, position) = {
+            let _switch = self.inner.switch_lock.write();
+            let position = self.inner.commitlog.current_position();
+            store.flush_pending.store(false, Ordering::SeqCst);
+            if store.active_memtable().is_empty() {
+                drop(_switch);
+                self.inner.commitlog.discard_completed(store.id, position)?;
+                return Ok(());
+            }
+            (store.switch_memtable(), position)
+        };
+        let desc = store.new_descriptor();
+        let mut writer = SsTableWriter::create(desc, memtable.partitions(), self.writer_options())?;
+        let written = (|| {
+            for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
+                writer.append(&key, &row)?;
+            }
+            Ok::<_, StorageError>(())
+        })();
+        if let Err(e) = written {
+            writer.abort();
+            return Err(e);
+        }
+        let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new())?);
+        info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
+              partitions = memtable.partitions(), "flushed memtable");
+        store.finish_flush(&memtable, Some(reader));
+        store.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.inner.commitlog.discard_completed(store.id, position)?;
+        self.request_compaction(store);
+        Ok(())
+    }
+
+    pub(crate) fn writer_options(&self) -> WriterOptions {
+        WriterOptions { index_interval: self.inner.config.index_interval, ..WriterOptions::default() }
+    }
+
+    /// Flushes, then merges every SSTable of the column family into one.
+    pub fn major_compact(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)?;
+        compaction::compact_all(self, &store)
+    }
+
+    /// Removes all data of a column family, durably: records before this point are never
+    /// replayed again.
+    pub fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        let _flushing = store.flush_lock.lock();
+        let position = {
+            let _switch = self.inner.switch_lock.write();
+            let position = self.inner.commitlog.current_position();
+            let mut m = store.memtables.write();
+            m.active = Arc::new(crate::memtable::Memtable::new());
+            m.flushing.clear();
+            position
+        };
+        {
+            let mut state = self.inner.state_lock.lock();
+            state.truncated_at.insert(store.id, (position.segment_id, position.offset));
+            system::save(&self.inner.config.data_dir, &state)?;
+        }
+        let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
+        for s in old {
+            s.delete_files()?;
+        }
+        self.inner.commitlog.discard_completed(store.id, position)?;
+        info!(keyspace, cf, "truncated");
+        Ok(())
+    }
+
+    /// Flushes everything and stops the background workers (clean shutdown, SIGTERM).
+    pub fn shutdown(&self) -> Result<()> {
+        if self.inner.shutting_down.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let result = self.flush_all();
+        let _ = self.inner.flush_tx.lock().send(Work::Stop);
+        let _ = self.inner.compaction_tx.lock().send(Work::Stop);
+        let workers: Vec<_> = std::mem::take(&mut *self.inner.workers.lock());
+        for w in workers {
+            let _ = w.join();
+        }
+        self.inner.commitlog.shutdown()?;
+        result
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.config.data_dir
+    }
+
+    pub fn schema_version(&self) -> Uuid {
+        self.inner.stores.read().schema.version
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.inner.shutting_down.load(Ordering::Relaxed)
+    }
+}
+
+/// Opens a column family's directory: removes leftovers of unfinished writes, opens its
+/// SSTables and deletes those a finished compaction replaced.
+fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
+    let dir = data_dir.join(&def.keyspace).join(format!("{}-{}", def.name, def.id.simple()));
+    std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+    sstable::cleanup_leftovers(&dir)?;
+    let mut readers = Vec::new();
+    for desc in sstable::list_sstables(&dir)? {
+        readers.push(Arc::new(SsTableReader::open(desc)?));
+    }
+    // A compaction's output names its inputs; if they are still here, the compaction finished
+    // but did not get to delete them.
+    let replaced: std::collections::HashSet<u64> =
+        readers.iter().flat_map(|r| r.metadata().ancestors.iter().copied()).collect();
+    let (stale, live): (Vec<_>, Vec<_>) = readers.into_iter().partition(|r| replaced.contains(&r.descriptor().generation));
+    for s in stale {
+        info!(file = %s.descriptor().path(sstable::Component::Data).display(), "removing SSTable replaced by a finished compaction");
+        s.delete_files()?;
+    }
+    ColumnFamilyStore::open(def, dir, live)
+}

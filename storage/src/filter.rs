@@ -1,0 +1,327 @@
+//! Merging partition versions and selecting what a read returns (Cassandra's `db.filter`).
+//!
+//! A read gathers the versions of a partition from memtables and SSTables, merges them with
+//! [`merge_rows`], then [`collect_live`] applies tombstones, TTLs, the requested names or slices
+//! and the count limit.
+
+use std::cmp::Ordering;
+
+use crate::comparator::CellComparator;
+use crate::data::{prefer_second, split_super, Cell, Row};
+
+/// What a count limit counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountUnit {
+    /// Cells (columns, or subcolumns within one super column).
+    Cells,
+    /// Distinct super columns: a super column family read at the top level.
+    SuperColumns,
+}
+
+/// Which cells of a partition a read wants.
+///
+/// `ranges` are inclusive `(low, high)` pairs in ascending comparator order, not overlapping,
+/// with bounds as [`CellComparator::compare_with_bound`] reads them (empty = open; in a super
+/// column family an empty subcolumn part covers the whole super column). A list of names is a
+/// list of one-name ranges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadFilter {
+    pub ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    pub reversed: bool,
+    pub count: usize,
+    pub count_unit: CountUnit,
+}
+
+impl ReadFilter {
+    /// Every cell.
+    pub fn all() -> ReadFilter {
+        ReadFilter { ranges: vec![(Vec::new(), Vec::new())], reversed: false, count: usize::MAX, count_unit: CountUnit::Cells }
+    }
+
+    /// The named cells (in a super CF, a name with an empty subcolumn part means the whole super
+    /// column). Names are sorted and deduplicated with the comparator.
+    pub fn names(cmp: &CellComparator, mut names: Vec<Vec<u8>>, count_unit: CountUnit) -> ReadFilter {
+        names.sort_by(|a, b| cmp.compare(a, b));
+        names.dedup_by(|a, b| cmp.compare(a, b) == Ordering::Equal);
+        ReadFilter { ranges: names.into_iter().map(|n| (n.clone(), n)).collect(), reversed: false, count: usize::MAX, count_unit }
+    }
+
+    /// A Thrift slice: `start` comes first in iteration order (so for a reversed slice it is the
+    /// high end).
+    pub fn slice(start: Vec<u8>, finish: Vec<u8>, reversed: bool, count: usize, count_unit: CountUnit) -> ReadFilter {
+        let range = if reversed { (finish, start) } else { (start, finish) };
+        ReadFilter { ranges: vec![range], reversed, count, count_unit }
+    }
+
+    /// Several slices in iteration order (get_multi_slice); the caller checks they are ordered
+    /// and do not overlap.
+    pub fn slices(slices: Vec<(Vec<u8>, Vec<u8>)>, reversed: bool, count: usize, count_unit: CountUnit) -> ReadFilter {
+        let mut ranges: Vec<_> = slices.into_iter().map(|(s, f)| if reversed { (f, s) } else { (s, f) }).collect();
+        if reversed {
+            ranges.reverse();
+        }
+        ReadFilter { ranges, reversed, count, count_unit }
+    }
+
+    /// True when the whole partition is wanted (no need to consult a column index).
+    pub fn is_all(&self) -> bool {
+        self.ranges.len() == 1 && self.ranges[0].0.is_empty() && self.ranges[0].1.is_empty()
+    }
+
+    /// True when a run of cells whose names span `[first, last]` may hold a wanted cell.
+    pub fn may_intersect(&self, cmp: &CellComparator, first: &[u8], last: &[u8]) -> bool {
+        self.ranges.iter().any(|(lo, hi)| !cmp.after_end(first, hi) && !cmp.before_start(last, lo))
+    }
+}
+
+/// Merges `update` into `row`: deletions keep the latest, cells reconcile by name.
+pub fn add_to_row(cmp: &CellComparator, row: &mut Row, update: Row) {
+    row.deletion = row.deletion.max(update.deletion);
+    for rt in update.range_tombstones {
+        if !row.range_tombstones.contains(&rt) {
+            row.range_tombstones.push(rt);
+        }
+    }
+    if row.cells.is_empty() {
+        row.cells = update.cells;
+    } else if update.cells.len() <= 8 {
+        for cell in update.cells {
+            insert_cell(cmp, &mut row.cells, cell);
+        }
+    } else {
+        let existing = std::mem::take(&mut row.cells);
+        row.cells = merge_cells(cmp, existing, update.cells);
+    }
+}
+
+/// Inserts one cell into a sorted list, reconciling with an existing version.
+pub fn insert_cell(cmp: &CellComparator, cells: &mut Vec<Cell>, cell: Cell) {
+    // Appends in order are the common case (time-ordered names): check the end first.
+    if let Some(last) = cells.last() {
+        if cmp.compare(&last.name, &cell.name) == Ordering::Less {
+            cells.push(cell);
+            return;
+        }
+    }
+    match cells.binary_search_by(|c| cmp.compare(&c.name, &cell.name)) {
+        Ok(i) => {
+            if prefer_second(&cells[i], &cell) {
+                cells[i] = cell;
+            }
+        }
+        Err(i) => cells.insert(i, cell),
+    }
+}
+
+/// Merges two sorted cell lists, reconciling cells of the same name.
+pub fn merge_cells(cmp: &CellComparator, a: Vec<Cell>, b: Vec<Cell>) -> Vec<Cell> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut a = a.into_iter().peekable();
+    let mut b = b.into_iter().peekable();
+    loop {
+        let order = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => cmp.compare(&x.name, &y.name),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => break,
+        };
+        match order {
+            Ordering::Less => out.extend(a.next()),
+            Ordering::Greater => out.extend(b.next()),
+            Ordering::Equal => {
+                if let (Some(x), Some(y)) = (a.next(), b.next()) {
+                    out.push(if prefer_second(&x, &y) { y } else { x });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Merges several versions of one partition into one.
+pub fn merge_rows(cmp: &CellComparator, mut versions: Vec<Row>) -> Row {
+    match versions.len() {
+        0 => Row::new(),
+        1 => versions.pop().unwrap_or_default(),
+        _ => {
+            let mut merged = Row::new();
+            for v in versions {
+                merged.deletion = merged.deletion.max(v.deletion);
+                for rt in v.range_tombstones {
+                    if !merged.range_tombstones.contains(&rt) {
+                        merged.range_tombstones.push(rt);
+                    }
+                }
+                let existing = std::mem::take(&mut merged.cells);
+                merged.cells = merge_cells(cmp, existing, v.cells);
+            }
+            merged
+        }
+    }
+}
+
+/// True when a tombstone in `row` (row deletion or range tombstone) shadows `cell`.
+pub fn is_shadowed(cmp: &CellComparator, row: &Row, cell: &Cell) -> bool {
+    row.deletion.deletes(cell.timestamp)
+        || row
+            .range_tombstones
+            .iter()
+            .any(|rt| rt.deletion.deletes(cell.timestamp) && cmp.in_range(&cell.name, &rt.start, &rt.end))
+}
+
+/// The live cells of a merged partition that `filter` selects, in iteration order, cut at the
+/// filter's count.
+pub fn collect_live<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
+    let mut floor = 0;
+    for (lo, hi) in &filter.ranges {
+        let start = floor + row.cells[floor..].partition_point(|c| cmp.before_start(&c.name, lo));
+        let end = start + row.cells[start..].partition_point(|c| !cmp.after_end(&c.name, hi));
+        if end > start {
+            spans.push((start, end));
+        }
+        floor = end.max(floor);
+    }
+    let mut out = Vec::new();
+    let mut counted = 0usize;
+    let mut last_super: Option<&[u8]> = None;
+    let mut visit = |cell: &'r Cell| -> bool {
+        if !cell.is_live(now) || is_shadowed(cmp, row, cell) {
+            return true;
+        }
+        match filter.count_unit {
+            CountUnit::Cells => {
+                if counted >= filter.count {
+                    return false;
+                }
+                counted += 1;
+            }
+            CountUnit::SuperColumns => {
+                let (sc, _) = split_super(&cell.name);
+                if last_super != Some(sc) {
+                    if counted >= filter.count {
+                        return false;
+                    }
+                    counted += 1;
+                    last_super = Some(sc);
+                }
+            }
+        }
+        out.push(cell.clone());
+        true
+    };
+    if filter.reversed {
+        'outer: for &(s, e) in spans.iter().rev() {
+            for cell in row.cells[s..e].iter().rev() {
+                if !visit(cell) {
+                    break 'outer;
+                }
+            }
+        }
+    } else {
+        'outer: for &(s, e) in &spans {
+            for cell in &row.cells[s..e] {
+                if !visit(cell) {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Rewrites a merged partition for compaction: drops cells shadowed by tombstones and, when
+/// `purge` allows it, tombstones and expired cells whose local deletion time is before
+/// `gc_before`.
+pub fn compact_row(cmp: &CellComparator, mut row: Row, now: i32, gc_before: i32, purge: bool) -> Row {
+    let shadow_source = Row { deletion: row.deletion, range_tombstones: std::mem::take(&mut row.range_tombstones), cells: Vec::new() };
+    let cells = std::mem::take(&mut row.cells);
+    row.cells = cells
+        .into_iter()
+        .filter(|c| !is_shadowed(cmp, &shadow_source, c) && !(purge && c.purgeable(now, gc_before)))
+        .collect();
+    row.range_tombstones = shadow_source.range_tombstones;
+    if purge {
+        row.range_tombstones.retain(|rt| !rt.deletion.purgeable(gc_before));
+        if row.deletion.purgeable(gc_before) {
+            row.deletion = crate::data::DeletionTime::LIVE;
+        }
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{compose_super, DeletionTime, RangeTombstone};
+    use crate::marshal::AbstractType;
+
+    fn cmp() -> CellComparator {
+        CellComparator::standard(AbstractType::Bytes)
+    }
+
+    fn names(cells: &[Cell]) -> Vec<&[u8]> {
+        cells.iter().map(|c| c.name.as_slice()).collect()
+    }
+
+    fn row(cells: &[(&str, i64)]) -> Row {
+        let mut r = Row::new();
+        for (n, ts) in cells {
+            insert_cell(&cmp(), &mut r.cells, Cell::live(n.as_bytes(), "v", *ts));
+        }
+        r
+    }
+
+    #[test]
+    fn slices_forward_reversed_and_counted() {
+        let r = row(&[("a", 1), ("b", 1), ("c", 1), ("d", 1)]);
+        let f = ReadFilter::slice(b"b".to_vec(), b"".to_vec(), false, 2, CountUnit::Cells);
+        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"b", b"c"]);
+        let f = ReadFilter::slice(b"c".to_vec(), b"a".to_vec(), true, 10, CountUnit::Cells);
+        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"c", b"b", b"a"]);
+        let f = ReadFilter::names(&cmp(), vec![b"d".to_vec(), b"a".to_vec(), b"z".to_vec()], CountUnit::Cells);
+        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"a", b"d"]);
+    }
+
+    #[test]
+    fn tombstones_shadow_only_older_cells() {
+        let mut r = row(&[("a", 1), ("b", 5), ("c", 1)]);
+        r.range_tombstones.push(RangeTombstone { start: b"b".to_vec(), end: b"c".to_vec(), deletion: DeletionTime::new(3, 0) });
+        assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"a", b"b"]);
+        r.deletion = DeletionTime::new(2, 0);
+        assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"b"]);
+    }
+
+    #[test]
+    fn super_column_count_counts_super_columns() {
+        let c = CellComparator::super_cf(AbstractType::Bytes, AbstractType::Bytes);
+        let mut r = Row::new();
+        for (sc, sub) in [("a", "1"), ("a", "2"), ("b", "1"), ("c", "1")] {
+            insert_cell(&c, &mut r.cells, Cell::live(compose_super(sc.as_bytes(), sub.as_bytes()), "v", 1));
+        }
+        let f = ReadFilter::slice(Vec::new(), Vec::new(), false, 2, CountUnit::SuperColumns);
+        assert_eq!(collect_live(&c, &r, &f, 0).len(), 3);
+        let f = ReadFilter::names(&c, vec![compose_super(b"b", b"")], CountUnit::SuperColumns);
+        assert_eq!(collect_live(&c, &r, &f, 0).len(), 1);
+    }
+
+    #[test]
+    fn merge_reconciles() {
+        let a = row(&[("a", 1), ("b", 1)]);
+        let mut b = row(&[("b", 2), ("c", 1)]);
+        b.cells[0].value = b"new".to_vec();
+        let m = merge_rows(&cmp(), vec![a, b]);
+        assert_eq!(names(&m.cells), vec![b"a", b"b", b"c"]);
+        assert_eq!(m.cells[1].value, b"new");
+    }
+
+    #[test]
+    fn compaction_purges_only_after_gc_grace() {
+        let mut r = row(&[("a", 1)]);
+        r.cells.push(Cell::tombstone("b", 2, 100));
+        let kept = compact_row(&cmp(), r.clone(), 200, 100, true);
+        assert_eq!(kept.cells.len(), 2);
+        let purged = compact_row(&cmp(), r, 200, 101, true);
+        assert_eq!(names(&purged.cells), vec![b"a"]);
+    }
+}
