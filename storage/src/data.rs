@@ -406,19 +406,13 @@ pub fn decode_row(r: &mut Reader<'_>) -> Result<Row, CorruptData> {
 
 /// Current node time in seconds since the Unix epoch, as Cassandra's `localDeletionTime`.
 pub fn now_seconds() -> i32 {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     secs.min(i32::MAX as u64) as i32
 }
 
 /// Current time in microseconds since the Unix epoch (the usual client timestamp).
 pub fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
 }
 
 impl From<CorruptData> for StorageError {
@@ -478,7 +472,11 @@ mod tests {
     fn row_codec_round_trips_and_rejects_truncation() {
         let row = Row {
             deletion: DeletionTime::new(7, 8),
-            range_tombstones: vec![RangeTombstone { start: b"a".to_vec(), end: b"b".to_vec(), deletion: DeletionTime::new(3, 4) }],
+            range_tombstones: vec![RangeTombstone {
+                start: b"a".to_vec(),
+                end: b"b".to_vec(),
+                deletion: DeletionTime::new(3, 4),
+            }],
             cells: vec![Cell::live("x", "1", 1), Cell::expiring("y", "2", 2, 60, 100), Cell::tombstone("z", 3, 5)],
         };
         let mut buf = Vec::new();

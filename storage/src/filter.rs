@@ -35,7 +35,12 @@ pub struct ReadFilter {
 impl ReadFilter {
     /// Every cell.
     pub fn all() -> ReadFilter {
-        ReadFilter { ranges: vec![(Vec::new(), Vec::new())], reversed: false, count: usize::MAX, count_unit: CountUnit::Cells }
+        ReadFilter {
+            ranges: vec![(Vec::new(), Vec::new())],
+            reversed: false,
+            count: usize::MAX,
+            count_unit: CountUnit::Cells,
+        }
     }
 
     /// The named cells (in a super CF, a name with an empty subcolumn part means the whole super
@@ -43,7 +48,12 @@ impl ReadFilter {
     pub fn names(cmp: &CellComparator, mut names: Vec<Vec<u8>>, count_unit: CountUnit) -> ReadFilter {
         names.sort_by(|a, b| cmp.compare(a, b));
         names.dedup_by(|a, b| cmp.compare(a, b) == Ordering::Equal);
-        ReadFilter { ranges: names.into_iter().map(|n| (n.clone(), n)).collect(), reversed: false, count: usize::MAX, count_unit }
+        ReadFilter {
+            ranges: names.into_iter().map(|n| (n.clone(), n)).collect(),
+            reversed: false,
+            count: usize::MAX,
+            count_unit,
+        }
     }
 
     /// A Thrift slice: `start` comes first in iteration order (so for a reversed slice it is the
@@ -234,7 +244,8 @@ pub fn collect_live<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter,
 /// `purge` allows it, tombstones and expired cells whose local deletion time is before
 /// `gc_before`.
 pub fn compact_row(cmp: &CellComparator, mut row: Row, now: i32, gc_before: i32, purge: bool) -> Row {
-    let shadow_source = Row { deletion: row.deletion, range_tombstones: std::mem::take(&mut row.range_tombstones), cells: Vec::new() };
+    let shadow_source =
+        Row { deletion: row.deletion, range_tombstones: std::mem::take(&mut row.range_tombstones), cells: Vec::new() };
     let cells = std::mem::take(&mut row.cells);
     row.cells = cells
         .into_iter()
@@ -286,7 +297,11 @@ mod tests {
     #[test]
     fn tombstones_shadow_only_older_cells() {
         let mut r = row(&[("a", 1), ("b", 5), ("c", 1)]);
-        r.range_tombstones.push(RangeTombstone { start: b"b".to_vec(), end: b"c".to_vec(), deletion: DeletionTime::new(3, 0) });
+        r.range_tombstones.push(RangeTombstone {
+            start: b"b".to_vec(),
+            end: b"c".to_vec(),
+            deletion: DeletionTime::new(3, 0),
+        });
         assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"a", b"b"]);
         r.deletion = DeletionTime::new(2, 0);
         assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"b"]);

@@ -11,9 +11,9 @@ use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
 
 use crate::comparator::CellComparator;
+use crate::data::Row;
 use crate::dht::DecoratedKey;
 use crate::filter::add_to_row;
-use crate::data::Row;
 
 pub struct Memtable {
     rows: SkipMap<DecoratedKey, Mutex<Row>>,
@@ -66,9 +66,7 @@ impl Memtable {
 
     /// Partitions from `start` on, in key order, copied one at a time.
     pub fn range(&self, start: Bound<DecoratedKey>) -> impl Iterator<Item = (DecoratedKey, Row)> + '_ {
-        self.rows
-            .range((start, Bound::Unbounded))
-            .map(|e| (e.key().clone(), e.value().lock().clone()))
+        self.rows.range((start, Bound::Unbounded)).map(|e| (e.key().clone(), e.value().lock().clone()))
     }
 
     pub fn size(&self) -> usize {

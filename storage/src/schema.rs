@@ -156,12 +156,18 @@ impl CfDef {
     /// Checks every class name and option; the message names the offending option.
     pub fn validate(&self) -> Result<(), String> {
         if !valid_name(&self.name) {
-            return Err(format!("Invalid column family name \"{}\": must be 1-48 alphanumeric or underscore characters", self.name));
+            return Err(format!(
+                "Invalid column family name \"{}\": must be 1-48 alphanumeric or underscore characters",
+                self.name
+            ));
         }
         AbstractType::parse(&self.comparator_type).map_err(|e| format!("comparator_type: {e}"))?;
         match (&self.column_type, &self.subcomparator_type) {
             (ColumnType::Standard, Some(_)) => {
-                return Err(format!("subcomparator_type is only valid for Super column families (column family {})", self.name))
+                return Err(format!(
+                    "subcomparator_type is only valid for Super column families (column family {})",
+                    self.name
+                ))
             }
             (ColumnType::Super, Some(s)) => {
                 AbstractType::parse(s).map_err(|e| format!("subcomparator_type: {e}"))?;
@@ -180,7 +186,10 @@ impl CfDef {
             return Err(format!("default_time_to_live must be non-negative, got {}", self.default_time_to_live));
         }
         if self.min_compaction_threshold < 2 && self.min_compaction_threshold != 0 {
-            return Err(format!("min_compaction_threshold cannot be less than 2 (got {})", self.min_compaction_threshold));
+            return Err(format!(
+                "min_compaction_threshold cannot be less than 2 (got {})",
+                self.min_compaction_threshold
+            ));
         }
         if self.max_compaction_threshold < self.min_compaction_threshold && self.max_compaction_threshold != 0 {
             return Err("min_compaction_threshold cannot be greater than max_compaction_threshold".into());
@@ -224,12 +233,18 @@ impl KeyspaceDef {
 
     pub fn validate(&self) -> Result<(), String> {
         if !valid_name(&self.name) {
-            return Err(format!("Invalid keyspace name \"{}\": must be 1-48 alphanumeric or underscore characters", self.name));
+            return Err(format!(
+                "Invalid keyspace name \"{}\": must be 1-48 alphanumeric or underscore characters",
+                self.name
+            ));
         }
         let mut seen = std::collections::HashSet::new();
         for cf in &self.cf_defs {
             if cf.keyspace != self.name {
-                return Err(format!("column family {} names keyspace {} but belongs to {}", cf.name, cf.keyspace, self.name));
+                return Err(format!(
+                    "column family {} names keyspace {} but belongs to {}",
+                    cf.name, cf.keyspace, self.name
+                ));
             }
             if !seen.insert(cf.name.as_str()) {
                 return Err(format!("duplicate column family {} in keyspace {}", cf.name, self.name));

@@ -9,11 +9,15 @@ pub enum DhtError {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Partitioner { ByteOrdered }
+pub enum Partitioner {
+    ByteOrdered,
+}
 
 impl Partitioner {
     pub fn decorate(&self, key: &[u8]) -> DecoratedKey {
         DecoratedKey::new(Token(key.to_vec()), key.to_vec())
     }
-    pub fn min_token(&self) -> Token { Token(Vec::new()) }
+    pub fn min_token(&self) -> Token {
+        Token(Vec::new())
+    }
 }
