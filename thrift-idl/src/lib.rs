@@ -1,1 +1,85 @@
-//! Generated Thrift code lands here (see regenerate.sh).
+//! Cassandra's Thrift RPC interface, API version 20.1.0, as Rust types.
+//!
+//! `cassandra.thrift` (next to this crate's `Cargo.toml`) is our own IDL, wire-compatible with the
+//! interface of Cassandra 2.1–3.11. [`cassandra`] is generated from it by the Thrift 0.17 compiler
+//! (`thrift-idl/regenerate.sh`; do not edit it by hand) and re-exported here, so users write
+//! `thrift_idl::ColumnParent`, `thrift_idl::CassandraSyncHandler`, and so on.
+//!
+//! [`VERSION`] (`"20.1.0"`, from the IDL constant) is what `describe_version` answers.
+//!
+//! Shape of the generated service API:
+//! - server side: implement [`CassandraSyncHandler`] (one `handle_<method>` per method, all
+//!   arguments by value) and wrap it in [`CassandraSyncProcessor`], a `thrift::server::TProcessor`;
+//! - client side: [`CassandraSyncClient`] implements [`TCassandraSyncClient`];
+//! - a declared exception (e.g. [`InvalidRequestException`]) travels as
+//!   `thrift::Error::User(Box<dyn Error + Send + Sync>)` holding that exception struct, see
+//!   [`user_error`].
+//!
+//! One deliberate difference from the raw generator output: method arguments that have an IDL
+//! default (every defaulted `consistency_level`, `cas`' two levels) take that default when a client
+//! leaves them out, as Cassandra's server does (see `apply_arg_defaults.py`). Optional *struct*
+//! fields with an IDL default (e.g. `CfDef::column_type`, `KsDef::durable_writes`) still decode as
+//! `None` when absent; the server applies their defaults when converting.
+//!
+//! Enums are newtypes over `i32` (`ConsistencyLevel(pub i32)`): unknown values from clients decode
+//! without error, so the server must validate them.
+
+// Generated code: keep its lints out of our builds instead of editing it.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::nursery,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    non_camel_case_types,
+    non_snake_case,
+    dead_code,
+    unused,
+    missing_docs
+)]
+pub mod cassandra;
+
+pub use cassandra::*;
+
+/// Default Thrift RPC port of Cassandra (`rpc_port`); clients use framed transport + binary protocol.
+pub const DEFAULT_RPC_PORT: u16 = 9160;
+
+/// Wraps a declared Thrift exception so a handler can return it: the generated processor looks for
+/// it in `thrift::Error::User` and writes it into the method's result struct at its declared id.
+///
+/// An exception type the method does not declare is answered with a `TApplicationException`
+/// instead, so return only the exceptions listed for the method.
+pub fn user_error<E>(exception: E) -> thrift::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    thrift::Error::User(Box::new(exception))
+}
+
+/// Shorthand for the most common error: `InvalidRequestException { why }` as a `thrift::Error`.
+pub fn invalid_request(why: impl Into<String>) -> thrift::Error {
+    user_error(InvalidRequestException::new(why.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idl_version_is_20_1_0() {
+        // `VERSION` (generated from the IDL constant) is what `describe_version` must answer.
+        assert_eq!(VERSION, "20.1.0");
+    }
+
+    #[test]
+    fn invalid_request_is_a_downcastable_user_error() {
+        let err = invalid_request("no keyspace");
+        let thrift::Error::User(inner) = err else {
+            panic!("expected thrift::Error::User, got {err:?}");
+        };
+        let ire = inner.downcast_ref::<InvalidRequestException>();
+        assert_eq!(ire.map(|e| e.why.as_str()), Some("no keyspace"));
+    }
+}

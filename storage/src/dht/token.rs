@@ -2,7 +2,9 @@
 //!
 //! A [`Token`] is stored in a byte-comparable form chosen by its partitioner, so tokens of every
 //! partitioner order correctly with a plain byte comparison and SSTables can store them without
-//! knowing the partitioner. Each partitioner's minimum token sorts before every key's token.
+//! knowing the partitioner. Each partitioner's minimum token sorts before every key's token, and
+//! every partitioner encodes its minimum as the empty byte string, so code that only needs "the
+//! start of the ring" (range unwrapping, full-ring scans) does not need to know the partitioner.
 
 use std::cmp::Ordering;
 
@@ -13,6 +15,15 @@ pub struct Token(pub Vec<u8>);
 impl Token {
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
+    }
+
+    /// The minimum token of every partitioner: the empty encoding, sorting before all others.
+    pub fn minimum() -> Token {
+        Token(Vec::new())
+    }
+
+    pub fn is_minimum(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
