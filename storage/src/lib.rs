@@ -11,6 +11,7 @@
 //! [`engine::Storage`] (the engine).
 #![deny(clippy::unwrap_used)]
 
+pub mod commitlog;
 pub mod comparator;
 pub mod data;
 pub mod dht;

@@ -1,0 +1,478 @@
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::segment::{self, FormatVersion, HEADER_LEN, RECORD_HEADER_LEN};
+use super::{CommitLog, CommitLogConfig, ReplayPosition, ReplayReport, SyncMode};
+use crate::error::{CorruptData, StorageError};
+
+const BATCH: SyncMode = SyncMode::Batch { window: Duration::ZERO };
+const PERIODIC: SyncMode = SyncMode::Periodic { period: Duration::from_millis(5) };
+
+fn open(dir: &Path, segment_size: u64, sync: SyncMode) -> CommitLog {
+    CommitLog::open(CommitLogConfig { dir: dir.to_path_buf(), segment_size, sync }).unwrap()
+}
+
+/// Payload of record `i`: a deterministic length (0..300) and content.
+fn payload(i: u64) -> Vec<u8> {
+    let len = (i * 37 % 300) as usize;
+    (0..len).map(|j| (i as usize * 31 + j * 7) as u8).collect()
+}
+
+fn replay_all(dir: &Path) -> (Vec<(ReplayPosition, Vec<u8>)>, ReplayReport) {
+    let mut records = Vec::new();
+    let report = CommitLog::replay(dir, |pos, bytes| {
+        records.push((pos, bytes.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    (records, report)
+}
+
+fn segment_files(dir: &Path) -> Vec<PathBuf> {
+    segment::list_segments(dir).unwrap().into_iter().map(|(_, _, p)| p).collect()
+}
+
+fn flip_byte(path: &Path, offset: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[offset as usize] ^= 0x40;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn header_and_record_layout() {
+    let header = segment::encode_header(FormatVersion::V1, 0x0102_0304_0506_0708);
+    assert_eq!(&header[0..8], b"SIBYLCLG");
+    assert_eq!(header[8], 1);
+    assert_eq!(&header[9..17], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(&header[17..21], &crc32fast::hash(&header[0..17]).to_be_bytes());
+    assert_eq!(segment::decode_header(&header), Ok((FormatVersion::V1, 0x0102_0304_0506_0708)));
+
+    let mut frame = Vec::new();
+    segment::encode_record(&mut frame, b"123456789");
+    assert_eq!(&frame[0..4], &[0, 0, 0, 9]);
+    let mut covered = vec![0, 0, 0, 9];
+    covered.extend_from_slice(b"123456789");
+    assert_eq!(&frame[4..8], &crc32fast::hash(&covered).to_be_bytes());
+    assert_eq!(&frame[8..], b"123456789");
+    // The CRC of an all-zero length is not zero: a zeroed tail cannot pass as an empty record.
+    assert_ne!(segment::record_crc(b""), 0);
+
+    assert_eq!(segment::file_name(FormatVersion::V1, 42), "CommitLog-1-42.log");
+    assert_eq!(segment::parse_file_name("CommitLog-1-42.log"), segment::ParsedName::Segment { version: 1, id: 42 });
+    assert_eq!(segment::parse_file_name("CommitLog-1-42.log.tmp"), segment::ParsedName::Other);
+    assert_eq!(segment::parse_file_name("CommitLog-x-42.log"), segment::ParsedName::Other);
+}
+
+#[test]
+fn format_version_try_from() {
+    assert_eq!(FormatVersion::try_from(1), Ok(FormatVersion::V1));
+    assert_eq!(FormatVersion::try_from(0), Err(CorruptData::InvalidFormatVersion(0)));
+    assert_eq!(FormatVersion::try_from(2), Err(CorruptData::InvalidFormatVersion(2)));
+}
+
+#[test]
+fn round_trip_across_segments() {
+    for sync in [BATCH, PERIODIC] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = open(dir.path(), 4096, sync);
+        let cf = Uuid::new_v4();
+        let mut expected = Vec::new();
+        for i in 0..400 {
+            let position = log.append(&payload(i), &[cf]).unwrap();
+            expected.push((position, payload(i)));
+        }
+        log.shutdown().unwrap();
+        drop(log);
+
+        assert!(segment_files(dir.path()).len() > 10, "small segments should rotate often");
+        let (records, report) = replay_all(dir.path());
+        assert_eq!(records, expected);
+        assert_eq!(report.records, 400);
+        assert_eq!(report.truncated_at, None);
+        assert_eq!(report.segments, segment_files(dir.path()));
+        // Positions grow strictly.
+        assert!(records.windows(2).all(|w| w[0].0 < w[1].0));
+
+        CommitLog::delete_segments(&report.segments).unwrap();
+        assert!(segment_files(dir.path()).is_empty());
+    }
+}
+
+#[test]
+fn rotation_when_a_record_would_pass_the_segment_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let frame = RECORD_HEADER_LEN + 400;
+    let log = open(dir.path(), HEADER_LEN + 2 * frame, BATCH);
+    // A dirty CF keeps the segments from being deleted as soon as they are rotated out.
+    let cf = [Uuid::new_v4()];
+    let first = log.current_position();
+    assert_eq!(first.offset, HEADER_LEN);
+    let a = log.append(&[1; 400], &cf).unwrap();
+    let b = log.append(&[2; 400], &cf).unwrap();
+    assert_eq!(a, ReplayPosition { segment_id: first.segment_id, offset: HEADER_LEN });
+    assert_eq!(b, ReplayPosition { segment_id: first.segment_id, offset: HEADER_LEN + frame });
+    assert_eq!(log.current_position(), ReplayPosition { segment_id: first.segment_id, offset: HEADER_LEN + 2 * frame });
+    // Exactly full: the next record starts a new segment.
+    let c = log.append(&[3; 400], &cf).unwrap();
+    assert!(c.segment_id > a.segment_id);
+    assert_eq!(c.offset, HEADER_LEN);
+
+    // A record larger than a whole segment gets a segment of its own.
+    let big = log.append(&[4; 5000], &cf).unwrap();
+    assert!(big.segment_id > c.segment_id);
+    assert_eq!(big.offset, HEADER_LEN);
+    let after = log.append(&[5; 10], &cf).unwrap();
+    assert!(after.segment_id > big.segment_id);
+    log.shutdown().unwrap();
+    drop(log);
+
+    let (records, _) = replay_all(dir.path());
+    let positions: Vec<_> = records.iter().map(|(p, _)| *p).collect();
+    assert_eq!(positions, vec![a, b, c, big, after]);
+    assert_eq!(records[3].1, vec![4; 5000]);
+    assert_eq!(std::fs::metadata(&segment_files(dir.path())[2]).unwrap().len(), HEADER_LEN + RECORD_HEADER_LEN + 5000);
+}
+
+#[test]
+fn discard_completed_deletes_exactly_the_clean_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cf_a, cf_b, cf_c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    // Room for two 100-byte records per segment.
+    let log = open(dir.path(), HEADER_LEN + 2 * (RECORD_HEADER_LEN + 100), BATCH);
+    let rec = [0u8; 100];
+    let a1 = log.append(&rec, &[cf_a, cf_b]).unwrap(); // segment 1
+    let b1 = log.append(&rec, &[cf_b]).unwrap(); // segment 1
+    let a2 = log.append(&rec, &[cf_a]).unwrap(); // segment 2
+    let c2 = log.append(&rec, &[cf_c]).unwrap(); // segment 2
+    let b3 = log.append(&rec, &[cf_b]).unwrap(); // segment 3 (active)
+    assert_eq!(a1.segment_id, b1.segment_id);
+    assert_eq!(a2.segment_id, c2.segment_id);
+    assert!(a1.segment_id < a2.segment_id && a2.segment_id < b3.segment_id);
+    let [s1, s2, s3]: [PathBuf; 3] = log.segment_paths().try_into().unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s1.clone(), s2.clone(), s3.clone()]);
+
+    // B flushed up to its record in segment 3: segment 1 still holds A's data.
+    log.discard_completed(cf_b, b3).unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s1.clone(), s2.clone(), s3.clone()]);
+
+    // A flushed up to (not including) its record in segment 2: segment 1 is clean, segment 2 is
+    // still dirty for A (the record at the flush position is not covered) and for C.
+    log.discard_completed(cf_a, a2).unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s2.clone(), s3.clone()]);
+
+    // A fully flushed: segment 2 still needed by C.
+    log.discard_completed(cf_a, log.current_position()).unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s2.clone(), s3.clone()]);
+
+    // C dropped: segment 2 goes; segment 3 is active (and dirty for B) and stays.
+    log.forget_cf(cf_c).unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s3.clone()]);
+
+    // Even clean, the active segment is never deleted.
+    log.discard_completed(cf_b, log.current_position()).unwrap();
+    assert_eq!(segment_files(dir.path()), vec![s3.clone()]);
+
+    // Once rotated out, a segment that is already clean is deleted at once.
+    log.append(&rec, &[]).unwrap();
+    log.append(&rec, &[]).unwrap();
+    assert_eq!(segment_files(dir.path()).len(), 1);
+    assert_ne!(segment_files(dir.path())[0], s3);
+}
+
+/// Writes `n` records in one segment, returns (segment path, record positions).
+fn write_one_segment(dir: &Path, n: u64) -> (PathBuf, Vec<ReplayPosition>) {
+    let log = open(dir, 1 << 20, BATCH);
+    let positions = (0..n).map(|i| log.append(&payload(i + 1), &[]).unwrap()).collect();
+    log.shutdown().unwrap();
+    let [path]: [PathBuf; 1] = log.segment_paths().try_into().unwrap();
+    (path, positions)
+}
+
+#[test]
+fn torn_tail_keeps_everything_before_it() {
+    // Cut inside the last payload, inside the last record header, and between header and payload.
+    for cut in ["payload", "header", "after header"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, positions) = write_one_segment(dir.path(), 20);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let last = positions[19].offset;
+        assert!(payload(20).len() > 3);
+        let new_len = match cut {
+            "payload" => len - 3,
+            "header" => last + 4,
+            _ => last + RECORD_HEADER_LEN,
+        };
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(new_len).unwrap();
+
+        let (records, report) = replay_all(dir.path());
+        assert_eq!(report.records, 19, "{cut}");
+        assert_eq!(records.len(), 19);
+        for (i, (pos, bytes)) in records.iter().enumerate() {
+            assert_eq!(*pos, positions[i]);
+            assert_eq!(*bytes, payload(i as u64 + 1));
+        }
+        assert_eq!(report.truncated_at, Some((path.clone(), last)), "{cut}");
+    }
+}
+
+#[test]
+fn zeroed_tail_is_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, positions) = write_one_segment(dir.path(), 5);
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut file, &[0u8; 64]).unwrap();
+    let end = positions[4].offset + RECORD_HEADER_LEN + payload(5).len() as u64;
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(records.len(), 5);
+    assert_eq!(report.truncated_at, Some((path, end)));
+}
+
+#[test]
+fn flipped_payload_byte_is_caught_by_crc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, positions) = write_one_segment(dir.path(), 10);
+    // Record 7 (0-based 6) has a non-empty payload; flip its third byte.
+    assert!(payload(7).len() > 3);
+    flip_byte(&path, positions[6].offset + RECORD_HEADER_LEN + 2);
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(records.len(), 6);
+    assert_eq!(report.truncated_at, Some((path, positions[6].offset)));
+}
+
+#[test]
+fn corruption_in_a_segment_that_is_not_the_last_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, positions) = write_one_segment(dir.path(), 10);
+    let (second, _) = write_one_segment(dir.path(), 3);
+    assert!(segment_files(dir.path()) == vec![first.clone(), second]);
+    flip_byte(&first, positions[4].offset + RECORD_HEADER_LEN);
+    let mut seen = 0;
+    let error = CommitLog::replay(dir.path(), |_, _| {
+        seen += 1;
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(seen, 4);
+    match error {
+        StorageError::Corrupt { file, detail: CorruptData::ChecksumMismatch { offset, expected, got } } => {
+            assert_eq!(file, Some(first));
+            assert_eq!(offset, positions[4].offset);
+            assert_ne!(expected, got);
+        }
+        other => panic!("expected a checksum mismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_format_version_is_refused() {
+    // Version byte in the header (with a valid header CRC).
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_one_segment(dir.path(), 2);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8] = 9;
+    let crc = crc32fast::hash(&bytes[0..17]);
+    bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
+    assert!(
+        matches!(&error, StorageError::Corrupt { file: Some(f), detail: CorruptData::InvalidFormatVersion(9) } if *f == path),
+        "{error:?}"
+    );
+
+    // Version in the file name.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CommitLog-7-5.log"), segment::encode_header(FormatVersion::V1, 5)).unwrap();
+    let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
+    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::InvalidFormatVersion(7), .. }), "{error:?}");
+}
+
+#[test]
+fn bad_headers() {
+    // Bad magic, even in the last segment.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_one_segment(dir.path(), 2);
+    flip_byte(&path, 0);
+    let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
+    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::BadMagic, .. }), "{error:?}");
+
+    // Header CRC.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_one_segment(dir.path(), 2);
+    flip_byte(&path, 12);
+    let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
+    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::ChecksumMismatch { offset: 0, .. }, .. }));
+
+    // Header id that disagrees with the file name.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CommitLog-1-5.log"), segment::encode_header(FormatVersion::V1, 6)).unwrap();
+    let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
+    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::BadValue { value: 6, .. }, .. }));
+
+    // A last segment torn inside its header holds nothing; earlier segments are kept.
+    let dir = tempfile::tempdir().unwrap();
+    write_one_segment(dir.path(), 3);
+    let torn = dir.path().join("CommitLog-1-99999999999999.log");
+    std::fs::write(&torn, &segment::encode_header(FormatVersion::V1, 99999999999999)[..10]).unwrap();
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(records.len(), 3);
+    assert_eq!(report.truncated_at, Some((torn, 0)));
+    assert_eq!(report.segments.len(), 2);
+}
+
+#[test]
+fn open_starts_after_existing_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let future = 4_000_000_000_000u64;
+    std::fs::write(
+        dir.path().join(segment::file_name(FormatVersion::V1, future)),
+        segment::encode_header(FormatVersion::V1, future),
+    )
+    .unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    assert_eq!(log.current_position(), ReplayPosition { segment_id: future + 1, offset: HEADER_LEN });
+    let position = log.append(b"x", &[]).unwrap();
+    log.sync().unwrap();
+    drop(log);
+    let (records, _) = replay_all(dir.path());
+    assert_eq!(records, vec![(position, b"x".to_vec())]);
+}
+
+#[test]
+fn concurrent_appenders_share_fsyncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(open(dir.path(), 64 * 1024, SyncMode::Batch { window: Duration::from_millis(2) }));
+    let threads = 8u64;
+    let per_thread = 60u64;
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                (0..per_thread)
+                    .map(|i| {
+                        let id = t * 1000 + i;
+                        (log.append(&id.to_be_bytes(), &[]).unwrap(), id)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut acked: Vec<(ReplayPosition, u64)> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let fsyncs = log.batch_fsyncs();
+    assert!(
+        fsyncs * 3 < threads * per_thread,
+        "group commit should share fsyncs: {fsyncs} for {}",
+        threads * per_thread
+    );
+    log.shutdown().unwrap();
+    drop(log);
+
+    acked.sort();
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(report.truncated_at, None);
+    let replayed: Vec<(ReplayPosition, u64)> =
+        records.iter().map(|(p, b)| (*p, u64::from_be_bytes(b.as_slice().try_into().unwrap()))).collect();
+    assert_eq!(replayed, acked);
+    // Each thread's records appear in the order it appended them.
+    for t in 0..threads {
+        let ids: Vec<u64> = replayed.iter().map(|(_, id)| *id).filter(|id| id / 1000 == t).collect();
+        assert_eq!(ids, (0..per_thread).map(|i| t * 1000 + i).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn concurrent_periodic_appends_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(open(dir.path(), 16 * 1024, PERIODIC));
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for i in 0..300 {
+                    log.append(&payload(t * 1000 + i), &[Uuid::nil()]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    drop(log);
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(report.records, 1200);
+    assert!(report.segments.len() > 5);
+    let mut seen: Vec<Vec<u8>> = records.into_iter().map(|(_, b)| b).collect();
+    let mut expected: Vec<Vec<u8>> = (0..4u64).flat_map(|t| (0..300).map(move |i| payload(t * 1000 + i))).collect();
+    seen.sort();
+    expected.sort();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn failed_write_poisons_the_log_in_batch_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, BATCH);
+    log.append(b"before", &[]).unwrap();
+    log.inject_io_failure();
+    let error = log.append(b"fails", &[]).unwrap_err();
+    assert!(matches!(error, StorageError::Io { .. }), "{error:?}");
+    let error = log.append(b"after", &[]).unwrap_err();
+    assert!(matches!(error, StorageError::Poisoned(_)), "{error:?}");
+    assert!(matches!(log.sync(), Err(StorageError::Poisoned(_))));
+}
+
+#[test]
+fn failed_fsync_poisons_the_log_in_periodic_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, SyncMode::Periodic { period: Duration::from_secs(3600) });
+    log.append(b"before", &[]).unwrap();
+    log.inject_io_failure();
+    assert!(matches!(log.sync(), Err(StorageError::Io { .. })));
+    let error = log.append(b"after", &[]).unwrap_err();
+    assert!(matches!(error, StorageError::Poisoned(_)), "{error:?}");
+}
+
+#[test]
+fn failed_rotation_poisons_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), HEADER_LEN + RECORD_HEADER_LEN + 10, PERIODIC);
+    log.append(&[0; 10], &[]).unwrap();
+    log.inject_io_failure();
+    assert!(matches!(log.append(&[1; 10], &[]), Err(StorageError::Io { .. })));
+    assert!(matches!(log.append(&[2; 10], &[]), Err(StorageError::Poisoned(_))));
+}
+
+#[test]
+fn appends_after_shutdown_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    log.append(b"a", &[]).unwrap();
+    log.shutdown().unwrap();
+    log.shutdown().unwrap();
+    assert!(matches!(log.append(b"b", &[]), Err(StorageError::ShuttingDown)));
+}
+
+#[test]
+fn periodic_loop_syncs_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, SyncMode::Periodic { period: Duration::from_millis(1) });
+    for _ in 0..3 {
+        log.append(b"a", &[]).unwrap();
+    }
+    assert_eq!(log.written_and_synced().0, 3);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while log.written_and_synced().1 < 3 {
+        assert!(std::time::Instant::now() < deadline, "the periodic loop never synced");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn commit_log_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<CommitLog>();
+}
