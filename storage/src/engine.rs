@@ -644,3 +644,17 @@ fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
     }
     ColumnFamilyStore::open(def, dir, live)
 }
+
+impl Storage {
+    /// The token this node took on its first start, if any.
+    pub fn saved_token(&self) -> Option<String> {
+        self.inner.state_lock.lock().local_token.clone()
+    }
+
+    /// Records this node's token durably.
+    pub fn save_token(&self, token: String) -> Result<()> {
+        let mut state = self.inner.state_lock.lock();
+        state.local_token = Some(token);
+        system::save(&self.inner.config.data_dir, &state)
+    }
+}

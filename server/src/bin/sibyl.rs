@@ -1,0 +1,30 @@
+//! `sibyl --config PATH`: runs one Sibyl node.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(name = "sibyl", version, about = "A Cassandra-compatible database server speaking the Thrift API")]
+struct Args {
+    /// Path to storage-conf.xml (Cassandra 0.6 format).
+    #[arg(long, short = 'c', default_value = "conf/storage-conf.xml")]
+    config: PathBuf,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("SIBYL_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stdout)
+        .init();
+    let args = Args::parse();
+    match server::daemon::run(&args.config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("sibyl: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Conversions between Thrift structs and the storage engine's types (Cassandra's
+//! ThriftConversion).
+
+use std::collections::BTreeMap;
+
+use storage::data::{split_super, Cell, CellKind};
+use storage::marshal::AbstractType;
+use storage::schema::{self, ColumnType, IndexType};
+use thrift::OrderedFloat;
+use thrift_idl as t;
+
+/// Turns the live cells of one row into Thrift results. In a super column family read at the
+/// top level, consecutive cells of one super column become one `SuperColumn`; `within_super`
+/// strips the super column part (a read inside one super column).
+pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -> Vec<t::ColumnOrSuperColumn> {
+    let mut out: Vec<t::ColumnOrSuperColumn> = Vec::new();
+    if !is_super {
+        return cells.into_iter().map(|c| cosc_column(column_of(c, None))).collect();
+    }
+    if within_super {
+        return cells
+            .into_iter()
+            .map(|c| {
+                let sub = split_super(&c.name).1.to_vec();
+                cosc_column(column_of(c, Some(sub)))
+            })
+            .collect();
+    }
+    for c in cells {
+        let (sc, sub) = split_super(&c.name);
+        let (sc, sub) = (sc.to_vec(), sub.to_vec());
+        let column = column_of(c, Some(sub));
+        match out.last_mut().and_then(|last| last.super_column.as_mut()) {
+            Some(s) if s.name == sc => s.columns.push(column),
+            _ => out.push(t::ColumnOrSuperColumn {
+                column: None,
+                super_column: Some(t::SuperColumn { name: sc, columns: vec![column] }),
+                counter_column: None,
+                counter_super_column: None,
+            }),
+        }
+    }
+    out
+}
+
+fn cosc_column(c: t::Column) -> t::ColumnOrSuperColumn {
+    t::ColumnOrSuperColumn { column: Some(c), super_column: None, counter_column: None, counter_super_column: None }
+}
+
+fn column_of(c: Cell, name: Option<Vec<u8>>) -> t::Column {
+    let ttl = match c.kind {
+        CellKind::Expiring { ttl, .. } => Some(ttl),
+        _ => None,
+    };
+    t::Column { name: name.unwrap_or(c.name), value: Some(c.value), timestamp: Some(c.timestamp), ttl }
+}
+
+/// Cassandra's short class names get the package they live in.
+pub fn full_class_name(name: &str, package: &str) -> String {
+    if name.contains('.') {
+        name.to_string()
+    } else {
+        format!("{package}.{name}")
+    }
+}
+
+const MARSHAL: &str = "org.apache.cassandra.db.marshal";
+const LOCATOR: &str = "org.apache.cassandra.locator";
+
+/// Normalizes a type name as Cassandra would echo it back.
+fn type_name(name: &str) -> Result<String, String> {
+    AbstractType::parse(name).map(|t| t.class_name()).map_err(|e| e.to_string())
+}
+
+/// A Thrift `CfDef` as our schema definition (defaults as Cassandra 3.11 applies them).
+/// `existing` is the current definition for an update (its id is kept).
+pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Result<schema::CfDef, String> {
+    let mut cf = schema::CfDef::new(d.keyspace.clone(), d.name.clone());
+    if let Some(e) = existing {
+        cf.id = e.id;
+        cf.thrift_id = e.thrift_id;
+    }
+    cf.column_type = match d.column_type.as_deref() {
+        None | Some("Standard") => ColumnType::Standard,
+        Some("Super") => ColumnType::Super,
+        Some(other) => return Err(format!("Invalid column type {other}: must be Standard or Super")),
+    };
+    if let Some(c) = d.comparator_type {
+        cf.comparator_type = type_name(&c)?;
+    } else {
+        cf.comparator_type = format!("{MARSHAL}.BytesType");
+    }
+    cf.subcomparator_type = match (cf.column_type, d.subcomparator_type) {
+        (ColumnType::Super, Some(s)) => Some(type_name(&s)?),
+        (ColumnType::Super, None) => Some(format!("{MARSHAL}.BytesType")),
+        (ColumnType::Standard, Some(_)) => {
+            return Err(format!("subcomparator_type is invalid for standard column family {}", d.name))
+        }
+        (ColumnType::Standard, None) => None,
+    };
+    cf.comment = d.comment;
+    if let Some(v) = d.read_repair_chance {
+        cf.read_repair_chance = v.0;
+    }
+    if let Some(v) = d.dclocal_read_repair_chance {
+        cf.dclocal_read_repair_chance = v.0;
+    }
+    if let Some(v) = d.gc_grace_seconds {
+        cf.gc_grace_seconds = v;
+    }
+    if let Some(v) = d.default_validation_class {
+        cf.default_validation_class = type_name(&v)?;
+    }
+    if let Some(v) = d.key_validation_class {
+        cf.key_validation_class = type_name(&v)?;
+    }
+    cf.key_alias = d.key_alias;
+    if let Some(v) = d.min_compaction_threshold {
+        cf.min_compaction_threshold = v;
+    }
+    if let Some(v) = d.max_compaction_threshold {
+        cf.max_compaction_threshold = v;
+    }
+    if let Some(v) = d.compaction_strategy {
+        cf.compaction_strategy = full_class_name(&v, "org.apache.cassandra.db.compaction");
+        if !cf.compaction_strategy.ends_with("SizeTieredCompactionStrategy") {
+            return Err(format!(
+                "compaction_strategy {} is not supported yet (only SizeTieredCompactionStrategy)",
+                cf.compaction_strategy
+            ));
+        }
+    }
+    cf.compaction_strategy_options = d.compaction_strategy_options.unwrap_or_default();
+    cf.compression_options = d.compression_options.unwrap_or_default();
+    cf.bloom_filter_fp_chance = d.bloom_filter_fp_chance.map(|v| v.0);
+    if let Some(v) = d.bloom_filter_fp_chance {
+        if !(v.0 > 0.0 && v.0 <= 1.0) {
+            return Err(format!("bloom_filter_fp_chance must be in (0, 1], got {}", v.0));
+        }
+    }
+    if let Some(v) = d.caching {
+        cf.caching = v;
+    }
+    cf.cells_per_row_to_cache = d.cells_per_row_to_cache;
+    cf.memtable_flush_period_in_ms = d.memtable_flush_period_in_ms;
+    if let Some(v) = d.default_time_to_live {
+        cf.default_time_to_live = v;
+    }
+    cf.speculative_retry = d.speculative_retry;
+    cf.min_index_interval = d.min_index_interval;
+    cf.max_index_interval = d.max_index_interval;
+    cf.populate_io_cache_on_flush = d.populate_io_cache_on_flush;
+    if let Some(triggers) = d.triggers {
+        if !triggers.is_empty() {
+            return Err("triggers are not supported yet".into());
+        }
+    }
+    for c in d.column_metadata.unwrap_or_default() {
+        let index_type = match c.index_type {
+            None => None,
+            Some(t::IndexType::KEYS) => Some(IndexType::Keys),
+            Some(t::IndexType::CUSTOM) => Some(IndexType::Custom),
+            Some(t::IndexType::COMPOSITES) => Some(IndexType::Composites),
+            Some(other) => return Err(format!("unknown index_type {}", other.0)),
+        };
+        cf.column_metadata.push(schema::ColumnDef {
+            name: c.name,
+            validation_class: type_name(&c.validation_class)?,
+            index_type,
+            index_name: c.index_name,
+            index_options: c.index_options.unwrap_or_default(),
+        });
+    }
+    cf.validate()?;
+    Ok(cf)
+}
+
+pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
+    let column_metadata = cf
+        .column_metadata
+        .iter()
+        .map(|c| t::ColumnDef {
+            name: c.name.clone(),
+            validation_class: c.validation_class.clone(),
+            index_type: c.index_type.map(|i| match i {
+                IndexType::Keys => t::IndexType::KEYS,
+                IndexType::Custom => t::IndexType::CUSTOM,
+                IndexType::Composites => t::IndexType::COMPOSITES,
+            }),
+            index_name: c.index_name.clone(),
+            index_options: if c.index_options.is_empty() { None } else { Some(c.index_options.clone()) },
+        })
+        .collect();
+    t::CfDef {
+        keyspace: cf.keyspace.clone(),
+        name: cf.name.clone(),
+        column_type: Some(cf.column_type.as_str().to_string()),
+        comparator_type: Some(cf.comparator_type.clone()),
+        subcomparator_type: cf.subcomparator_type.clone(),
+        comment: Some(cf.comment.clone().unwrap_or_default()),
+        row_cache_size: None,
+        key_cache_size: None,
+        read_repair_chance: Some(OrderedFloat(cf.read_repair_chance)),
+        column_metadata: Some(column_metadata),
+        gc_grace_seconds: Some(cf.gc_grace_seconds),
+        default_validation_class: Some(cf.default_validation_class.clone()),
+        id: Some(cf.thrift_id),
+        min_compaction_threshold: Some(cf.min_compaction_threshold),
+        max_compaction_threshold: Some(cf.max_compaction_threshold),
+        row_cache_save_period_in_seconds: None,
+        key_cache_save_period_in_seconds: None,
+        memtable_flush_after_mins: None,
+        memtable_throughput_in_mb: None,
+        memtable_operations_in_millions: None,
+        replicate_on_write: None,
+        merge_shards_chance: None,
+        key_validation_class: Some(cf.key_validation_class.clone()),
+        row_cache_provider: None,
+        key_alias: cf.key_alias.clone(),
+        compaction_strategy: Some(cf.compaction_strategy.clone()),
+        compaction_strategy_options: Some(cf.compaction_strategy_options.clone()),
+        row_cache_keys_to_save: None,
+        compression_options: Some(cf.compression_options.clone()),
+        bloom_filter_fp_chance: cf.bloom_filter_fp_chance.map(OrderedFloat),
+        caching: Some(cf.caching.clone()),
+        dclocal_read_repair_chance: Some(OrderedFloat(cf.dclocal_read_repair_chance)),
+        populate_io_cache_on_flush: cf.populate_io_cache_on_flush,
+        memtable_flush_period_in_ms: Some(cf.memtable_flush_period_in_ms.unwrap_or(0)),
+        default_time_to_live: Some(cf.default_time_to_live),
+        index_interval: None,
+        speculative_retry: Some(cf.speculative_retry.clone().unwrap_or_else(|| "NONE".into())),
+        triggers: Some(Vec::new()),
+        cells_per_row_to_cache: Some(cf.cells_per_row_to_cache.clone().unwrap_or_else(|| "100".into())),
+        min_index_interval: cf.min_index_interval,
+        max_index_interval: cf.max_index_interval,
+    }
+}
+
+/// Replication strategies Cassandra accepts on system_add_keyspace.
+const STRATEGIES: [&str; 3] = ["SimpleStrategy", "NetworkTopologyStrategy", "OldNetworkTopologyStrategy"];
+
+pub fn ks_def_from_thrift(d: t::KsDef) -> Result<schema::KeyspaceDef, String> {
+    if !schema::valid_name(&d.name) {
+        return Err(format!(
+            "\"{}\" is not a valid keyspace name: it must be 1 to 48 alphanumeric or underscore characters",
+            d.name
+        ));
+    }
+    let strategy_class = full_class_name(&d.strategy_class, LOCATOR);
+    let short = strategy_class.rsplit('.').next().unwrap_or_default();
+    if !strategy_class.starts_with(LOCATOR) || !STRATEGIES.contains(&short) {
+        return Err(format!("Unable to find replication strategy class '{}'", d.strategy_class));
+    }
+    let mut strategy_options: BTreeMap<String, String> = d.strategy_options.unwrap_or_default();
+    if let Some(rf) = d.replication_factor {
+        strategy_options.entry("replication_factor".into()).or_insert_with(|| rf.to_string());
+    }
+    match short {
+        "SimpleStrategy" | "OldNetworkTopologyStrategy" => {
+            let rf = strategy_options
+                .get("replication_factor")
+                .ok_or_else(|| format!("{short} requires a replication_factor strategy option."))?;
+            match rf.parse::<i32>() {
+                Ok(n) if n >= 0 => {}
+                _ => return Err(format!("Replication factor must be non-negative; found {rf}")),
+            }
+            if short == "SimpleStrategy" {
+                if let Some(k) = strategy_options.keys().find(|k| *k != "replication_factor") {
+                    return Err(format!("Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {}", d.name));
+                }
+            }
+        }
+        _ => {
+            for (dc, rf) in &strategy_options {
+                if rf.parse::<i32>().map(|n| n < 0).unwrap_or(true) {
+                    return Err(format!("Replication factor for {dc} must be a non-negative integer; found {rf}"));
+                }
+            }
+        }
+    }
+    let mut ks = schema::KeyspaceDef::new(d.name.clone());
+    ks.strategy_class = strategy_class;
+    ks.strategy_options = strategy_options;
+    ks.durable_writes = d.durable_writes.unwrap_or(true);
+    for cf in d.cf_defs {
+        if cf.keyspace != d.name {
+            return Err(format!(
+                "CfDef ({}) had a keyspace definition that did not match KsDef ({})",
+                cf.keyspace, d.name
+            ));
+        }
+        ks.cf_defs.push(cf_def_from_thrift(cf, None)?);
+    }
+    ks.validate()?;
+    Ok(ks)
+}
+
+pub fn ks_def_to_thrift(ks: &schema::KeyspaceDef) -> t::KsDef {
+    t::KsDef {
+        name: ks.name.clone(),
+        strategy_class: ks.strategy_class.clone(),
+        strategy_options: Some(ks.strategy_options.clone()),
+        replication_factor: None,
+        cf_defs: ks.cf_defs.iter().map(cf_def_to_thrift).collect(),
+        durable_writes: Some(ks.durable_writes),
+    }
+}
+
+/// The replication factor a keyspace asks for in total.
+pub fn replication_factor(ks: &schema::KeyspaceDef) -> usize {
+    if ks.strategy_class.ends_with("NetworkTopologyStrategy") && !ks.strategy_class.ends_with("OldNetworkTopologyStrategy") {
+        ks.strategy_options.values().filter_map(|v| v.parse::<usize>().ok()).sum()
+    } else {
+        ks.strategy_options.get("replication_factor").and_then(|v| v.parse().ok()).unwrap_or(1)
+    }
+}

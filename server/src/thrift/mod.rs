@@ -1,0 +1,148 @@
+//! The Thrift front end: accepts connections on the RPC port, reads whole messages (framed or
+//! unframed, detected per connection), runs each on a blocking thread through the generated
+//! processor, and writes the reply.
+
+pub mod convert;
+pub mod handler;
+pub mod validate;
+pub mod wire;
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
+use thrift::server::TProcessor;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use crate::node::Node;
+use handler::Handler;
+use wire::{looks_unframed, measure_unframed, Measure};
+
+/// Accepts clients until `shutdown` turns true.
+pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let node = node.clone();
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(async move {
+                        if let Err(e) = connection(stream, node).await {
+                            debug!(%peer, error = %e, "connection closed");
+                        }
+                    });
+                }
+                Err(e) => {
+                    warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            },
+            _ = shutdown.changed() => {
+                info!("no longer accepting thrift clients");
+                return;
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ConnError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("frame of {size} bytes is larger than the maximum of {max} (thrift_max_message_length)")]
+    FrameTooLarge { size: usize, max: usize },
+    #[error("negative frame size {0}")]
+    NegativeFrame(i32),
+    #[error("malformed message: {0}")]
+    Malformed(&'static str),
+    #[error("request worker failed: {0}")]
+    Worker(String),
+}
+
+async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnError> {
+    let max = node.max_message_bytes;
+    let processor = Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node)));
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    // The first byte tells the transport: unframed strict binary starts with 0x80.
+    if stream.read_buf(&mut buf).await? == 0 {
+        return Ok(());
+    }
+    let framed = !looks_unframed(buf[0]);
+    loop {
+        let message = if framed { read_frame(&mut stream, &mut buf, max).await? } else { read_unframed(&mut stream, &mut buf, max).await? };
+        let Some(message) = message else { return Ok(()) };
+        let p = processor.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            let mut out = Vec::with_capacity(256);
+            {
+                let mut input = TBinaryInputProtocol::new(Cursor::new(message), true);
+                let mut output = TBinaryOutputProtocol::new(&mut out, true);
+                if let Err(e) = p.process(&mut input, &mut output) {
+                    debug!(error = %e, "processor reported an error");
+                }
+            }
+            out
+        })
+        .await
+        .map_err(|e| ConnError::Worker(e.to_string()))?;
+        if framed {
+            stream.write_all(&(reply.len() as u32).to_be_bytes()).await?;
+        }
+        stream.write_all(&reply).await?;
+    }
+}
+
+/// Reads one length-prefixed frame; `None` at a clean end of stream.
+async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {
+    while buf.len() < 4 {
+        if stream.read_buf(buf).await? == 0 {
+            return if buf.is_empty() { Ok(None) } else { Err(ConnError::Malformed("connection closed inside a frame header")) };
+        }
+    }
+    let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    if size < 0 {
+        return Err(ConnError::NegativeFrame(size));
+    }
+    let size = size as usize;
+    if size > max {
+        warn!(size, max, "refusing oversized frame; closing connection");
+        return Err(ConnError::FrameTooLarge { size, max });
+    }
+    buf.reserve(size + 4 - buf.len().min(size + 4));
+    while buf.len() < size + 4 {
+        if stream.read_buf(buf).await? == 0 {
+            return Err(ConnError::Malformed("connection closed inside a frame"));
+        }
+    }
+    let rest = buf.split_off(size + 4);
+    let mut frame = std::mem::replace(buf, rest);
+    frame.drain(..4);
+    Ok(Some(frame))
+}
+
+/// Reads one unframed message by walking its structure; `None` at a clean end of stream.
+async fn read_unframed(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {
+    loop {
+        if !buf.is_empty() {
+            match measure_unframed(buf) {
+                Measure::Complete(n) => {
+                    let rest = buf.split_off(n);
+                    return Ok(Some(std::mem::replace(buf, rest)));
+                }
+                Measure::Invalid(why) => return Err(ConnError::Malformed(why)),
+                Measure::Incomplete => {}
+            }
+            if buf.len() > max {
+                warn!(size = buf.len(), max, "refusing oversized unframed message; closing connection");
+                return Err(ConnError::FrameTooLarge { size: buf.len(), max });
+            }
+        }
+        buf.reserve(64 * 1024);
+        if stream.read_buf(buf).await? == 0 {
+            return if buf.is_empty() { Ok(None) } else { Err(ConnError::Malformed("connection closed inside a message")) };
+        }
+    }
+}
