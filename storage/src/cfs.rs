@@ -105,7 +105,7 @@ impl ColumnFamilyStore {
 
     pub(crate) fn new_descriptor(&self) -> Descriptor {
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst);
-        Descriptor { dir: self.dir.clone(), keyspace: self.keyspace.clone(), cf: self.name.clone(), generation }
+        Descriptor::new(self.dir.clone(), self.keyspace.clone(), self.name.clone(), generation)
     }
 
     pub fn active_memtable(&self) -> Arc<Memtable> {
@@ -220,8 +220,20 @@ impl KeyBound {
     pub fn admits_from_below(&self, key: &DecoratedKey) -> bool {
         match self {
             KeyBound::Unbounded => true,
-            KeyBound::Key { key: k, inclusive } => if *inclusive { key >= k } else { key > k },
-            KeyBound::Token { token, inclusive } => if *inclusive { &key.token >= token } else { &key.token > token },
+            KeyBound::Key { key: k, inclusive } => {
+                if *inclusive {
+                    key >= k
+                } else {
+                    key > k
+                }
+            }
+            KeyBound::Token { token, inclusive } => {
+                if *inclusive {
+                    &key.token >= token
+                } else {
+                    &key.token > token
+                }
+            }
         }
     }
 
@@ -229,8 +241,20 @@ impl KeyBound {
     pub fn admits_from_above(&self, key: &DecoratedKey) -> bool {
         match self {
             KeyBound::Unbounded => true,
-            KeyBound::Key { key: k, inclusive } => if *inclusive { key <= k } else { key < k },
-            KeyBound::Token { token, inclusive } => if *inclusive { &key.token <= token } else { &key.token < token },
+            KeyBound::Key { key: k, inclusive } => {
+                if *inclusive {
+                    key <= k
+                } else {
+                    key < k
+                }
+            }
+            KeyBound::Token { token, inclusive } => {
+                if *inclusive {
+                    &key.token <= token
+                } else {
+                    &key.token < token
+                }
+            }
         }
     }
 }

@@ -57,7 +57,12 @@ pub(crate) fn compact_if_needed(storage: &Storage, store: &Arc<ColumnFamilyStore
         }
         let candidates: Vec<(u64, Arc<SsTableReader>)> = {
             let busy = store.compacting.lock();
-            store.sstables().into_iter().filter(|s| !busy.contains(&s.descriptor().generation)).map(|s| (s.data_size(), s)).collect()
+            store
+                .sstables()
+                .into_iter()
+                .filter(|s| !busy.contains(&s.descriptor().generation))
+                .map(|s| (s.data_size(), s))
+                .collect()
         };
         let Some(mut tier) = size_tiers(candidates).into_iter().find(|t| t.len() >= min as usize) else {
             return Ok(());
@@ -158,8 +163,14 @@ fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &
         writer.abort();
         return Err(e);
     }
-    let replay_position = inputs.iter().map(|s| s.metadata().replay_position).max().unwrap_or((0, 0));
-    let output = if written_rows > 0 { Some(Arc::new(writer.finish(replay_position, input_gens.clone())?)) } else {
+    let replay_position = inputs
+        .iter()
+        .map(|s| (s.metadata().replay_position.segment_id, s.metadata().replay_position.offset))
+        .max()
+        .unwrap_or((0, 0));
+    let output = if written_rows > 0 {
+        Some(Arc::new(writer.finish(replay_position, input_gens.clone())?))
+    } else {
         writer.abort();
         None
     };
@@ -197,7 +208,11 @@ struct Throttle {
 
 impl Throttle {
     fn new(mb_per_sec: u32) -> Throttle {
-        Throttle { bytes_per_sec: mb_per_sec as u64 * 1024 * 1024, started: Instant::now(), done: std::cell::Cell::new(0) }
+        Throttle {
+            bytes_per_sec: mb_per_sec as u64 * 1024 * 1024,
+            started: Instant::now(),
+            done: std::cell::Cell::new(0),
+        }
     }
 
     fn pace(&self, bytes: u64) {

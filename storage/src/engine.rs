@@ -145,8 +145,8 @@ impl Storage {
                 .sstables()
                 .iter()
                 .map(|s| {
-                    let (segment_id, offset) = s.metadata().replay_position;
-                    ReplayPosition { segment_id, offset }
+                    let rp = s.metadata().replay_position;
+                    ReplayPosition { segment_id: rp.segment_id, offset: rp.offset }
                 })
                 .max()
                 .unwrap_or(ReplayPosition { segment_id: 0, offset: 0 });
@@ -223,22 +223,20 @@ impl Storage {
 
     fn start_worker(&self, name: &str, rx: mpsc::Receiver<Work>) {
         let weak = Arc::downgrade(&self.inner);
-        let handle = std::thread::Builder::new()
-            .name(format!("sibyl-{name}"))
-            .spawn(move || {
-                while let Ok(work) = rx.recv() {
-                    let Some(inner) = weak.upgrade() else { break };
-                    let storage = Storage { inner };
-                    let result = match &work {
-                        Work::Flush(store) => storage.flush_store(store).map(|_| ()),
-                        Work::Compact(store) => compaction::compact_if_needed(&storage, store),
-                        Work::Stop => break,
-                    };
-                    if let Err(e) = result {
-                        warn!(error = %e, "background work failed");
-                    }
+        let handle = std::thread::Builder::new().name(format!("sibyl-{name}")).spawn(move || {
+            while let Ok(work) = rx.recv() {
+                let Some(inner) = weak.upgrade() else { break };
+                let storage = Storage { inner };
+                let result = match &work {
+                    Work::Flush(store) => storage.flush_store(store).map(|_| ()),
+                    Work::Compact(store) => compaction::compact_if_needed(&storage, store),
+                    Work::Stop => break,
+                };
+                if let Err(e) = result {
+                    warn!(error = %e, "background work failed");
                 }
-            });
+            }
+        });
         match handle {
             Ok(h) => self.inner.workers.lock().push(h),
             Err(e) => warn!(error = %e, "cannot start {name} worker"),
@@ -296,7 +294,8 @@ impl Storage {
         }
         schema.version = Uuid::new_v4();
 
-        let old_ids: HashMap<Uuid, ()> = state.schema.keyspaces.values().flat_map(|k| k.cf_defs.iter()).map(|c| (c.id, ())).collect();
+        let old_ids: HashMap<Uuid, ()> =
+            state.schema.keyspaces.values().flat_map(|k| k.cf_defs.iter()).map(|c| (c.id, ())).collect();
         let new_defs: BTreeMap<Uuid, CfDef> =
             schema.keyspaces.values().flat_map(|k| k.cf_defs.iter()).map(|c| (c.id, c.clone())).collect();
 
@@ -370,7 +369,10 @@ impl Storage {
 
     pub fn add_column_family(&self, def: CfDef) -> Result<Uuid> {
         self.change_schema(|s| {
-            let ks = s.keyspaces.get_mut(&def.keyspace).ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
+            let ks = s
+                .keyspaces
+                .get_mut(&def.keyspace)
+                .ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
             if ks.cf_defs.iter().any(|c| c.name.eq_ignore_ascii_case(&def.name)) {
                 return Err(StorageError::ColumnFamilyExists { keyspace: def.keyspace.clone(), cf: def.name.clone() });
             }
@@ -382,12 +384,13 @@ impl Storage {
     /// Replaces a column family's options; the id, type and comparators cannot change.
     pub fn update_column_family(&self, def: CfDef) -> Result<Uuid> {
         self.change_schema(|s| {
-            let ks = s.keyspaces.get_mut(&def.keyspace).ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
-            let old = ks
-                .cf_defs
-                .iter_mut()
-                .find(|c| c.name == def.name)
-                .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: def.keyspace.clone(), cf: def.name.clone() })?;
+            let ks = s
+                .keyspaces
+                .get_mut(&def.keyspace)
+                .ok_or_else(|| StorageError::UnknownKeyspace(def.keyspace.clone()))?;
+            let old = ks.cf_defs.iter_mut().find(|c| c.name == def.name).ok_or_else(|| {
+                StorageError::UnknownColumnFamily { keyspace: def.keyspace.clone(), cf: def.name.clone() }
+            })?;
             if old.column_type != def.column_type {
                 return Err(StorageError::InvalidSchema("cannot modify column_type".into()));
             }
@@ -557,7 +560,7 @@ impl Storage {
     }
 
     pub(crate) fn writer_options(&self) -> WriterOptions {
-        WriterOptions { index_interval: self.inner.config.index_interval, ..WriterOptions::default() }
+        WriterOptions { index_interval: self.inner.config.index_interval as u32, ..WriterOptions::default() }
     }
 
     /// Flushes, then merges every SSTable of the column family into one.
@@ -637,7 +640,8 @@ fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
     // but did not get to delete them.
     let replaced: std::collections::HashSet<u64> =
         readers.iter().flat_map(|r| r.metadata().ancestors.iter().copied()).collect();
-    let (stale, live): (Vec<_>, Vec<_>) = readers.into_iter().partition(|r| replaced.contains(&r.descriptor().generation));
+    let (stale, live): (Vec<_>, Vec<_>) =
+        readers.into_iter().partition(|r| replaced.contains(&r.descriptor().generation));
     for s in stale {
         info!(file = %s.descriptor().path(sstable::Component::Data).display(), "removing SSTable replaced by a finished compaction");
         s.delete_files()?;

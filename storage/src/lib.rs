@@ -11,16 +11,20 @@
 //! [`engine::Storage`] (the engine).
 #![deny(clippy::unwrap_used)]
 
+pub mod cfs;
 pub mod commitlog;
+pub mod compaction;
 pub mod comparator;
 pub mod data;
 pub mod dht;
+pub mod engine;
 pub mod error;
 pub mod filter;
 pub mod marshal;
 pub mod memtable;
 pub mod mutation;
 pub mod schema;
+pub mod sstable;
 pub mod system;
 
 pub use error::{Result, StorageError};

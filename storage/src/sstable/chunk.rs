@@ -1,0 +1,202 @@
+//! The Data component as a stream of fixed-size chunks, each followed by its CRC32.
+//!
+//! Chunks are not compressed, so chunk `i` always starts at `DATA_HEADER_LEN + i * (chunk_size +
+//! 4)` and no table of chunk offsets is needed: a logical offset maps to its chunk by division.
+//! A reader verifies every chunk it touches; a bad chunk spoils only the partitions in it.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{CorruptData, Result, StorageError};
+
+use super::corrupt;
+use super::format::{self, FormatVersion, CRC_LEN, DATA_HEADER_LEN, DATA_MAGIC};
+
+/// Writes the logical partition stream as checksummed chunks.
+pub struct ChunkWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    chunk_size: usize,
+    /// Payload of the chunk being filled.
+    chunk: Vec<u8>,
+    /// Logical bytes written so far.
+    position: u64,
+}
+
+impl ChunkWriter {
+    pub fn create(path: &Path, chunk_size: u32, version: FormatVersion) -> Result<ChunkWriter> {
+        let file = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| StorageError::io(path, e))?;
+        let mut out = BufWriter::with_capacity(256 * 1024, file);
+        let mut header = format::header(DATA_MAGIC, version);
+        header.extend_from_slice(&chunk_size.to_be_bytes());
+        format::seal(&mut header);
+        out.write_all(&header).map_err(|e| StorageError::io(path, e))?;
+        Ok(ChunkWriter {
+            out,
+            path: path.to_path_buf(),
+            chunk_size: chunk_size as usize,
+            chunk: Vec::with_capacity(chunk_size as usize),
+            position: 0,
+        })
+    }
+
+    /// Logical offset of the next byte written.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    pub fn write(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let room = self.chunk_size - self.chunk.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.chunk.extend_from_slice(now);
+            self.position += now.len() as u64;
+            bytes = later;
+            if self.chunk.len() == self.chunk_size {
+                self.write_chunk()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_chunk(&mut self) -> Result<()> {
+        let crc = crc32fast::hash(&self.chunk);
+        self.out.write_all(&self.chunk).map_err(|e| StorageError::io(&self.path, e))?;
+        self.out.write_all(&crc.to_be_bytes()).map_err(|e| StorageError::io(&self.path, e))?;
+        self.chunk.clear();
+        Ok(())
+    }
+
+    /// Writes the last (short) chunk and fsyncs the file.
+    pub fn finish(mut self) -> Result<()> {
+        if !self.chunk.is_empty() {
+            self.write_chunk()?;
+        }
+        self.out.flush().map_err(|e| StorageError::io(&self.path, e))?;
+        self.out.get_ref().sync_all().map_err(|e| StorageError::io(&self.path, e))
+    }
+}
+
+/// File length of a Data component holding `len` logical bytes in chunks of `chunk_size`.
+fn stored_len(len: u64, chunk_size: u64) -> u64 {
+    DATA_HEADER_LEN + len + len.div_ceil(chunk_size) * CRC_LEN
+}
+
+/// An open Data component.
+pub struct DataFile {
+    file: File,
+    path: PathBuf,
+    chunk_size: u64,
+    /// Logical bytes (from Statistics).
+    len: u64,
+}
+
+/// The verified payload of the last chunk read, so sequential reads verify each chunk once.
+#[derive(Default)]
+pub struct ChunkCache {
+    chunk: Option<u64>,
+    buf: Vec<u8>,
+}
+
+impl ChunkCache {
+    /// Forgets the cached chunk (the buffer is kept for reuse). Needed before using a cache with
+    /// another file.
+    pub fn reset(&mut self) {
+        self.chunk = None;
+    }
+}
+
+impl DataFile {
+    /// Opens and checks the header and the length against `len` logical bytes.
+    pub fn open(path: &Path, version: FormatVersion, len: u64) -> Result<DataFile> {
+        let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
+        let mut header = [0u8; DATA_HEADER_LEN as usize];
+        format::read_exact_at(&file, path, &mut header, 0)?;
+        format::check_header(&header, DATA_MAGIC, version).map_err(|e| corrupt(path, e))?;
+        let (body, crc) = header.split_at(DATA_HEADER_LEN as usize - CRC_LEN as usize);
+        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        let got = crc32fast::hash(body);
+        if expected != got {
+            return Err(corrupt(path, CorruptData::ChecksumMismatch { offset: 0, expected, got }));
+        }
+        let chunk_size = u32::from_be_bytes([body[5], body[6], body[7], body[8]]) as u64;
+        if chunk_size == 0 {
+            return Err(corrupt(path, CorruptData::BadValue { what: "chunk size", value: 0 }));
+        }
+        let on_disk = file.metadata().map_err(|e| StorageError::io(path, e))?.len();
+        let expected_len = stored_len(len, chunk_size);
+        if on_disk != expected_len {
+            return Err(corrupt(
+                path,
+                CorruptData::BadValue { what: "Data file length (expected from Statistics)", value: on_disk },
+            ));
+        }
+        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads chunk `i` into the cache and verifies it, unless it is already there.
+    fn load(&self, cache: &mut ChunkCache, i: u64) -> Result<()> {
+        if cache.chunk == Some(i) {
+            return Ok(());
+        }
+        cache.chunk = None;
+        let start = i * self.chunk_size;
+        let payload = self.chunk_size.min(self.len.saturating_sub(start)) as usize;
+        let pos = DATA_HEADER_LEN + i * (self.chunk_size + CRC_LEN);
+        cache.buf.resize(payload + CRC_LEN as usize, 0);
+        format::read_exact_at(&self.file, &self.path, &mut cache.buf, pos)?;
+        let crc = &cache.buf[payload..];
+        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        cache.buf.truncate(payload);
+        let got = crc32fast::hash(&cache.buf);
+        if expected != got {
+            return Err(corrupt(&self.path, CorruptData::ChecksumMismatch { offset: pos, expected, got }));
+        }
+        cache.chunk = Some(i);
+        Ok(())
+    }
+
+    /// The logical bytes `offset..offset + size`: borrowed from the cache when they lie in one
+    /// chunk, otherwise gathered into `spill`.
+    pub fn read<'c>(
+        &self,
+        cache: &'c mut ChunkCache,
+        spill: &'c mut Vec<u8>,
+        offset: u64,
+        size: u64,
+    ) -> Result<&'c [u8]> {
+        let end = offset.checked_add(size).filter(|&e| e <= self.len).ok_or_else(|| {
+            corrupt(&self.path, CorruptData::BadValue { what: "partition beyond end of Data", value: offset })
+        })?;
+        if size == 0 {
+            return Ok(&[]);
+        }
+        let first = offset / self.chunk_size;
+        let last = (end - 1) / self.chunk_size;
+        if first == last {
+            self.load(cache, first)?;
+            let from = (offset - first * self.chunk_size) as usize;
+            return Ok(&cache.buf[from..from + size as usize]);
+        }
+        spill.clear();
+        spill.reserve(size as usize);
+        for i in first..=last {
+            self.load(cache, i)?;
+            let chunk_start = i * self.chunk_size;
+            let from = offset.max(chunk_start) - chunk_start;
+            let to = end.min(chunk_start + cache.buf.len() as u64) - chunk_start;
+            spill.extend_from_slice(&cache.buf[from as usize..to as usize]);
+        }
+        Ok(spill)
+    }
+}

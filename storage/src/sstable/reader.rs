@@ -1,0 +1,437 @@
+//! Reads an SSTable: point gets through summary, index block and data chunk; ordered scans.
+//!
+//! A reader is shared (`Arc`) by many threads: every read uses positioned reads (`read_at`) and
+//! its own buffers, so there is no shared cursor and no lock.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::data::{decode_cell, decode_deletion, decode_range_tombstone, decode_row, Reader, Row};
+use crate::dht::DecoratedKey;
+use crate::error::{CorruptData, Result, StorageError};
+
+use super::bloom::BloomFilter;
+use super::chunk::{ChunkCache, DataFile};
+use super::format::{self, IndexEntryRef, Metadata, SummaryEntry, INDEX_HEADER_LEN, INDEX_MAGIC};
+use super::{corrupt, delete_components, CellFilter, Component, Descriptor};
+
+/// An open, complete SSTable.
+pub struct SsTableReader {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    desc: Descriptor,
+    meta: Metadata,
+    data: DataFile,
+    index: File,
+    index_path: PathBuf,
+    /// First key and position of every index block, in key order.
+    summary: Vec<SummaryEntry>,
+    filter: BloomFilter,
+    data_disk_size: u64,
+    disk_size: u64,
+}
+
+/// Per-thread buffers for point reads, so a get allocates only for what it returns.
+#[derive(Default)]
+struct Scratch {
+    index_block: Vec<u8>,
+    cache: ChunkCache,
+    spill: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Buffers above this size are not kept between reads.
+const MAX_KEPT_SCRATCH: usize = 1 << 20;
+
+impl SsTableReader {
+    /// Opens a complete SSTable, verifying every component: Statistics, Summary and Filter by
+    /// their CRC, Data by header and length, Index block by block (and against the summary and
+    /// the statistics). Data chunks are verified when read.
+    pub fn open(desc: Descriptor) -> Result<SsTableReader> {
+        let version = desc.version;
+        let stats_path = desc.path(Component::Statistics);
+        let meta = format::read_metadata(&stats_path)?;
+
+        let summary_path = desc.path(Component::Summary);
+        let body = format::read_sealed(&summary_path, format::SUMMARY_MAGIC, version)?;
+        let (_interval, summary) = format::decode_summary(&body).map_err(|e| corrupt(&summary_path, e))?;
+
+        let filter_path = desc.path(Component::Filter);
+        let body = format::read_sealed(&filter_path, format::FILTER_MAGIC, version)?;
+        let filter = BloomFilter::decode(&body).map_err(|e| corrupt(&filter_path, e))?;
+
+        let data_path = desc.path(Component::Data);
+        let data = DataFile::open(&data_path, version, meta.data_size)?;
+
+        let index_path = desc.path(Component::Index);
+        let index = File::open(&index_path).map_err(|e| StorageError::io(&index_path, e))?;
+        verify_index(&index, &index_path, &desc, &meta, &summary)?;
+
+        let mut disk_size = 0;
+        let mut data_disk_size = 0;
+        for c in Component::ALL {
+            let path = desc.path(c);
+            let len = std::fs::metadata(&path).map_err(|e| StorageError::io(&path, e))?.len();
+            disk_size += len;
+            if c == Component::Data {
+                data_disk_size = len;
+            }
+        }
+        let inner = Inner { desc, meta, data, index, index_path, summary, filter, data_disk_size, disk_size };
+        Ok(SsTableReader { inner: Arc::new(inner) })
+    }
+
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.inner.desc
+    }
+
+    pub fn metadata(&self) -> &Metadata {
+        &self.inner.meta
+    }
+
+    /// False when `key` is certainly not here (outside the key range, or rejected by the bloom
+    /// filter).
+    pub fn might_contain(&self, key: &DecoratedKey) -> bool {
+        let m = &self.inner.meta;
+        *key >= m.first_key && *key <= m.last_key && self.inner.filter.might_contain(&key.key)
+    }
+
+    /// The partition of `key`: its header (deletion, range tombstones) and the cells of every
+    /// column index block `filter` wants, whole blocks (the caller trims). A partition without a
+    /// column index is one block and returned whole. `None` if the key is not here.
+    pub fn get(&self, key: &DecoratedKey, filter: &dyn CellFilter) -> Result<Option<Row>> {
+        if !self.might_contain(key) {
+            return Ok(None);
+        }
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let result = self.get_with(key, filter, &mut scratch);
+                scratch.shrink();
+                result
+            }
+            // A CellFilter that reads another SSTable from inside wants_block: use fresh buffers.
+            Err(_) => self.get_with(key, filter, &mut Scratch::default()),
+        })
+    }
+
+    fn get_with(&self, key: &DecoratedKey, filter: &dyn CellFilter, scratch: &mut Scratch) -> Result<Option<Row>> {
+        let inner = &*self.inner;
+        let block_no = inner.summary.partition_point(|e| e.key <= *key);
+        let Some(block) = block_no.checked_sub(1).and_then(|b| inner.summary.get(b)) else {
+            return Ok(None);
+        };
+        let (count, entries) = inner.read_index_block(block, &mut scratch.index_block)?;
+        let mut r = Reader::new(entries);
+        for _ in 0..count {
+            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(&inner.index_path, e))?;
+            match entry.cmp_key(key) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Greater => return Ok(None),
+                std::cmp::Ordering::Equal => {
+                    scratch.cache.reset();
+                    let row = if entry.columns.is_empty() {
+                        inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?
+                    } else {
+                        inner.read_partition_blocks(&entry, filter, &mut scratch.cache, &mut scratch.spill)?
+                    };
+                    return Ok(Some(row));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Partitions in key order from the first key `>= start` (from the beginning if `None`).
+    pub fn scan(&self, start: Option<&DecoratedKey>) -> Result<SsTableScanner> {
+        let summary = &self.inner.summary;
+        let block = match start {
+            Some(k) => summary.partition_point(|e| e.key <= *k).saturating_sub(1),
+            None => 0,
+        };
+        Ok(SsTableScanner {
+            inner: Arc::clone(&self.inner),
+            next_block: block,
+            start: start.cloned(),
+            block: Vec::new(),
+            pos: 0,
+            left: 0,
+            cache: ChunkCache::default(),
+            spill: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// The first key of every index block (every `index_interval`-th key), for split estimates.
+    pub fn sample_keys(&self) -> Vec<DecoratedKey> {
+        self.inner.summary.iter().map(|e| e.key.clone()).collect()
+    }
+
+    /// Bytes of the Data component on disk.
+    pub fn data_size(&self) -> u64 {
+        self.inner.data_disk_size
+    }
+
+    /// Bytes of all components on disk.
+    pub fn disk_size(&self) -> u64 {
+        self.inner.disk_size
+    }
+
+    /// Removes this SSTable's files (Statistics first, see [`super::cleanup_leftovers`]). Reads
+    /// already holding this reader keep working: open files outlive their names.
+    pub fn delete_files(&self) -> Result<()> {
+        delete_components(&self.inner.desc)
+    }
+}
+
+impl std::fmt::Debug for SsTableReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SsTableReader").field("descriptor", &self.inner.desc).finish_non_exhaustive()
+    }
+}
+
+impl Scratch {
+    fn shrink(&mut self) {
+        for buf in [&mut self.index_block, &mut self.spill] {
+            if buf.capacity() > MAX_KEPT_SCRATCH {
+                *buf = Vec::new();
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Reads and verifies one index block; returns its entry count and entries.
+    fn read_index_block<'b>(&self, block: &SummaryEntry, buf: &'b mut Vec<u8>) -> Result<(u32, &'b [u8])> {
+        let size = usize::try_from(block.block_size).unwrap_or(usize::MAX);
+        buf.resize(size, 0);
+        format::read_exact_at(&self.index, &self.index_path, buf, block.block_offset)?;
+        format::verify_index_block(buf, block.block_offset).map_err(|e| corrupt(&self.index_path, e))
+    }
+
+    /// Reads and decodes a whole partition, checking that it holds the key the index promised.
+    fn read_partition(&self, entry: &IndexEntryRef<'_>, cache: &mut ChunkCache, spill: &mut Vec<u8>) -> Result<Row> {
+        let bytes = self.data.read(cache, spill, entry.offset, entry.size)?;
+        let decode = || -> Result<Row, CorruptData> {
+            let mut r = Reader::new(bytes);
+            check_key(&mut r, entry)?;
+            let row = decode_row(&mut r)?;
+            format::expect_end(&r)?;
+            Ok(row)
+        };
+        decode().map_err(|e| self.corrupt_at(entry.offset, e))
+    }
+
+    /// Reads a large partition's header and the column index blocks `filter` wants.
+    fn read_partition_blocks(
+        &self,
+        entry: &IndexEntryRef<'_>,
+        filter: &dyn CellFilter,
+        cache: &mut ChunkCache,
+        spill: &mut Vec<u8>,
+    ) -> Result<Row> {
+        let blocks = format::decode_column_blocks(entry.columns).map_err(|e| corrupt(&self.index_path, e))?;
+        let header_size = blocks.first().map_or(entry.size, |b| b.offset);
+        if blocks.iter().any(|b| b.offset.checked_add(b.size).filter(|&end| end <= entry.size).is_none()) {
+            let e = CorruptData::BadValue { what: "column index block beyond its partition", value: entry.offset };
+            return Err(corrupt(&self.index_path, e));
+        }
+
+        let bytes = self.data.read(cache, spill, entry.offset, header_size)?;
+        let mut row = Row::new();
+        let decode_header = |row: &mut Row| -> Result<(), CorruptData> {
+            let mut r = Reader::new(bytes);
+            check_key(&mut r, entry)?;
+            row.deletion = decode_deletion(&mut r)?;
+            let n = r.u32()?;
+            for _ in 0..n {
+                row.range_tombstones.push(decode_range_tombstone(&mut r)?);
+            }
+            let _cell_count = r.u32()?;
+            format::expect_end(&r)
+        };
+        decode_header(&mut row).map_err(|e| self.corrupt_at(entry.offset, e))?;
+
+        for b in blocks.iter().filter(|b| filter.wants_block(&b.first_name, &b.last_name)) {
+            let offset = entry.offset + b.offset;
+            let bytes = self.data.read(cache, spill, offset, b.size)?;
+            let mut r = Reader::new(bytes);
+            while !r.is_empty() {
+                row.cells.push(decode_cell(&mut r).map_err(|e| self.corrupt_at(offset, e))?);
+            }
+        }
+        Ok(row)
+    }
+
+    /// A decoding error inside the partition at logical offset `offset` of the Data component.
+    fn corrupt_at(&self, offset: u64, detail: CorruptData) -> StorageError {
+        let detail = match detail {
+            CorruptData::Truncated { at, wanted } => CorruptData::Truncated { at: offset as usize + at, wanted },
+            other => other,
+        };
+        corrupt(self.data.path(), detail)
+    }
+}
+
+/// Reads the key at the start of a partition and checks it is the one the index entry names.
+fn check_key(r: &mut Reader<'_>, entry: &IndexEntryRef<'_>) -> Result<(), CorruptData> {
+    let key = r.short_bytes()?;
+    let token = r.short_bytes()?;
+    if key != entry.key || token != entry.token {
+        return Err(CorruptData::BadValue { what: "partition key differs from its index entry", value: entry.offset });
+    }
+    Ok(())
+}
+
+/// Walks the whole Index component at open: every block's CRC, the summary pointing at each
+/// block's first key, keys strictly increasing, partitions contiguous and covering the Data
+/// component, counts and first/last keys matching Statistics.
+fn verify_index(
+    index: &File,
+    path: &std::path::Path,
+    desc: &Descriptor,
+    meta: &Metadata,
+    summary: &[SummaryEntry],
+) -> Result<()> {
+    let bad = |what: &'static str, value: u64| corrupt(path, CorruptData::BadValue { what, value });
+    let mut header = [0u8; INDEX_HEADER_LEN as usize];
+    format::read_exact_at(index, path, &mut header, 0)?;
+    format::check_header(&header, INDEX_MAGIC, desc.version).map_err(|e| corrupt(path, e))?;
+    let (body, crc) = header.split_at(5);
+    let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    let got = crc32fast::hash(body);
+    if expected != got {
+        return Err(corrupt(path, CorruptData::ChecksumMismatch { offset: 0, expected, got }));
+    }
+    let len = index.metadata().map_err(|e| StorageError::io(path, e))?.len();
+    if len != meta.index_size {
+        return Err(bad("Index file length (expected from Statistics)", len));
+    }
+
+    let mut position = INDEX_HEADER_LEN;
+    let mut data_end = 0u64;
+    let mut keys = 0u64;
+    let mut previous: Option<DecoratedKey> = None;
+    let mut buf = Vec::new();
+    for block in summary {
+        if block.block_offset != position {
+            return Err(bad("summary entry offset", block.block_offset));
+        }
+        let size = usize::try_from(block.block_size).map_err(|_| bad("index block size", block.block_size))?;
+        if block.block_offset.saturating_add(block.block_size) > len {
+            return Err(bad("index block beyond end of file", block.block_offset));
+        }
+        buf.resize(size, 0);
+        format::read_exact_at(index, path, &mut buf, block.block_offset)?;
+        let (count, entries) = format::verify_index_block(&buf, block.block_offset).map_err(|e| corrupt(path, e))?;
+        let mut r = Reader::new(entries);
+        for i in 0..count {
+            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(path, e))?;
+            let key = entry.decorated_key();
+            if i == 0 && key != block.key {
+                return Err(bad("summary key differs from its index block", block.block_offset));
+            }
+            if previous.as_ref().is_some_and(|p| *p >= key) {
+                return Err(bad("index keys out of order", block.block_offset));
+            }
+            if entry.offset != data_end {
+                return Err(bad("partition offset", entry.offset));
+            }
+            data_end = entry.offset.saturating_add(entry.size);
+            previous = Some(key);
+        }
+        format::expect_end(&r).map_err(|e| corrupt(path, e))?;
+        keys += count as u64;
+        position += block.block_size;
+    }
+    if position != len {
+        return Err(bad("index blocks do not cover the Index file", position));
+    }
+    if keys != meta.key_count {
+        return Err(bad("key count differs from Statistics", keys));
+    }
+    if data_end != meta.data_size {
+        return Err(bad("partitions do not cover the Data file", data_end));
+    }
+    if summary.first().map(|e| &e.key) != Some(&meta.first_key) || previous.as_ref() != Some(&meta.last_key) {
+        return Err(bad("first or last key differs from Statistics", 0));
+    }
+    Ok(())
+}
+
+/// Partitions of one SSTable in key order, read through the index (so each partition is read
+/// with its exact size) with data chunks verified once each.
+pub struct SsTableScanner {
+    inner: Arc<Inner>,
+    /// Index of the next summary entry (index block) to load.
+    next_block: usize,
+    /// Entries before this key are skipped (cleared once passed).
+    start: Option<DecoratedKey>,
+    /// The current index block, verified, and where the next entry is.
+    block: Vec<u8>,
+    pos: usize,
+    left: u32,
+    cache: ChunkCache,
+    spill: Vec<u8>,
+    /// After an error the scanner stops: positions after a corrupt spot are not trusted.
+    done: bool,
+}
+
+impl SsTableScanner {
+    fn next_partition(&mut self) -> Result<Option<(DecoratedKey, Row)>> {
+        loop {
+            while self.left == 0 {
+                let Some(block) = self.inner.summary.get(self.next_block) else {
+                    return Ok(None);
+                };
+                let (count, entries) = self.inner.read_index_block(block, &mut self.block)?;
+                // Keep only the entries in the buffer: drop the count in front and the CRC after.
+                let entries_len = entries.len();
+                self.block.truncate(4 + entries_len);
+                self.pos = 4;
+                self.left = count;
+                self.next_block += 1;
+            }
+            let mut r = Reader::new(self.block.get(self.pos..).unwrap_or_default());
+            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(&self.inner.index_path, e))?;
+            self.pos += r.position();
+            self.left -= 1;
+            if let Some(start) = &self.start {
+                if entry.cmp_key(start) == std::cmp::Ordering::Less {
+                    continue;
+                }
+                self.start = None;
+            }
+            let key = entry.decorated_key();
+            let row = self.inner.read_partition(&entry, &mut self.cache, &mut self.spill)?;
+            return Ok(Some((key, row)));
+        }
+    }
+}
+
+impl Iterator for SsTableScanner {
+    type Item = Result<(DecoratedKey, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_partition() {
+            Ok(Some(item)) => Some(Ok(item)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
