@@ -1,28 +1,330 @@
-//! TEMPORARY interface stub; the marshal helper replaces this file.
-use std::cmp::Ordering;
+//! Cassandra's marshal types: the comparators that order column names and the validators that
+//! check column values, with ordering and validation identical to Cassandra 3.11.
+//!
+//! A type is named by a string such as `UTF8Type`, `org.apache.cassandra.db.marshal.LongType`,
+//! `CompositeType(UTF8Type,LongType)` or `DynamicCompositeType(a=>UTF8Type,b=>LongType)`;
+//! [`AbstractType::parse`] reads those strings and [`AbstractType::class_name`] writes the full
+//! form back (what `describe_keyspace` returns).
+//!
+//! Quirks kept on purpose because data written by Cassandra depends on them:
+//! - `DateType` compares its 8 bytes *unsigned*, so pre-1970 dates sort after later ones;
+//!   `TimestampType` compares them signed.
+//! - `TimeUUIDType` breaks timestamp ties with a *signed* byte comparison of the last 8 bytes,
+//!   `UUIDType` with an unsigned one, `LexicalUUIDType` compares like `java.util.UUID`
+//!   (two signed longs).
+//! - `ReversedType` simply swaps its arguments, so empty values sort *last* (3.x behaviour).
+//! - `UTF8Type` validation follows Cassandra's own validator, which accepts modified UTF-8
+//!   (`C0 80`) and encoded surrogates.
+//! - An empty or blank type string parses as `BytesType`, as in Cassandra's `TypeParser`.
+//!
+//! Deliberate differences (documented where they live): trailing characters after a type
+//! string are an error; `to_display_string` never fails (invalid values come out as `0x` + hex);
+//! `TimeUUIDType` accepts `now` in [`AbstractType::from_display_string`]; `CounterColumnType`
+//! displays and parses decimal totals; dates without a zone are read as UTC.
 
+mod composite;
+mod parse;
+mod scalar;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Package of every built-in Cassandra marshal class.
+pub(crate) const PACKAGE: &str = "org.apache.cassandra.db.marshal.";
+
+/// Errors from parsing type strings, validating values and parsing human-readable values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MarshalError {
-    #[error("{0}")]
-    Invalid(String),
+    /// A value's bytes are not valid for the type.
+    #[error("Invalid value for {type_name}: {reason}")]
+    Invalid { type_name: String, reason: String },
+    /// The type string names a class Sibyl does not know (full class name).
+    #[error("Unknown type {0}")]
+    UnknownType(String),
+    /// The type string is malformed.
+    #[error("Syntax error parsing type '{input}': {reason}")]
+    BadTypeString { input: String, reason: String },
+    /// A human-readable value could not be turned into bytes for the type.
+    #[error("Cannot parse '{input}' as {type_name}: {reason}")]
+    BadValueString { type_name: String, input: String, reason: String },
 }
 
+/// One of Cassandra's marshal types (a comparator or a validator).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AbstractType {
+    /// `BytesType`: raw bytes, unsigned lexicographic order.
     Bytes,
+    /// `AsciiType`: bytes below 0x80, byte order.
+    Ascii,
+    /// `UTF8Type`: UTF-8 text, byte order.
+    Utf8,
+    /// `LongType`: 8-byte signed big-endian integer (or empty).
+    Long,
+    /// `IntegerType`: two's-complement big-endian varint of any length, numeric order.
+    Integer,
+    /// `Int32Type`: 4-byte signed integer (or empty).
+    Int32,
+    /// `LexicalUUIDType`: 16 bytes ordered like `java.util.UUID.compareTo`.
+    LexicalUuid,
+    /// `TimeUUIDType`: version 1 UUIDs ordered by timestamp.
+    TimeUuid,
+    /// `UUIDType`: any UUID; version first, then time (v1) or bytes.
+    Uuid,
+    /// `BooleanType`: one byte, zero is false.
+    Boolean,
+    /// `DateType`: 8-byte milliseconds since the epoch, *unsigned* byte order (Cassandra's bug).
+    Date,
+    /// `TimestampType`: 8-byte milliseconds since the epoch, signed order.
+    Timestamp,
+    /// `DoubleType`: IEEE 754 binary64, ordered as `java.lang.Double.compare`.
+    Double,
+    /// `FloatType`: IEEE 754 binary32, ordered as `java.lang.Float.compare`.
+    Float,
+    /// `DecimalType`: 4-byte scale then varint unscaled value, numeric order.
+    Decimal,
+    /// `InetAddressType`: 4 or 16 address bytes.
+    InetAddress,
+    /// `CounterColumnType`: the validator of counter column families (8-byte totals).
+    CounterColumn,
+    /// `ShortType`: 2-byte signed integer.
+    Short,
+    /// `ByteType`: 1-byte signed integer.
+    Byte,
+    /// `EmptyType`: only the empty value.
+    Empty,
+    /// `SimpleDateType`: 4-byte unsigned days with the epoch at 2^31.
+    SimpleDate,
+    /// `TimeType`: 8-byte nanoseconds since midnight.
+    Time,
+    /// `CompositeType(T1,T2,...)`: components of the given types with end-of-component bytes.
+    Composite(Vec<AbstractType>),
+    /// `DynamicCompositeType(a=>T,...)`: each component names its own type (alias byte or name).
+    DynamicComposite(Vec<(u8, AbstractType)>),
+    /// `ReversedType(T)`: T's order reversed.
+    Reversed(Box<AbstractType>),
 }
 
 impl AbstractType {
-    pub fn parse(_s: &str) -> Result<AbstractType, MarshalError> {
-        Ok(AbstractType::Bytes)
+    /// Parses a Cassandra type string: short (`UTF8Type`) or full
+    /// (`org.apache.cassandra.db.marshal.UTF8Type`) names, with parameters for
+    /// `CompositeType(...)`, `DynamicCompositeType(a=>...)`, `ReversedType(...)` and
+    /// `T(reversed=true)`. Blanks are allowed around names and separators.
+    pub fn parse(s: &str) -> Result<AbstractType, MarshalError> {
+        parse::parse_type_string(s)
     }
+
+    /// The class name without package, e.g. `LongType`.
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            AbstractType::Bytes => "BytesType",
+            AbstractType::Ascii => "AsciiType",
+            AbstractType::Utf8 => "UTF8Type",
+            AbstractType::Long => "LongType",
+            AbstractType::Integer => "IntegerType",
+            AbstractType::Int32 => "Int32Type",
+            AbstractType::LexicalUuid => "LexicalUUIDType",
+            AbstractType::TimeUuid => "TimeUUIDType",
+            AbstractType::Uuid => "UUIDType",
+            AbstractType::Boolean => "BooleanType",
+            AbstractType::Date => "DateType",
+            AbstractType::Timestamp => "TimestampType",
+            AbstractType::Double => "DoubleType",
+            AbstractType::Float => "FloatType",
+            AbstractType::Decimal => "DecimalType",
+            AbstractType::InetAddress => "InetAddressType",
+            AbstractType::CounterColumn => "CounterColumnType",
+            AbstractType::Short => "ShortType",
+            AbstractType::Byte => "ByteType",
+            AbstractType::Empty => "EmptyType",
+            AbstractType::SimpleDate => "SimpleDateType",
+            AbstractType::Time => "TimeType",
+            AbstractType::Composite(_) => "CompositeType",
+            AbstractType::DynamicComposite(_) => "DynamicCompositeType",
+            AbstractType::Reversed(_) => "ReversedType",
+        }
+    }
+
+    /// The non-parameterised type with this short class name.
+    pub(crate) fn simple_from_short_name(name: &str) -> Option<AbstractType> {
+        use AbstractType as T;
+        const SIMPLE: [AbstractType; 22] = [
+            T::Bytes,
+            T::Ascii,
+            T::Utf8,
+            T::Long,
+            T::Integer,
+            T::Int32,
+            T::LexicalUuid,
+            T::TimeUuid,
+            T::Uuid,
+            T::Boolean,
+            T::Date,
+            T::Timestamp,
+            T::Double,
+            T::Float,
+            T::Decimal,
+            T::InetAddress,
+            T::CounterColumn,
+            T::Short,
+            T::Byte,
+            T::Empty,
+            T::SimpleDate,
+            T::Time,
+        ];
+        SIMPLE.into_iter().find(|t| t.short_name() == name)
+    }
+
+    /// Full Cassandra class name with parameters, as Cassandra's `toString` writes it, e.g.
+    /// `org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.UTF8Type,org.apache.cassandra.db.marshal.LongType)`.
+    pub fn class_name(&self) -> String {
+        let mut out = format!("{PACKAGE}{}", self.short_name());
+        match self {
+            AbstractType::Composite(types) => {
+                let inner: Vec<String> = types.iter().map(AbstractType::class_name).collect();
+                out.push('(');
+                out.push_str(&inner.join(","));
+                out.push(')');
+            }
+            AbstractType::DynamicComposite(aliases) => {
+                let inner: Vec<String> =
+                    aliases.iter().map(|(alias, t)| format!("{}=>{}", char::from(*alias), t.class_name())).collect();
+                out.push('(');
+                out.push_str(&inner.join(","));
+                out.push(')');
+            }
+            AbstractType::Reversed(base) => {
+                out.push('(');
+                out.push_str(&base.class_name());
+                out.push(')');
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// Orders two values as Cassandra 3.11 does. Total on any bytes: malformed values (which
+    /// validation rejects) fall back to a byte comparison instead of failing.
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        a.cmp(b)
+        use AbstractType as T;
+        match self {
+            T::Bytes | T::Ascii | T::Utf8 | T::InetAddress | T::Date | T::SimpleDate | T::Time => a.cmp(b),
+            T::Long | T::Int32 | T::Timestamp | T::CounterColumn | T::Short | T::Byte => {
+                scalar::compare_signed_first_byte(a, b)
+            }
+            T::Integer => scalar::compare_varint(a, b),
+            T::Decimal => scalar::compare_decimal(a, b),
+            T::LexicalUuid => scalar::compare_lexical_uuid(a, b),
+            T::TimeUuid => scalar::compare_time_uuid(a, b),
+            T::Uuid => scalar::compare_uuid(a, b),
+            T::Boolean => scalar::compare_boolean(a, b),
+            T::Double => scalar::compare_double(a, b),
+            T::Float => scalar::compare_float(a, b),
+            // EmptyType's compareCustom returns 0 for everything.
+            T::Empty => Ordering::Equal,
+            T::Composite(types) => composite::compare(composite::Kind::Static(types), a, b),
+            T::DynamicComposite(aliases) => composite::compare(composite::Kind::Dynamic(aliases), a, b),
+            T::Reversed(base) => base.compare(b, a),
+        }
     }
-    pub fn validate(&self, _v: &[u8]) -> Result<(), MarshalError> {
-        Ok(())
+
+    /// Checks that `v` is a valid value of this type; the error names the type.
+    pub fn validate(&self, v: &[u8]) -> Result<(), MarshalError> {
+        use AbstractType as T;
+        let reason = match self {
+            T::Bytes | T::Integer => None,
+            T::Ascii => scalar::check_ascii(v),
+            T::Utf8 => scalar::check_utf8(v),
+            T::Long | T::Date | T::Timestamp | T::Double | T::CounterColumn => scalar::check_len(v, &[8, 0]),
+            T::Int32 | T::Float => scalar::check_len(v, &[4, 0]),
+            T::LexicalUuid | T::Uuid => scalar::check_len(v, &[16, 0]),
+            T::TimeUuid => scalar::check_time_uuid(v),
+            T::Boolean => scalar::check_len(v, &[1, 0]),
+            T::Decimal => scalar::check_decimal(v),
+            T::InetAddress => scalar::check_len(v, &[4, 16, 0]),
+            T::Short => scalar::check_len(v, &[2]),
+            T::Byte => scalar::check_len(v, &[1]),
+            T::Empty => scalar::check_len(v, &[0]),
+            T::SimpleDate => scalar::check_len(v, &[4]),
+            T::Time => scalar::check_len(v, &[8]),
+            T::Composite(types) => composite::validate(composite::Kind::Static(types), v),
+            T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), v),
+            T::Reversed(base) => return base.validate(v),
+        };
+        match reason {
+            None => Ok(()),
+            Some(reason) => Err(self.invalid(reason)),
+        }
     }
+
+    /// Human-readable form (Cassandra's `getString`): text for ASCII/UTF-8, decimal numbers,
+    /// UUID strings, hex for bytes, ISO-8601 UTC for dates. Empty values give "". Never fails:
+    /// a value that does not validate comes out as `0x` followed by its hex.
+    pub fn to_display_string(&self, v: &[u8]) -> String {
+        if v.is_empty() {
+            return String::new();
+        }
+        if self.validate(v).is_err() {
+            return format!("0x{}", hex::encode(v));
+        }
+        let shown = match self {
+            AbstractType::Composite(types) => composite::display(composite::Kind::Static(types), v),
+            AbstractType::DynamicComposite(aliases) => composite::display(composite::Kind::Dynamic(aliases), v),
+            AbstractType::Reversed(base) => Some(base.to_display_string(v)),
+            _ => scalar::display(self, v),
+        };
+        shown.unwrap_or_else(|| format!("0x{}", hex::encode(v)))
+    }
+
+    /// Parses a human string into bytes (Cassandra's `fromString`): "123" for `LongType`, UUID
+    /// text for the UUID types, hex for `BytesType`, `a:b` for composites, ISO dates or
+    /// milliseconds for dates. `TimeUUIDType` also accepts `now` (a fresh version 1 UUID with a
+    /// random node id) as a convenience for sibyl-cli. "" gives the empty value where the type
+    /// allows it. The result always passes [`AbstractType::validate`].
+    pub fn from_display_string(&self, s: &str) -> Result<Vec<u8>, MarshalError> {
+        let bytes = if s.is_empty() {
+            Vec::new()
+        } else {
+            let parsed = match self {
+                AbstractType::Composite(types) => composite::from_string(composite::Kind::Static(types), s),
+                AbstractType::DynamicComposite(aliases) => composite::from_string(composite::Kind::Dynamic(aliases), s),
+                AbstractType::Reversed(base) => return base.from_display_string(s),
+                _ => scalar::from_string(self, s),
+            };
+            parsed.map_err(|reason| self.bad_value(s, reason))?
+        };
+        self.validate(&bytes).map_err(|e| self.bad_value(s, e.to_string()))?;
+        Ok(bytes)
+    }
+
+    /// True for `CounterColumnType`, the validator of counter column families.
     pub fn is_counter(&self) -> bool {
-        false
+        matches!(self, AbstractType::CounterColumn)
+    }
+
+    /// True for `ReversedType(...)`.
+    pub fn is_reversed(&self) -> bool {
+        matches!(self, AbstractType::Reversed(_))
+    }
+
+    fn invalid(&self, reason: impl Into<String>) -> MarshalError {
+        MarshalError::Invalid { type_name: self.short_name().to_string(), reason: reason.into() }
+    }
+
+    fn bad_value(&self, input: &str, reason: impl Into<String>) -> MarshalError {
+        MarshalError::BadValueString {
+            type_name: self.short_name().to_string(),
+            input: input.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for AbstractType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.class_name())
     }
 }

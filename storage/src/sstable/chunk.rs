@@ -97,18 +97,32 @@ pub struct DataFile {
     len: u64,
 }
 
-/// The verified payload of the last chunk read, so sequential reads verify each chunk once.
+/// Verified chunks from the last read, as stored (each payload followed by its CRC), so that
+/// sequential reads verify each chunk once and read several per system call.
 #[derive(Default)]
 pub struct ChunkCache {
-    chunk: Option<u64>,
+    /// First chunk held and how many.
+    first: u64,
+    count: u64,
+    /// Chunks to read per system call when a chunk is missing (at least 1).
+    read_ahead: u64,
     buf: Vec<u8>,
 }
 
 impl ChunkCache {
-    /// Forgets the cached chunk (the buffer is kept for reuse). Needed before using a cache with
-    /// another file.
+    /// A cache reading about `bytes` at a time (for scans), or one chunk at a time when 0.
+    pub fn with_read_ahead(bytes: u64) -> ChunkCache {
+        ChunkCache { read_ahead: bytes, ..ChunkCache::default() }
+    }
+
+    /// Forgets the cached chunks (the buffer is kept for reuse). Needed before using a cache
+    /// with another file.
     pub fn reset(&mut self) {
-        self.chunk = None;
+        self.count = 0;
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
     }
 }
 
@@ -144,26 +158,43 @@ impl DataFile {
         &self.path
     }
 
-    /// Reads chunk `i` into the cache and verifies it, unless it is already there.
-    fn load(&self, cache: &mut ChunkCache, i: u64) -> Result<()> {
-        if cache.chunk == Some(i) {
-            return Ok(());
+    fn chunk_count(&self) -> u64 {
+        self.len.div_ceil(self.chunk_size)
+    }
+
+    /// Makes sure chunk `i` is in the cache, verified; returns its payload.
+    fn load<'c>(&self, cache: &'c mut ChunkCache, i: u64) -> Result<&'c [u8]> {
+        let stride = self.chunk_size + CRC_LEN;
+        if !(cache.first..cache.first + cache.count).contains(&i) {
+            cache.count = 0;
+            let wanted = (cache.read_ahead / self.chunk_size).max(1);
+            let count = wanted.min(self.chunk_count().saturating_sub(i)).max(1);
+            let pos = DATA_HEADER_LEN + i * stride;
+            let end = (i + count) * self.chunk_size;
+            let stored = (end.min(self.len) - i * self.chunk_size) + count * CRC_LEN;
+            cache.buf.resize(stored as usize, 0);
+            format::read_exact_at(&self.file, &self.path, &mut cache.buf, pos)?;
+            let mut good = 0;
+            for chunk in cache.buf.chunks(stride as usize) {
+                let (payload, crc) = chunk.split_at(chunk.len().saturating_sub(CRC_LEN as usize));
+                let expected = u32::from_be_bytes(crc.try_into().unwrap_or_default());
+                let got = crc32fast::hash(payload);
+                if expected != got {
+                    // Only a read of the bad chunk itself fails: the good ones before it are kept.
+                    if good == 0 {
+                        let e = CorruptData::ChecksumMismatch { offset: pos, expected, got };
+                        return Err(corrupt(&self.path, e));
+                    }
+                    break;
+                }
+                good += 1;
+            }
+            cache.first = i;
+            cache.count = good;
         }
-        cache.chunk = None;
-        let start = i * self.chunk_size;
-        let payload = self.chunk_size.min(self.len.saturating_sub(start)) as usize;
-        let pos = DATA_HEADER_LEN + i * (self.chunk_size + CRC_LEN);
-        cache.buf.resize(payload + CRC_LEN as usize, 0);
-        format::read_exact_at(&self.file, &self.path, &mut cache.buf, pos)?;
-        let crc = &cache.buf[payload..];
-        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
-        cache.buf.truncate(payload);
-        let got = crc32fast::hash(&cache.buf);
-        if expected != got {
-            return Err(corrupt(&self.path, CorruptData::ChecksumMismatch { offset: pos, expected, got }));
-        }
-        cache.chunk = Some(i);
-        Ok(())
+        let from = ((i - cache.first) * stride) as usize;
+        let len = self.chunk_size.min(self.len - i * self.chunk_size) as usize;
+        Ok(&cache.buf[from..from + len])
     }
 
     /// The logical bytes `offset..offset + size`: borrowed from the cache when they lie in one
@@ -184,18 +215,18 @@ impl DataFile {
         let first = offset / self.chunk_size;
         let last = (end - 1) / self.chunk_size;
         if first == last {
-            self.load(cache, first)?;
+            let chunk = self.load(cache, first)?;
             let from = (offset - first * self.chunk_size) as usize;
-            return Ok(&cache.buf[from..from + size as usize]);
+            return Ok(&chunk[from..from + size as usize]);
         }
         spill.clear();
         spill.reserve(size as usize);
         for i in first..=last {
-            self.load(cache, i)?;
+            let chunk = self.load(cache, i)?;
             let chunk_start = i * self.chunk_size;
             let from = offset.max(chunk_start) - chunk_start;
-            let to = end.min(chunk_start + cache.buf.len() as u64) - chunk_start;
-            spill.extend_from_slice(&cache.buf[from as usize..to as usize]);
+            let to = end.min(chunk_start + chunk.len() as u64) - chunk_start;
+            spill.extend_from_slice(&chunk[from as usize..to as usize]);
         }
         Ok(spill)
     }

@@ -16,7 +16,9 @@
 //!            Chunk i starts at file offset 13 + i * (chunk_size + 4).
 //!
 //! Index      magic "SBIX" version header_crc:u32
-//!            block*  := entry_count:u32 entry* crc:u32                (crc of count and entries)
+//!            block*  := entry_count:u32 entry* entry_start:u32* crc:u32
+//!                       (entry_start: one per entry, from the first entry, for binary
+//!                        search; crc of everything before it in the block)
 //!            entry   := key:short token:short offset:u64 size:u64 colindex_len:u32 colblock*
 //!                       (offset and size of the partition in the logical data stream;
 //!                        colindex_len = bytes of colblock*, 0 for small partitions)
@@ -426,9 +428,72 @@ pub fn decode_column_blocks(bytes: &[u8]) -> Result<Vec<ColumnBlock>, CorruptDat
     Ok(blocks)
 }
 
-/// Checks an index block's CRC and returns its entry count and entries (without count and CRC).
-/// `offset` is the block's position in the file, for error reports.
-pub fn verify_index_block(block: &[u8], offset: u64) -> Result<(u32, &[u8]), CorruptData> {
+/// A verified index block: its entries and where each starts, for binary search.
+pub struct IndexBlock<'a> {
+    pub count: u32,
+    entries: &'a [u8],
+    offsets: &'a [u8],
+}
+
+impl<'a> IndexBlock<'a> {
+    /// Splits a block whose CRC was checked (and removed) into entries and offsets.
+    pub fn parse(body: &'a [u8]) -> Result<IndexBlock<'a>, CorruptData> {
+        let mut r = Reader::new(body);
+        let count = r.u32()?;
+        let offsets_len = count as usize * 4;
+        let Some(entries_len) = r.remaining().checked_sub(offsets_len) else {
+            return Err(CorruptData::Truncated { at: 4, wanted: offsets_len });
+        };
+        let entries = r.bytes(entries_len)?;
+        let offsets = r.bytes(offsets_len)?;
+        Ok(IndexBlock { count, entries, offsets })
+    }
+
+    /// Where entry `i` starts among the entries.
+    pub fn entry_offset(&self, i: u32) -> Result<usize, CorruptData> {
+        let at = i as usize * 4;
+        let mut r = Reader::new(self.offsets.get(at..).unwrap_or_default());
+        Ok(r.u32()? as usize)
+    }
+
+    pub fn entry(&self, i: u32) -> Result<IndexEntryRef<'a>, CorruptData> {
+        let at = self.entry_offset(i)?;
+        let Some(bytes) = self.entries.get(at..) else {
+            return Err(CorruptData::BadValue { what: "index entry offset", value: at as u64 });
+        };
+        decode_index_entry(&mut Reader::new(bytes))
+    }
+
+    /// The entry of `key`, by binary search.
+    pub fn find(&self, key: &DecoratedKey) -> Result<Option<IndexEntryRef<'a>>, CorruptData> {
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let entry = self.entry(mid)?;
+            match entry.cmp_key(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(entry)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The entries in order, decoded one after the other (the offsets are not used).
+    pub fn entries(&self) -> Reader<'a> {
+        Reader::new(self.entries)
+    }
+}
+
+/// Checks an index block's CRC and parses it. `offset` is the block's position in the file, for
+/// error reports.
+pub fn verify_index_block(block: &[u8], offset: u64) -> Result<IndexBlock<'_>, CorruptData> {
+    let body = check_block_crc(block, offset)?;
+    IndexBlock::parse(body)
+}
+
+/// Checks the CRC at the end of `block` and returns what it covers.
+pub fn check_block_crc(block: &[u8], offset: u64) -> Result<&[u8], CorruptData> {
     let Some(body_len) = block.len().checked_sub(CRC_LEN as usize) else {
         return Err(CorruptData::Truncated { at: offset as usize, wanted: CRC_LEN as usize });
     };
@@ -438,7 +503,5 @@ pub fn verify_index_block(block: &[u8], offset: u64) -> Result<(u32, &[u8]), Cor
     if expected != got {
         return Err(CorruptData::ChecksumMismatch { offset, expected, got });
     }
-    let mut r = Reader::new(body);
-    let count = r.u32()?;
-    Ok((count, &body[4..]))
+    Ok(body)
 }

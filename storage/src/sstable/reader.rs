@@ -14,7 +14,7 @@ use crate::error::{CorruptData, Result, StorageError};
 
 use super::bloom::BloomFilter;
 use super::chunk::{ChunkCache, DataFile};
-use super::format::{self, IndexEntryRef, Metadata, SummaryEntry, INDEX_HEADER_LEN, INDEX_MAGIC};
+use super::format::{self, IndexBlock, IndexEntryRef, Metadata, SummaryEntry, INDEX_HEADER_LEN, INDEX_MAGIC};
 use super::{corrupt, delete_components, CellFilter, Component, Descriptor};
 
 /// An open, complete SSTable.
@@ -46,6 +46,9 @@ struct Scratch {
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
+
+/// Bytes of Data a scan reads per system call.
+const SCAN_READ_AHEAD: u64 = 64 * 1024;
 
 /// Buffers above this size are not kept between reads.
 const MAX_KEPT_SCRATCH: usize = 1 << 20;
@@ -127,25 +130,17 @@ impl SsTableReader {
         let Some(block) = block_no.checked_sub(1).and_then(|b| inner.summary.get(b)) else {
             return Ok(None);
         };
-        let (count, entries) = inner.read_index_block(block, &mut scratch.index_block)?;
-        let mut r = Reader::new(entries);
-        for _ in 0..count {
-            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(&inner.index_path, e))?;
-            match entry.cmp_key(key) {
-                std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Greater => return Ok(None),
-                std::cmp::Ordering::Equal => {
-                    scratch.cache.reset();
-                    let row = if entry.columns.is_empty() {
-                        inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?
-                    } else {
-                        inner.read_partition_blocks(&entry, filter, &mut scratch.cache, &mut scratch.spill)?
-                    };
-                    return Ok(Some(row));
-                }
-            }
-        }
-        Ok(None)
+        let index_block = inner.read_index_block(block, &mut scratch.index_block)?;
+        let Some(entry) = index_block.find(key).map_err(|e| corrupt(&inner.index_path, e))? else {
+            return Ok(None);
+        };
+        scratch.cache.reset();
+        let row = if entry.columns.is_empty() {
+            inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?
+        } else {
+            inner.read_partition_blocks(&entry, filter, &mut scratch.cache, &mut scratch.spill)?
+        };
+        Ok(Some(row))
     }
 
     /// Partitions in key order from the first key `>= start` (from the beginning if `None`).
@@ -160,9 +155,9 @@ impl SsTableReader {
             next_block: block,
             start: start.cloned(),
             block: Vec::new(),
-            pos: 0,
+            next_entry: 0,
             left: 0,
-            cache: ChunkCache::default(),
+            cache: ChunkCache::with_read_ahead(SCAN_READ_AHEAD),
             spill: Vec::new(),
             done: false,
         })
@@ -203,12 +198,15 @@ impl Scratch {
                 *buf = Vec::new();
             }
         }
+        if self.cache.capacity() > MAX_KEPT_SCRATCH {
+            self.cache = ChunkCache::default();
+        }
     }
 }
 
 impl Inner {
-    /// Reads and verifies one index block; returns its entry count and entries.
-    fn read_index_block<'b>(&self, block: &SummaryEntry, buf: &'b mut Vec<u8>) -> Result<(u32, &'b [u8])> {
+    /// Reads and verifies one index block.
+    fn read_index_block<'b>(&self, block: &SummaryEntry, buf: &'b mut Vec<u8>) -> Result<IndexBlock<'b>> {
         let size = usize::try_from(block.block_size).unwrap_or(usize::MAX);
         buf.resize(size, 0);
         format::read_exact_at(&self.index, &self.index_path, buf, block.block_offset)?;
@@ -329,9 +327,14 @@ fn verify_index(
         }
         buf.resize(size, 0);
         format::read_exact_at(index, path, &mut buf, block.block_offset)?;
-        let (count, entries) = format::verify_index_block(&buf, block.block_offset).map_err(|e| corrupt(path, e))?;
-        let mut r = Reader::new(entries);
+        let index_block = format::verify_index_block(&buf, block.block_offset).map_err(|e| corrupt(path, e))?;
+        let count = index_block.count;
+        let mut r = index_block.entries();
         for i in 0..count {
+            let start = r.position();
+            if index_block.entry_offset(i).map_err(|e| corrupt(path, e))? != start {
+                return Err(bad("index entry start", block.block_offset));
+            }
             let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(path, e))?;
             let key = entry.decorated_key();
             if i == 0 && key != block.key {
@@ -373,9 +376,9 @@ pub struct SsTableScanner {
     next_block: usize,
     /// Entries before this key are skipped (cleared once passed).
     start: Option<DecoratedKey>,
-    /// The current index block, verified, and where the next entry is.
+    /// The current index block (verified, CRC removed), the next entry in it and how many are left.
     block: Vec<u8>,
-    pos: usize,
+    next_entry: u32,
     left: u32,
     cache: ChunkCache,
     spill: Vec<u8>,
@@ -390,17 +393,16 @@ impl SsTableScanner {
                 let Some(block) = self.inner.summary.get(self.next_block) else {
                     return Ok(None);
                 };
-                let (count, entries) = self.inner.read_index_block(block, &mut self.block)?;
-                // Keep only the entries in the buffer: drop the count in front and the CRC after.
-                let entries_len = entries.len();
-                self.block.truncate(4 + entries_len);
-                self.pos = 4;
+                let count = self.inner.read_index_block(block, &mut self.block)?.count;
+                // Verified: keep the block without its CRC, to be parsed again (cheaply) below.
+                self.block.truncate(self.block.len().saturating_sub(format::CRC_LEN as usize));
+                self.next_entry = 0;
                 self.left = count;
                 self.next_block += 1;
             }
-            let mut r = Reader::new(self.block.get(self.pos..).unwrap_or_default());
-            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(&self.inner.index_path, e))?;
-            self.pos += r.position();
+            let index_block = IndexBlock::parse(&self.block).map_err(|e| corrupt(&self.inner.index_path, e))?;
+            let entry = index_block.entry(self.next_entry).map_err(|e| corrupt(&self.inner.index_path, e))?;
+            self.next_entry += 1;
             self.left -= 1;
             if let Some(start) = &self.start {
                 if entry.cmp_key(start) == std::cmp::Ordering::Less {

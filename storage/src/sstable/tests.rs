@@ -337,7 +337,17 @@ fn corrupt_data_chunk_spoils_only_its_partitions() {
     assert!((1..40).contains(&bad), "{bad} partitions failed");
     assert!(good > 1900);
     assert!(reader.get(&key(0), &AllCells).is_ok());
-    assert!(e_is_corrupt(reader.scan(None).unwrap().find_map(|r| r.err())));
+    // A scan returns every partition before the bad chunk, then the error, then stops.
+    let scanned: Vec<_> = reader.scan(None).unwrap().collect();
+    let first_bad = (0..2000).find(|&i| reader.get(&key(i), &AllCells).is_err()).unwrap();
+    assert_eq!(scanned.len(), first_bad as usize + 1);
+    for (i, item) in scanned.iter().enumerate().take(first_bad as usize) {
+        assert_eq!(item.as_ref().unwrap(), &(key(i as u32), row_for(i as u32)));
+    }
+    assert!(e_is_corrupt(scanned.into_iter().last().and_then(|r| r.err())));
+    // A scan starting after the bad chunk does not touch it.
+    let last_bad = (0..2000).rev().find(|&i| reader.get(&key(i), &AllCells).is_err()).unwrap();
+    assert!(reader.scan(Some(&key(last_bad + 1))).unwrap().all(|r| r.is_ok()));
 }
 
 fn e_is_corrupt(e: Option<StorageError>) -> bool {
@@ -586,4 +596,35 @@ proptest! {
         let from_mid: Vec<_> = reader.scan(Some(mid)).unwrap().map(|r| r.unwrap()).collect();
         prop_assert_eq!(&from_mid[..], &keyed[keyed.len() / 2..]);
     }
+}
+
+/// Rough timing of writes and random point reads (run with `--ignored --nocapture`; numbers from
+/// the test profile are only indicative).
+#[test]
+#[ignore]
+fn point_read_timing() {
+    use rand::Rng;
+    let n = 200_000u32;
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let desc = Descriptor::new(dir.path(), "ks", "cf", 1);
+    let chunk_size = std::env::var("CHUNK").map_or(WriterOptions::default().chunk_size, |v| v.parse().unwrap());
+    let index_interval = std::env::var("INTERVAL").map_or(128, |v| v.parse().unwrap());
+    let options = WriterOptions { chunk_size, index_interval, ..WriterOptions::default() };
+    let mut w = SsTableWriter::create(desc, n as usize, options).unwrap();
+    for i in 0..n {
+        let row = Row { cells: vec![Cell::live("c", vec![7u8; 100], 1)], ..Row::new() };
+        w.append(&key(i), &row).unwrap();
+    }
+    let reader = w.finish((0, 0), vec![]).unwrap();
+    println!("write+open: {:?} for {n} rows, {} bytes", started.elapsed(), reader.disk_size());
+    let mut rng = rand::thread_rng();
+    let started = std::time::Instant::now();
+    let reads = 200_000;
+    for _ in 0..reads {
+        let i = rng.gen_range(0..n);
+        assert!(reader.get(&key(i), &AllCells).unwrap().is_some());
+    }
+    let elapsed = started.elapsed();
+    println!("random gets: {:.2} µs/op", elapsed.as_secs_f64() * 1e6 / reads as f64);
 }

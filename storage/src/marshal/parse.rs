@@ -1,0 +1,199 @@
+//! Reader for type strings, following Cassandra's `TypeParser`.
+//!
+//! Grammar: `name [ '(' params ')' ]` where a name is made of `[0-9a-zA-Z-+._&]`; a name without
+//! a dot lives in `org.apache.cassandra.db.marshal`. Params are types for `CompositeType` and
+//! `ReversedType`, `c=>type` aliases for `DynamicCompositeType`, and `key[=value]` pairs for
+//! the simple types (only `reversed=true` means something: it wraps the type in
+//! `ReversedType`). Blanks may appear around names and separators; commas may be repeated no
+//! more than Cassandra allows. Unlike Cassandra, text after the closing type is an error rather
+//! than silently ignored.
+
+use super::{AbstractType, MarshalError, PACKAGE};
+
+pub(super) fn parse_type_string(input: &str) -> Result<AbstractType, MarshalError> {
+    let mut p = Parser { input, pos: 0 };
+    p.skip_blank();
+    // Cassandra's TypeParser.parse maps a missing name to BytesType.
+    if p.at_end() {
+        return Ok(AbstractType::Bytes);
+    }
+    let t = p.parse_type()?;
+    p.skip_blank();
+    if !p.at_end() {
+        return Err(p.error("unexpected characters after the type"));
+    }
+    Ok(t)
+}
+
+struct Parser<'a> {
+    input: &'a str,
+    pos: usize,
+}
+
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn is_identifier_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'+' | b'.' | b'_' | b'&')
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.input.as_bytes().get(self.pos).copied()
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.input.len()
+    }
+
+    fn error(&self, reason: &str) -> MarshalError {
+        MarshalError::BadTypeString { input: self.input.to_string(), reason: format!("{reason} at char {}", self.pos) }
+    }
+
+    fn skip_blank(&mut self) {
+        while self.peek().is_some_and(is_blank) {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips blanks and at most one comma; true if anything is left.
+    fn skip_blank_and_comma(&mut self) -> bool {
+        let mut comma_found = false;
+        while let Some(c) = self.peek() {
+            if c == b',' {
+                if comma_found {
+                    return true;
+                }
+                comma_found = true;
+            } else if !is_blank(c) {
+                return true;
+            }
+            self.pos += 1;
+        }
+        false
+    }
+
+    fn read_identifier(&mut self) -> &'a str {
+        let start = self.pos;
+        while self.peek().is_some_and(is_identifier_char) {
+            self.pos += 1;
+        }
+        // Identifier characters are ASCII, so both ends are char boundaries.
+        self.input.get(start..self.pos).unwrap_or_default()
+    }
+
+    fn parse_type(&mut self) -> Result<AbstractType, MarshalError> {
+        self.skip_blank();
+        let name = self.read_identifier();
+        if name.is_empty() {
+            return Err(self.error("expected a type name"));
+        }
+        self.skip_blank();
+        let has_params = self.peek() == Some(b'(');
+        let full = if name.contains('.') { name.to_string() } else { format!("{PACKAGE}{name}") };
+        let short = full.strip_prefix(PACKAGE).ok_or_else(|| MarshalError::UnknownType(full.clone()))?;
+        match short {
+            "CompositeType" => {
+                let types = if has_params { self.type_params()? } else { Vec::new() };
+                if types.is_empty() {
+                    return Err(self.error("CompositeType needs at least one component type"));
+                }
+                Ok(AbstractType::Composite(types))
+            }
+            "DynamicCompositeType" => {
+                let aliases = if has_params { self.alias_params()? } else { Vec::new() };
+                Ok(AbstractType::DynamicComposite(aliases))
+            }
+            "ReversedType" => {
+                let mut types = if has_params { self.type_params()? } else { Vec::new() };
+                match (types.pop(), types.is_empty()) {
+                    (Some(base), true) => Ok(AbstractType::Reversed(Box::new(base))),
+                    (popped, _) => {
+                        let given = types.len() + usize::from(popped.is_some());
+                        Err(self.error(&format!("ReversedType takes exactly one argument, {given} given")))
+                    }
+                }
+            }
+            _ => {
+                let base = AbstractType::simple_from_short_name(short).ok_or(MarshalError::UnknownType(full))?;
+                if has_params && self.reversed_param()? {
+                    Ok(AbstractType::Reversed(Box::new(base)))
+                } else {
+                    Ok(base)
+                }
+            }
+        }
+    }
+
+    /// `(T1, T2, ...)`, positioned on the `(`.
+    fn type_params(&mut self) -> Result<Vec<AbstractType>, MarshalError> {
+        self.pos += 1;
+        let mut types = Vec::new();
+        while self.skip_blank_and_comma() {
+            if self.peek() == Some(b')') {
+                self.pos += 1;
+                return Ok(types);
+            }
+            types.push(self.parse_type()?);
+        }
+        Err(self.error("unexpected end of string"))
+    }
+
+    /// `(a=>T1, b=>T2, ...)`, positioned on the `(`. A repeated alias replaces the earlier one,
+    /// as Cassandra's map would.
+    fn alias_params(&mut self) -> Result<Vec<(u8, AbstractType)>, MarshalError> {
+        self.pos += 1;
+        let mut aliases: Vec<(u8, AbstractType)> = Vec::new();
+        while self.skip_blank_and_comma() {
+            if self.peek() == Some(b')') {
+                self.pos += 1;
+                return Ok(aliases);
+            }
+            let alias = match self.read_identifier().as_bytes() {
+                [c] => *c,
+                _ => return Err(self.error("an alias should be a single character")),
+            };
+            self.skip_blank();
+            if !self.input.get(self.pos..).is_some_and(|rest| rest.starts_with("=>")) {
+                return Err(self.error("expecting '=>' token"));
+            }
+            self.pos += 2;
+            let t = self.parse_type()?;
+            match aliases.iter_mut().find(|(a, _)| *a == alias) {
+                Some(entry) => entry.1 = t,
+                None => aliases.push((alias, t)),
+            }
+        }
+        Err(self.error("unexpected end of string"))
+    }
+
+    /// `(key[=value], ...)` of a simple type, positioned on the `(`: whether `reversed` is set
+    /// to `true` or to nothing (Cassandra's `parseDefaultParameters`).
+    fn reversed_param(&mut self) -> Result<bool, MarshalError> {
+        self.pos += 1;
+        let mut reversed = false;
+        while self.skip_blank_and_comma() {
+            if self.peek() == Some(b')') {
+                self.pos += 1;
+                return Ok(reversed);
+            }
+            let key = self.read_identifier();
+            let mut value = "";
+            self.skip_blank();
+            match self.peek() {
+                Some(b'=') => {
+                    self.pos += 1;
+                    self.skip_blank();
+                    value = self.read_identifier();
+                }
+                Some(b',' | b')') => {}
+                _ => return Err(self.error("unexpected character in parameters")),
+            }
+            if key == "reversed" {
+                reversed = value.is_empty() || value == "true";
+            }
+        }
+        Err(self.error("unexpected end of string"))
+    }
+}
