@@ -40,7 +40,9 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     let mut sc = StorageConfig::new(data_dir, config.commit_log_directory.clone());
     sc.sync = match config.commit_log_sync {
         CommitLogSync::Periodic { period_ms } => SyncMode::Periodic { period: Duration::from_millis(period_ms.max(1)) },
-        CommitLogSync::Batch { window_ms } => SyncMode::Batch { window: Duration::from_secs_f64(window_ms.max(0.0) / 1000.0) },
+        CommitLogSync::Batch { window_ms } => {
+            SyncMode::Batch { window: Duration::from_secs_f64(window_ms.max(0.0) / 1000.0) }
+        }
     };
     sc.segment_size = (config.commit_log_rotation_threshold_mb.max(1) as u64) << 20;
     sc.partitioner = partitioner;
@@ -60,8 +62,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let partitioner =
         Partitioner::from_class_name(&config.partitioner).map_err(|e| StartupError::Partitioner(e.to_string()))?;
     let conf_dir = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let authenticator =
-        Authenticator::for_config(&config, &conf_dir).map_err(|e| StartupError::Auth(e.to_string()))?;
+    let authenticator = Authenticator::for_config(&config, &conf_dir).map_err(|e| StartupError::Auth(e.to_string()))?;
 
     info!(config = %config_path.display(), cluster = %config.cluster_name, "starting sibyl");
     let storage = Storage::open(storage_config(&config, partitioner))?;
@@ -110,7 +111,9 @@ fn local_token(
         return partitioner.token_from_string(&saved).map_err(|e| StartupError::Partitioner(e.to_string()));
     }
     let token = match config.initial_token.as_deref().filter(|t| !t.is_empty()) {
-        Some(t) => partitioner.token_from_string(t).map_err(|e| StartupError::Partitioner(format!("InitialToken: {e}")))?,
+        Some(t) => {
+            partitioner.token_from_string(t).map_err(|e| StartupError::Partitioner(format!("InitialToken: {e}")))?
+        }
         None => partitioner.random_token(&mut rand::thread_rng()),
     };
     storage.save_token(partitioner.token_to_string(&token))?;

@@ -266,7 +266,10 @@ pub fn ks_def_from_thrift(d: t::KsDef) -> Result<schema::KeyspaceDef, String> {
             }
             if short == "SimpleStrategy" {
                 if let Some(k) = strategy_options.keys().find(|k| *k != "replication_factor") {
-                    return Err(format!("Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {}", d.name));
+                    return Err(format!(
+                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {}",
+                        d.name
+                    ));
                 }
             }
         }
@@ -308,7 +311,9 @@ pub fn ks_def_to_thrift(ks: &schema::KeyspaceDef) -> t::KsDef {
 
 /// The replication factor a keyspace asks for in total.
 pub fn replication_factor(ks: &schema::KeyspaceDef) -> usize {
-    if ks.strategy_class.ends_with("NetworkTopologyStrategy") && !ks.strategy_class.ends_with("OldNetworkTopologyStrategy") {
+    if ks.strategy_class.ends_with("NetworkTopologyStrategy")
+        && !ks.strategy_class.ends_with("OldNetworkTopologyStrategy")
+    {
         ks.strategy_options.values().filter_map(|v| v.parse::<usize>().ok()).sum()
     } else {
         ks.strategy_options.get("replication_factor").and_then(|v| v.parse().ok()).unwrap_or(1)

@@ -14,9 +14,9 @@ use storage::mutation::RowMutation;
 use thrift_idl as t;
 use uuid::Uuid;
 
-use super::convert::{cf_def_from_thrift, cf_def_to_thrift, ks_def_from_thrift, ks_def_to_thrift, to_thrift_columns};
+use super::convert::{cf_def_from_thrift, ks_def_from_thrift, ks_def_to_thrift, to_thrift_columns};
 use super::validate::*;
-use crate::auth::AuthenticatedUser;
+use crate::auth::{AuthError, AuthenticatedUser};
 use crate::node::Node;
 
 /// Per-connection state.
@@ -29,6 +29,15 @@ struct Session {
 pub struct Handler {
     node: Arc<Node>,
     session: Mutex<Session>,
+}
+
+/// What the client sees for a refused login or request.
+fn auth_error(e: AuthError) -> thrift::Error {
+    match e {
+        AuthError::BadCredentials(m) => thrift_idl::user_error(t::AuthenticationException::new(m)),
+        AuthError::NotAuthorized(m) => thrift_idl::user_error(t::AuthorizationException::new(m)),
+        AuthError::NotLoggedIn => ire("You have not logged in"),
+    }
 }
 
 fn not_supported(what: &str) -> thrift::Error {
@@ -49,15 +58,13 @@ impl Handler {
     }
 
     fn authorize(&self, s: &Session, ks: &str, write: bool) -> TResult<()> {
-        self.node.authenticator.authorize(s.user.as_ref(), ks, write).map_err(|e| e.into_thrift())
+        self.node.authenticator.authorize(s.user.as_ref(), ks, write).map_err(auth_error)
     }
 
     fn require_login(&self) -> TResult<()> {
         let s = self.session.lock();
         if self.node.authenticator.requires_login() && s.user.is_none() {
-            return Err(thrift_idl::user_error(t::AuthenticationException::new(
-                "You have not logged in".to_string(),
-            )));
+            return Err(auth_error(AuthError::NotLoggedIn));
         }
         Ok(())
     }
@@ -79,8 +86,7 @@ impl Handler {
         parent: &t::ColumnParent,
         filter: &ReadFilter,
     ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
-        let cells =
-            store.read(&self.node.storage.decorate(key), filter, now_seconds()).map_err(storage_error)?;
+        let cells = store.read(&self.node.storage.decorate(key), filter, now_seconds()).map_err(storage_error)?;
         Ok(to_thrift_columns(cells, store.cmp.is_super(), parent.super_column.is_some()))
     }
 
@@ -129,7 +135,12 @@ impl Handler {
     fn add_mutation(&self, store: &ColumnFamilyStore, row: &mut Row, m: t::Mutation, now: i32) -> TResult<()> {
         match (m.column_or_supercolumn, m.deletion) {
             (Some(cosc), None) => {
-                let set = [cosc.column.is_some(), cosc.super_column.is_some(), cosc.counter_column.is_some(), cosc.counter_super_column.is_some()];
+                let set = [
+                    cosc.column.is_some(),
+                    cosc.super_column.is_some(),
+                    cosc.counter_column.is_some(),
+                    cosc.counter_super_column.is_some(),
+                ];
                 if set.iter().filter(|b| **b).count() != 1 {
                     return Err(ire("ColumnOrSuperColumn must have one (and only one) of column, super_column, counter and counter_super_column"));
                 }
@@ -138,13 +149,19 @@ impl Handler {
                 }
                 if let Some(c) = cosc.column {
                     if store.cmp.is_super() {
-                        return Err(ire(format!("Column family {} is a super column family: a mutation must carry a super_column", store.name)));
+                        return Err(ire(format!(
+                            "Column family {} is a super column family: a mutation must carry a super_column",
+                            store.name
+                        )));
                     }
                     row.cells.push(self.cell_of(store, None, c, now)?);
                 }
                 if let Some(sc) = cosc.super_column {
                     if !store.cmp.is_super() {
-                        return Err(ire(format!("Column family {} is not a super column family: super_column is invalid", store.name)));
+                        return Err(ire(format!(
+                            "Column family {} is not a super column family: super_column is invalid",
+                            store.name
+                        )));
                     }
                     validate_name(&sc.name, store.cmp.name_type(), "super column")?;
                     for c in sc.columns {
@@ -180,7 +197,8 @@ impl Handler {
         now: i32,
     ) -> TResult<()> {
         let deletion = DeletionTime::new(timestamp, now);
-        let whole_super = |sc: &[u8]| RangeTombstone { start: compose_super(sc, b""), end: compose_super(sc, b""), deletion };
+        let whole_super =
+            |sc: &[u8]| RangeTombstone { start: compose_super(sc, b""), end: compose_super(sc, b""), deletion };
         if let Some(sc) = super_column {
             validate_name(sc, store.cmp.name_type(), "super column")?;
         }
@@ -304,7 +322,11 @@ impl Handler {
                 }
                 (_, Some(tok)) => {
                     let t = parse(tok)?;
-                    if t == p.min_token() { KeyBound::Unbounded } else { KeyBound::Token { token: t, inclusive: true } }
+                    if t == p.min_token() {
+                        KeyBound::Unbounded
+                    } else {
+                        KeyBound::Token { token: t, inclusive: true }
+                    }
                 }
                 _ => KeyBound::Unbounded,
             };
@@ -313,8 +335,20 @@ impl Handler {
         let start = parse(range.start_token.as_deref().unwrap_or_default())?;
         let end = parse(range.end_token.as_deref().unwrap_or_default())?;
         let min = p.min_token();
-        let lower = |t: &Token| if *t == min { KeyBound::Unbounded } else { KeyBound::Token { token: t.clone(), inclusive: false } };
-        let upper = |t: &Token| if *t == min { KeyBound::Unbounded } else { KeyBound::Token { token: t.clone(), inclusive: true } };
+        let lower = |t: &Token| {
+            if *t == min {
+                KeyBound::Unbounded
+            } else {
+                KeyBound::Token { token: t.clone(), inclusive: false }
+            }
+        };
+        let upper = |t: &Token| {
+            if *t == min {
+                KeyBound::Unbounded
+            } else {
+                KeyBound::Token { token: t.clone(), inclusive: true }
+            }
+        };
         // (start, end]: wraps when start >= end, unless end is the minimum (the ring's end).
         if end != min && start >= end {
             if start == end {
@@ -345,7 +379,10 @@ impl Handler {
                 .scan(&store.keyspace, &store.name, &start, &end, filter, max_rows - out.len())
                 .map_err(storage_error)?;
             for (key, cells) in rows {
-                out.push(t::KeySlice { key: key.key, columns: to_thrift_columns(cells, store.cmp.is_super(), within_super) });
+                out.push(t::KeySlice {
+                    key: key.key,
+                    columns: to_thrift_columns(cells, store.cmp.is_super(), within_super),
+                });
             }
         }
         Ok(out)
@@ -369,7 +406,13 @@ impl Handler {
         }])
     }
 
-    fn splits(&self, cf_name: &str, start: &str, end: &str, keys_per_split: i32) -> TResult<Vec<(String, String, i64)>> {
+    fn splits(
+        &self,
+        cf_name: &str,
+        start: &str,
+        end: &str,
+        keys_per_split: i32,
+    ) -> TResult<Vec<(String, String, i64)>> {
         let ks = self.keyspace(false)?;
         let store = self.store(&ks, cf_name)?;
         if keys_per_split <= 0 {
@@ -413,7 +456,7 @@ fn sort_cells(store: &ColumnFamilyStore, row: &mut Row) {
 
 impl t::CassandraSyncHandler for Handler {
     fn handle_login(&self, auth_request: t::AuthenticationRequest) -> TResult<()> {
-        let user = self.node.authenticator.login(&auth_request.credentials).map_err(|e| e.into_thrift())?;
+        let user = self.node.authenticator.login(&auth_request.credentials).map_err(auth_error)?;
         self.session.lock().user = Some(user);
         Ok(())
     }
@@ -429,7 +472,12 @@ impl t::CassandraSyncHandler for Handler {
         Ok(())
     }
 
-    fn handle_get(&self, key: Vec<u8>, path: t::ColumnPath, cl: t::ConsistencyLevel) -> TResult<t::ColumnOrSuperColumn> {
+    fn handle_get(
+        &self,
+        key: Vec<u8>,
+        path: t::ColumnPath,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<t::ColumnOrSuperColumn> {
         let ks = self.keyspace(false)?;
         let store = self.store(&ks, &path.column_family)?;
         validate_key(&key)?;
@@ -439,7 +487,9 @@ impl t::CassandraSyncHandler for Handler {
             (Some(sc), Some(c)) => (compose_super(sc, c), true),
             (Some(sc), None) => (compose_super(sc, b""), false),
             (None, Some(c)) => (c.to_vec(), false),
-            (None, None) => return Err(ire(format!("column parameter is not optional for standard CF {}", store.name))),
+            (None, None) => {
+                return Err(ire(format!("column parameter is not optional for standard CF {}", store.name)))
+            }
         };
         let filter = ReadFilter::names(&store.cmp, vec![name], CountUnit::Cells);
         let cells = store.read(&self.node.storage.decorate(&key), &filter, now_seconds()).map_err(storage_error)?;
@@ -449,19 +499,37 @@ impl t::CassandraSyncHandler for Handler {
             .ok_or_else(|| thrift_idl::user_error(t::NotFoundException::new()))
     }
 
-    fn handle_get_slice(&self, key: Vec<u8>, parent: t::ColumnParent, predicate: t::SlicePredicate, cl: t::ConsistencyLevel) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+    fn handle_get_slice(
+        &self,
+        key: Vec<u8>,
+        parent: t::ColumnParent,
+        predicate: t::SlicePredicate,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
         let (store, filter) = self.read_prologue(&parent, &predicate, cl)?;
         validate_key(&key)?;
         self.slice(&store, &key, &parent, &filter)
     }
 
-    fn handle_get_count(&self, key: Vec<u8>, parent: t::ColumnParent, predicate: t::SlicePredicate, cl: t::ConsistencyLevel) -> TResult<i32> {
+    fn handle_get_count(
+        &self,
+        key: Vec<u8>,
+        parent: t::ColumnParent,
+        predicate: t::SlicePredicate,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<i32> {
         let (store, filter) = self.read_prologue(&parent, &predicate, cl)?;
         validate_key(&key)?;
         Ok(self.slice(&store, &key, &parent, &filter)?.len() as i32)
     }
 
-    fn handle_multiget_slice(&self, keys: Vec<Vec<u8>>, parent: t::ColumnParent, predicate: t::SlicePredicate, cl: t::ConsistencyLevel) -> TResult<BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
+    fn handle_multiget_slice(
+        &self,
+        keys: Vec<Vec<u8>>,
+        parent: t::ColumnParent,
+        predicate: t::SlicePredicate,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
         let (store, filter) = self.read_prologue(&parent, &predicate, cl)?;
         let mut out = BTreeMap::new();
         for key in keys {
@@ -472,7 +540,13 @@ impl t::CassandraSyncHandler for Handler {
         Ok(out)
     }
 
-    fn handle_multiget_count(&self, keys: Vec<Vec<u8>>, parent: t::ColumnParent, predicate: t::SlicePredicate, cl: t::ConsistencyLevel) -> TResult<BTreeMap<Vec<u8>, i32>> {
+    fn handle_multiget_count(
+        &self,
+        keys: Vec<Vec<u8>>,
+        parent: t::ColumnParent,
+        predicate: t::SlicePredicate,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<BTreeMap<Vec<u8>, i32>> {
         let (store, filter) = self.read_prologue(&parent, &predicate, cl)?;
         let mut out = BTreeMap::new();
         for key in keys {
@@ -483,7 +557,13 @@ impl t::CassandraSyncHandler for Handler {
         Ok(out)
     }
 
-    fn handle_get_range_slices(&self, parent: t::ColumnParent, predicate: t::SlicePredicate, range: t::KeyRange, cl: t::ConsistencyLevel) -> TResult<Vec<t::KeySlice>> {
+    fn handle_get_range_slices(
+        &self,
+        parent: t::ColumnParent,
+        predicate: t::SlicePredicate,
+        range: t::KeyRange,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<Vec<t::KeySlice>> {
         let (store, filter) = self.read_prologue(&parent, &predicate, cl)?;
         if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
             return Err(not_supported("Secondary index queries (KeyRange.row_filter)"));
@@ -492,7 +572,13 @@ impl t::CassandraSyncHandler for Handler {
         self.scan(&store, pieces, &filter, range.count as usize, parent.super_column.is_some())
     }
 
-    fn handle_get_paged_slice(&self, column_family: String, range: t::KeyRange, start_column: Vec<u8>, cl: t::ConsistencyLevel) -> TResult<Vec<t::KeySlice>> {
+    fn handle_get_paged_slice(
+        &self,
+        column_family: String,
+        range: t::KeyRange,
+        start_column: Vec<u8>,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<Vec<t::KeySlice>> {
         let ks = self.keyspace(false)?;
         let store = self.store(&ks, &column_family)?;
         if store.cmp.is_super() {
@@ -543,18 +629,33 @@ impl t::CassandraSyncHandler for Handler {
         Ok(out)
     }
 
-    fn handle_get_indexed_slices(&self, _parent: t::ColumnParent, _clause: t::IndexClause, _predicate: t::SlicePredicate, _cl: t::ConsistencyLevel) -> TResult<Vec<t::KeySlice>> {
+    fn handle_get_indexed_slices(
+        &self,
+        _parent: t::ColumnParent,
+        _clause: t::IndexClause,
+        _predicate: t::SlicePredicate,
+        _cl: t::ConsistencyLevel,
+    ) -> TResult<Vec<t::KeySlice>> {
         self.keyspace(false)?;
         Err(not_supported("Secondary index queries (get_indexed_slices)"))
     }
 
-    fn handle_insert(&self, key: Vec<u8>, parent: t::ColumnParent, column: t::Column, cl: t::ConsistencyLevel) -> TResult<()> {
+    fn handle_insert(
+        &self,
+        key: Vec<u8>,
+        parent: t::ColumnParent,
+        column: t::Column,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<()> {
         let ks = self.keyspace(true)?;
         let store = self.store(&ks, &parent.column_family)?;
         validate_key_type(&store, &key)?;
         validate_parent(&store, parent.super_column.as_deref())?;
         if store.cmp.is_super() && parent.super_column.is_none() {
-            return Err(ire(format!("Column family {} is a super column family: insert needs column_parent.super_column", store.name)));
+            return Err(ire(format!(
+                "Column family {} is a super column family: insert needs column_parent.super_column",
+                store.name
+            )));
         }
         self.check_cl(&ks, cl, true)?;
         let cell = self.cell_of(&store, parent.super_column.as_deref(), column, now_seconds())?;
@@ -563,12 +664,26 @@ impl t::CassandraSyncHandler for Handler {
         self.apply(m)
     }
 
-    fn handle_add(&self, _key: Vec<u8>, _parent: t::ColumnParent, _column: t::CounterColumn, _cl: t::ConsistencyLevel) -> TResult<()> {
+    fn handle_add(
+        &self,
+        _key: Vec<u8>,
+        _parent: t::ColumnParent,
+        _column: t::CounterColumn,
+        _cl: t::ConsistencyLevel,
+    ) -> TResult<()> {
         self.keyspace(true)?;
         Err(not_supported("Counters (add)"))
     }
 
-    fn handle_cas(&self, _key: Vec<u8>, _cf: String, _expected: Vec<t::Column>, _updates: Vec<t::Column>, _serial: t::ConsistencyLevel, _commit: t::ConsistencyLevel) -> TResult<t::CASResult> {
+    fn handle_cas(
+        &self,
+        _key: Vec<u8>,
+        _cf: String,
+        _expected: Vec<t::Column>,
+        _updates: Vec<t::Column>,
+        _serial: t::ConsistencyLevel,
+        _commit: t::ConsistencyLevel,
+    ) -> TResult<t::CASResult> {
         self.keyspace(true)?;
         Err(not_supported("Lightweight transactions (cas)"))
     }
@@ -597,11 +712,19 @@ impl t::CassandraSyncHandler for Handler {
         Err(not_supported("Counters (remove_counter)"))
     }
 
-    fn handle_batch_mutate(&self, mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>, cl: t::ConsistencyLevel) -> TResult<()> {
+    fn handle_batch_mutate(
+        &self,
+        mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<()> {
         self.mutate(mutation_map, cl)
     }
 
-    fn handle_atomic_batch_mutate(&self, mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>, cl: t::ConsistencyLevel) -> TResult<()> {
+    fn handle_atomic_batch_mutate(
+        &self,
+        mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+        cl: t::ConsistencyLevel,
+    ) -> TResult<()> {
         // On one node every row mutation is applied once validated; nothing is left half done
         // by a validation error because all mutations are validated first.
         self.mutate(mutation_map, cl)
@@ -644,7 +767,11 @@ impl t::CassandraSyncHandler for Handler {
             let (prev_finish, next_start) = (&w[0].1, &w[1].0);
             let bad = prev_finish.is_empty() || next_start.is_empty() || {
                 let o = ty.compare(prev_finish, next_start);
-                if reversed { o != std::cmp::Ordering::Greater } else { o != std::cmp::Ordering::Less }
+                if reversed {
+                    o != std::cmp::Ordering::Greater
+                } else {
+                    o != std::cmp::Ordering::Less
+                }
             };
             if bad {
                 return Err(ire("column slices must be in order of traversal and must not overlap"));
@@ -683,7 +810,10 @@ impl t::CassandraSyncHandler for Handler {
 
     fn handle_describe_token_map(&self) -> TResult<BTreeMap<String, String>> {
         let mut m = BTreeMap::new();
-        m.insert(self.node.storage.partitioner().token_to_string(&self.node.local_token), self.node.listen_address.clone());
+        m.insert(
+            self.node.storage.partitioner().token_to_string(&self.node.local_token),
+            self.node.listen_address.clone(),
+        );
         Ok(m)
     }
 
@@ -704,7 +834,13 @@ impl t::CassandraSyncHandler for Handler {
             .ok_or_else(|| thrift_idl::user_error(t::NotFoundException::new()))
     }
 
-    fn handle_describe_splits(&self, cf_name: String, start_token: String, end_token: String, keys_per_split: i32) -> TResult<Vec<String>> {
+    fn handle_describe_splits(
+        &self,
+        cf_name: String,
+        start_token: String,
+        end_token: String,
+        keys_per_split: i32,
+    ) -> TResult<Vec<String>> {
         let splits = self.splits(&cf_name, &start_token, &end_token, keys_per_split)?;
         let mut out: Vec<String> = splits.iter().map(|(s, _, _)| s.clone()).collect();
         if let Some((_, e, _)) = splits.last() {
@@ -721,7 +857,13 @@ impl t::CassandraSyncHandler for Handler {
         )))
     }
 
-    fn handle_describe_splits_ex(&self, cf_name: String, start_token: String, end_token: String, keys_per_split: i32) -> TResult<Vec<t::CfSplit>> {
+    fn handle_describe_splits_ex(
+        &self,
+        cf_name: String,
+        start_token: String,
+        end_token: String,
+        keys_per_split: i32,
+    ) -> TResult<Vec<t::CfSplit>> {
         let splits = self.splits(&cf_name, &start_token, &end_token, keys_per_split)?;
         Ok(splits.into_iter().map(|(s, e, n)| t::CfSplit { start_token: s, end_token: e, row_count: n }).collect())
     }
@@ -784,7 +926,12 @@ impl t::CassandraSyncHandler for Handler {
         Err(not_supported("CQL (execute_cql_query)"))
     }
 
-    fn handle_execute_cql3_query(&self, _query: Vec<u8>, _compression: t::Compression, _cl: t::ConsistencyLevel) -> TResult<t::CqlResult> {
+    fn handle_execute_cql3_query(
+        &self,
+        _query: Vec<u8>,
+        _compression: t::Compression,
+        _cl: t::ConsistencyLevel,
+    ) -> TResult<t::CqlResult> {
         Err(not_supported("CQL (execute_cql3_query)"))
     }
 
@@ -792,7 +939,11 @@ impl t::CassandraSyncHandler for Handler {
         Err(not_supported("CQL (prepare_cql_query)"))
     }
 
-    fn handle_prepare_cql3_query(&self, _query: Vec<u8>, _compression: t::Compression) -> TResult<t::CqlPreparedResult> {
+    fn handle_prepare_cql3_query(
+        &self,
+        _query: Vec<u8>,
+        _compression: t::Compression,
+    ) -> TResult<t::CqlPreparedResult> {
         Err(not_supported("CQL (prepare_cql3_query)"))
     }
 
@@ -800,7 +951,12 @@ impl t::CassandraSyncHandler for Handler {
         Err(not_supported("CQL (execute_prepared_cql_query)"))
     }
 
-    fn handle_execute_prepared_cql3_query(&self, _item_id: i32, _values: Vec<Vec<u8>>, _cl: t::ConsistencyLevel) -> TResult<t::CqlResult> {
+    fn handle_execute_prepared_cql3_query(
+        &self,
+        _item_id: i32,
+        _values: Vec<Vec<u8>>,
+        _cl: t::ConsistencyLevel,
+    ) -> TResult<t::CqlResult> {
         Err(not_supported("CQL (execute_prepared_cql3_query)"))
     }
 
@@ -810,7 +966,9 @@ impl t::CassandraSyncHandler for Handler {
 }
 
 fn is_reserved(name: &str) -> bool {
-    ["system", "system_auth", "system_traces", "system_distributed", "system_schema"].iter().any(|r| r.eq_ignore_ascii_case(name))
+    ["system", "system_auth", "system_traces", "system_distributed", "system_schema"]
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
 }
 
 /// A fresh schema version for tests and tools.

@@ -72,7 +72,11 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
     }
     let framed = !looks_unframed(buf[0]);
     loop {
-        let message = if framed { read_frame(&mut stream, &mut buf, max).await? } else { read_unframed(&mut stream, &mut buf, max).await? };
+        let message = if framed {
+            read_frame(&mut stream, &mut buf, max).await?
+        } else {
+            read_unframed(&mut stream, &mut buf, max).await?
+        };
         let Some(message) = message else { return Ok(()) };
         let p = processor.clone();
         let reply = tokio::task::spawn_blocking(move || {
@@ -99,7 +103,11 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
 async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {
     while buf.len() < 4 {
         if stream.read_buf(buf).await? == 0 {
-            return if buf.is_empty() { Ok(None) } else { Err(ConnError::Malformed("connection closed inside a frame header")) };
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(ConnError::Malformed("connection closed inside a frame header"))
+            };
         }
     }
     let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
@@ -142,7 +150,11 @@ async fn read_unframed(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) ->
         }
         buf.reserve(64 * 1024);
         if stream.read_buf(buf).await? == 0 {
-            return if buf.is_empty() { Ok(None) } else { Err(ConnError::Malformed("connection closed inside a message")) };
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(ConnError::Malformed("connection closed inside a message"))
+            };
         }
     }
 }

@@ -86,7 +86,10 @@ pub fn validate_parent(store: &ColumnFamilyStore, super_column: Option<&[u8]>) -
 }
 
 /// Checks a ColumnPath: returns (super column, column) for the kind of column family.
-pub fn validate_path<'a>(store: &ColumnFamilyStore, path: &'a t::ColumnPath) -> TResult<(Option<&'a [u8]>, Option<&'a [u8]>)> {
+pub fn validate_path<'a>(
+    store: &ColumnFamilyStore,
+    path: &'a t::ColumnPath,
+) -> TResult<(Option<&'a [u8]>, Option<&'a [u8]>)> {
     let sc = path.super_column.as_deref();
     let col = path.column.as_deref();
     if store.cmp.is_super() {
@@ -180,7 +183,13 @@ pub fn predicate_filter(
                 }
             }
             check_slice_order(names_type, &range.start, &range.finish, range.reversed)?;
-            Ok(ReadFilter::slice(encode(&range.start), encode(&range.finish), range.reversed, range.count as usize, unit))
+            Ok(ReadFilter::slice(
+                encode(&range.start),
+                encode(&range.finish),
+                range.reversed,
+                range.count as usize,
+                unit,
+            ))
         }
     }
 }

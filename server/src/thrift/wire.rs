@@ -66,10 +66,10 @@ impl Cursor<'_> {
             return Err(Step::Invalid("nesting too deep"));
         }
         match ttype {
-            2 | 3 => self.skip(1),     // bool, byte
-            6 => self.skip(2),         // i16
-            8 => self.skip(4),         // i32
-            4 | 10 => self.skip(8),    // double, i64
+            2 | 3 => self.skip(1),  // bool, byte
+            6 => self.skip(2),      // i16
+            8 => self.skip(4),      // i32
+            4 | 10 => self.skip(8), // double, i64
             11 => {
                 // string / binary
                 let n = self.len()?;

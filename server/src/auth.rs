@@ -1,0 +1,689 @@
+//! `server::auth`: who may log in, and which keyspaces they may use.
+//!
+//! Two authenticators, as in Cassandra 0.6:
+//! - `AllowAllAuthenticator` (the default): no login needed, everything allowed.
+//! - `SimpleAuthenticator`: users and passwords in `passwd.properties`, keyspace access in
+//!   `access.properties` (Java properties syntax: `key=value`, `#`/`!` comments, `\ ` to put a
+//!   space in a key, trailing `\` to continue a line).
+//!
+//! `passwd.properties` holds `user=password`. With password mode `PLAIN` (default) the value is
+//! the password itself; with `MD5` it is the hex MD5 digest of the password (the client still
+//! sends the plain password, which is hashed and compared). 0.6 chose the mode with the JVM
+//! property `passwd.mode`; we use the `PasswdMode` element of storage-conf.xml.
+//!
+//! `access.properties` accepts 0.6's form and 0.7's:
+//! - `Keyspace1=jsmith,dilbert` (0.6): read and write access to the keyspace;
+//! - `Keyspace1.<rw>=dilbert` and `Keyspace1.<ro>=jsmith` (0.7): read-write or read-only;
+//! - `Keyspace1.Standard1.<rw>=...` / `.<ro>` (0.7): access to one column family only;
+//! - `<modify-keyspaces>=jsmith` (0.7): who may create and drop keyspaces.
+//!
+//! User lists are comma-separated; spaces around names are trimmed. 0.6 re-read both files at
+//! every login, so edits took effect without a restart; we read them at startup (so a broken
+//! file stops startup) and again at a login when a file's modification time changed. Access
+//! checks use what the last read found.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::time::SystemTime;
+
+use md5::{Digest, Md5};
+
+/// How `passwd.properties` stores passwords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PasswordMode {
+    Plain,
+    /// Lower- or upper-case hex of the MD5 digest of the password.
+    Md5,
+}
+
+impl PasswordMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PasswordMode::Plain => "PLAIN",
+            PasswordMode::Md5 => "MD5",
+        }
+    }
+}
+
+/// A user who passed [`Authenticator::login`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthenticatedUser {
+    pub username: String,
+}
+
+/// A refused login or request. The Thrift layer maps `BadCredentials` to
+/// AuthenticationException, `NotAuthorized` to AuthorizationException and `NotLoggedIn` to
+/// InvalidRequestException ("You have not logged in"), as 0.7 did.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("{0}")]
+    BadCredentials(String),
+    #[error("{0}")]
+    NotAuthorized(String),
+    #[error("You have not logged in")]
+    NotLoggedIn,
+}
+
+/// Why an authenticator could not be set up at startup.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthSetupError {
+    #[error("unknown authenticator class {class_name}; supported: org.apache.cassandra.auth.AllowAllAuthenticator, org.apache.cassandra.auth.SimpleAuthenticator")]
+    UnknownAuthenticator { class_name: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}:{line}: {reason}", path.display())]
+    BadFile { path: PathBuf, line: usize, reason: String },
+}
+
+/// The configured authenticator.
+#[derive(Debug)]
+pub enum Authenticator {
+    AllowAll,
+    Simple(SimpleAuth),
+}
+
+fn short_name(class_name: &str) -> &str {
+    class_name.trim().rsplit('.').next().unwrap_or(class_name)
+}
+
+impl Authenticator {
+    /// Builds the authenticator named by `class_name` (full or short class name), reading the
+    /// SimpleAuthenticator's files `passwd.properties` and `access.properties` from `conf_dir`
+    /// in PLAIN mode. Use [`Authenticator::with_files`] for other paths or MD5 mode.
+    pub fn from_config(class_name: &str, conf_dir: &Path) -> Result<Authenticator, AuthSetupError> {
+        Self::with_files(
+            class_name,
+            &conf_dir.join("passwd.properties"),
+            &conf_dir.join("access.properties"),
+            PasswordMode::Plain,
+        )
+    }
+
+    /// As [`Authenticator::from_config`] with the settings of a loaded configuration (its
+    /// `PasswdProperties`, `AccessProperties` and `PasswdMode` extension elements).
+    pub fn for_config(config: &crate::config::Config, conf_dir: &Path) -> Result<Authenticator, AuthSetupError> {
+        let (passwd, access) = config.auth_files(conf_dir);
+        Self::with_files(&config.authenticator, &passwd, &access, config.passwd_mode)
+    }
+
+    pub fn with_files(
+        class_name: &str,
+        passwd: &Path,
+        access: &Path,
+        mode: PasswordMode,
+    ) -> Result<Authenticator, AuthSetupError> {
+        match short_name(class_name) {
+            "AllowAllAuthenticator" => Ok(Authenticator::AllowAll),
+            "SimpleAuthenticator" => Ok(Authenticator::Simple(SimpleAuth::load(passwd, access, mode)?)),
+            _ => Err(AuthSetupError::UnknownAuthenticator { class_name: class_name.to_string() }),
+        }
+    }
+
+    /// Whether clients must call `login` before using a keyspace.
+    pub fn requires_login(&self) -> bool {
+        matches!(self, Authenticator::Simple(_))
+    }
+
+    /// Checks `credentials` (keys `username` and `password`).
+    pub fn login(&self, credentials: &BTreeMap<String, String>) -> Result<AuthenticatedUser, AuthError> {
+        match self {
+            Authenticator::AllowAll => {
+                Ok(AuthenticatedUser { username: credentials.get("username").cloned().unwrap_or_default() })
+            }
+            Authenticator::Simple(s) => s.login(credentials),
+        }
+    }
+
+    /// May `user` read (or, with `write`, also write) `keyspace`?
+    pub fn authorize(&self, user: Option<&AuthenticatedUser>, keyspace: &str, write: bool) -> Result<(), AuthError> {
+        match self {
+            Authenticator::AllowAll => Ok(()),
+            Authenticator::Simple(s) => s.authorize(logged_in(user)?, keyspace, None, write),
+        }
+    }
+
+    /// Like [`Authenticator::authorize`], also honouring grants on the one column family.
+    pub fn authorize_column_family(
+        &self,
+        user: Option<&AuthenticatedUser>,
+        keyspace: &str,
+        column_family: &str,
+        write: bool,
+    ) -> Result<(), AuthError> {
+        match self {
+            Authenticator::AllowAll => Ok(()),
+            Authenticator::Simple(s) => s.authorize(logged_in(user)?, keyspace, Some(column_family), write),
+        }
+    }
+
+    /// May `user` create or drop keyspaces (`<modify-keyspaces>`)?
+    pub fn authorize_keyspace_list_change(&self, user: Option<&AuthenticatedUser>) -> Result<(), AuthError> {
+        match self {
+            Authenticator::AllowAll => Ok(()),
+            Authenticator::Simple(s) => s.authorize_keyspace_list_change(logged_in(user)?),
+        }
+    }
+}
+
+fn logged_in(user: Option<&AuthenticatedUser>) -> Result<&AuthenticatedUser, AuthError> {
+    user.ok_or(AuthError::NotLoggedIn)
+}
+
+/// Read and write grants for one keyspace or column family.
+#[derive(Debug, Default, Clone)]
+struct Grants {
+    read_write: BTreeSet<String>,
+    read_only: BTreeSet<String>,
+}
+
+impl Grants {
+    fn allows(&self, user: &str, write: bool) -> bool {
+        self.read_write.contains(user) || (!write && self.read_only.contains(user))
+    }
+}
+
+/// What `access.properties` says.
+#[derive(Debug, Default, Clone)]
+struct AccessTable {
+    keyspaces: BTreeMap<String, Grants>,
+    column_families: BTreeMap<(String, String), Grants>,
+    modify_keyspaces: BTreeSet<String>,
+}
+
+struct Tables {
+    passwords: BTreeMap<String, String>,
+    access: AccessTable,
+    passwd_modified: Option<SystemTime>,
+    access_modified: Option<SystemTime>,
+}
+
+/// The SimpleAuthenticator: tables read from the two properties files. Its `Debug` output
+/// leaves the passwords out.
+pub struct SimpleAuth {
+    passwd_path: PathBuf,
+    access_path: PathBuf,
+    mode: PasswordMode,
+    /// Replaced wholesale by `reload`; readers take a snapshot of what they need.
+    tables: RwLock<Tables>,
+}
+
+impl std::fmt::Debug for SimpleAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let users = self.tables.read().map_or(0, |t| t.passwords.len());
+        f.debug_struct("SimpleAuth")
+            .field("passwd_path", &self.passwd_path)
+            .field("access_path", &self.access_path)
+            .field("mode", &self.mode)
+            .field("users", &users)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimpleAuth {
+    /// Reads both files; a missing or malformed file is an error.
+    pub fn load(passwd_path: &Path, access_path: &Path, mode: PasswordMode) -> Result<SimpleAuth, AuthSetupError> {
+        let tables = read_tables(passwd_path, access_path, mode)?;
+        Ok(SimpleAuth {
+            passwd_path: passwd_path.to_path_buf(),
+            access_path: access_path.to_path_buf(),
+            mode,
+            tables: RwLock::new(tables),
+        })
+    }
+
+    pub fn mode(&self) -> PasswordMode {
+        self.mode
+    }
+
+    /// Re-reads both files. On error the previous tables stay in force.
+    pub fn reload(&self) -> Result<(), AuthSetupError> {
+        let tables = read_tables(&self.passwd_path, &self.access_path, self.mode)?;
+        *self.tables.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = tables;
+        Ok(())
+    }
+
+    /// Reloads when either file's modification time differs from the last read.
+    fn reload_if_changed(&self) {
+        let changed = {
+            let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+            modified(&self.passwd_path) != t.passwd_modified || modified(&self.access_path) != t.access_modified
+        };
+        if changed {
+            if let Err(e) = self.reload() {
+                tracing::warn!("keeping the previous authentication tables: {e}");
+            }
+        }
+    }
+
+    fn login(&self, credentials: &BTreeMap<String, String>) -> Result<AuthenticatedUser, AuthError> {
+        let username = credentials.get("username").ok_or_else(|| {
+            AuthError::BadCredentials("Authentication request was missing the required key 'username'".into())
+        })?;
+        let password = credentials.get("password").ok_or_else(|| {
+            AuthError::BadCredentials("Authentication request was missing the required key 'password'".into())
+        })?;
+        self.reload_if_changed();
+        // The same message for an unknown user and a wrong password, so the answer does not
+        // reveal which user names exist.
+        let refused = || {
+            AuthError::BadCredentials(format!(
+                "Given password in password mode {} could not be validated for user {}",
+                self.mode.as_str(),
+                username
+            ))
+        };
+        let stored = {
+            let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+            t.passwords.get(username).cloned()
+        };
+        let stored = stored.ok_or_else(refused)?;
+        let ok = match self.mode {
+            PasswordMode::Plain => constant_time_eq(password.as_bytes(), stored.as_bytes()),
+            PasswordMode::Md5 => match decode_hex(&stored) {
+                Some(expected) => constant_time_eq(&Md5::digest(password.as_bytes()), &expected),
+                None => false,
+            },
+        };
+        if ok {
+            Ok(AuthenticatedUser { username: username.clone() })
+        } else {
+            Err(refused())
+        }
+    }
+
+    fn authorize(
+        &self,
+        user: &AuthenticatedUser,
+        keyspace: &str,
+        cf: Option<&str>,
+        write: bool,
+    ) -> Result<(), AuthError> {
+        let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let name = user.username.as_str();
+        let by_keyspace = t.access.keyspaces.get(keyspace).is_some_and(|g| g.allows(name, write));
+        let by_cf = cf.is_some_and(|cf| {
+            t.access.column_families.get(&(keyspace.to_string(), cf.to_string())).is_some_and(|g| g.allows(name, write))
+        });
+        if by_keyspace || by_cf {
+            return Ok(());
+        }
+        // One message whether or not the keyspace exists, as in 0.6.
+        let what = match cf {
+            Some(cf) => format!("column family {keyspace}.{cf}"),
+            None => format!("keyspace {keyspace}"),
+        };
+        let access = if write { "write to" } else { "use" };
+        Err(AuthError::NotAuthorized(format!("User {name} could not be authorized to {access} {what}")))
+    }
+
+    fn authorize_keyspace_list_change(&self, user: &AuthenticatedUser) -> Result<(), AuthError> {
+        let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if t.access.modify_keyspaces.contains(&user.username) {
+            Ok(())
+        } else {
+            Err(AuthError::NotAuthorized(format!("User {} may not create or drop keyspaces", user.username)))
+        }
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn read_tables(passwd_path: &Path, access_path: &Path, mode: PasswordMode) -> Result<Tables, AuthSetupError> {
+    let passwd_modified = modified(passwd_path);
+    let access_modified = modified(access_path);
+    let mut passwords = BTreeMap::new();
+    for (key, value, line) in read_properties(passwd_path)? {
+        if mode == PasswordMode::Md5 && !matches!(decode_hex(&value), Some(d) if d.len() == 16) {
+            return Err(AuthSetupError::BadFile {
+                path: passwd_path.to_path_buf(),
+                line,
+                reason: format!("password of user {key} is not a 32-digit hex MD5 digest (password mode MD5)"),
+            });
+        }
+        passwords.insert(key, value);
+    }
+    let access = parse_access(access_path, read_properties(access_path)?)?;
+    Ok(Tables { passwords, access, passwd_modified, access_modified })
+}
+
+fn parse_access(path: &Path, entries: Vec<Property>) -> Result<AccessTable, AuthSetupError> {
+    let mut table = AccessTable::default();
+    for (key, value, line) in entries {
+        let users = value.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_string);
+        if key == "<modify-keyspaces>" {
+            table.modify_keyspaces.extend(users);
+            continue;
+        }
+        let (resource, read_write) = if let Some(r) = key.strip_suffix(".<rw>") {
+            (r, true)
+        } else if let Some(r) = key.strip_suffix(".<ro>") {
+            (r, false)
+        } else if key.contains('<') || key.contains('>') {
+            return Err(AuthSetupError::BadFile {
+                path: path.to_path_buf(),
+                line,
+                reason: format!("unknown permission in {key:?}; use <Keyspace>=, <Keyspace>.<rw>=, <Keyspace>.<ro>= or <modify-keyspaces>="),
+            });
+        } else {
+            // 0.6 form: the keyspace alone means full access.
+            (key.as_str(), true)
+        };
+        // Keyspace names cannot contain dots, so the first dot separates keyspace and CF.
+        let grants = match resource.split_once('.') {
+            Some((ks, cf)) => table.column_families.entry((ks.to_string(), cf.to_string())).or_default(),
+            None => table.keyspaces.entry(resource.to_string()).or_default(),
+        };
+        if read_write {
+            grants.read_write.extend(users);
+        } else {
+            grants.read_only.extend(users);
+        }
+    }
+    Ok(table)
+}
+
+fn read_properties(path: &Path) -> Result<Vec<Property>, AuthSetupError> {
+    let bytes = std::fs::read(path).map_err(|source| AuthSetupError::Io { path: path.to_path_buf(), source })?;
+    // Java reads properties files as ISO-8859-1; accept UTF-8 and fall back to Latin-1.
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| e.into_bytes().iter().map(|&b| char::from(b)).collect());
+    parse_properties(&text).map_err(|(line, reason)| AuthSetupError::BadFile { path: path.to_path_buf(), line, reason })
+}
+
+/// One `key=value` entry, with the line it starts on.
+type Property = (String, String, usize);
+
+/// Parses Java properties text into (key, value, first line) in file order. A key given twice
+/// keeps its last value, as `java.util.Properties` does.
+/// Errors give the line and the reason.
+pub(crate) fn parse_properties(text: &str) -> Result<Vec<Property>, (usize, String)> {
+    let mut out: Vec<Property> = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((idx, raw)) = lines.next() {
+        let first_line = idx + 1;
+        let trimmed = raw.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!') {
+            continue;
+        }
+        // Join continuation lines: an odd number of trailing backslashes continues the line.
+        let mut logical = String::from(trimmed);
+        while ends_with_odd_backslashes(&logical) {
+            logical.pop();
+            match lines.next() {
+                Some((_, next)) => logical.push_str(next.trim_start()),
+                None => break,
+            }
+        }
+        let (key, value) = split_entry(&logical).map_err(|reason| (first_line, reason))?;
+        match out.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(existing) => existing.1 = value,
+            None => out.push((key, value, first_line)),
+        }
+    }
+    Ok(out)
+}
+
+fn ends_with_odd_backslashes(s: &str) -> bool {
+    s.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1
+}
+
+/// Splits a logical line into unescaped key and value.
+fn split_entry(line: &str) -> Result<(String, String), String> {
+    let mut chars = line.chars().peekable();
+    let mut key = String::new();
+    while let Some(&c) = chars.peek() {
+        if c == '=' || c == ':' || c.is_whitespace() {
+            break;
+        }
+        chars.next();
+        if c == '\\' {
+            key.push(unescape(&mut chars)?);
+        } else {
+            key.push(c);
+        }
+    }
+    while chars.peek().is_some_and(|c| c.is_whitespace()) {
+        chars.next();
+    }
+    if chars.peek().is_some_and(|&c| c == '=' || c == ':') {
+        chars.next();
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+    }
+    let mut value = String::new();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            value.push(unescape(&mut chars)?);
+        } else {
+            value.push(c);
+        }
+    }
+    Ok((key, value))
+}
+
+fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<char, String> {
+    match chars.next() {
+        Some('t') => Ok('\t'),
+        Some('n') => Ok('\n'),
+        Some('r') => Ok('\r'),
+        Some('f') => Ok('\u{c}'),
+        Some('u') => {
+            let hex: String = chars.by_ref().take(4).collect();
+            u32::from_str_radix(&hex, 16)
+                .ok()
+                .filter(|_| hex.len() == 4)
+                .and_then(char::from_u32)
+                .ok_or_else(|| format!("bad \\u escape \\u{hex}"))
+        }
+        Some(other) => Ok(other),
+        None => Ok('\\'),
+    }
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    let pairs = s.trim().as_bytes().chunks_exact(2);
+    if !pairs.remainder().is_empty() {
+        return None;
+    }
+    let digit = |b: u8| char::from(b).to_digit(16);
+    pairs
+        .map(|pair| match pair {
+            [hi, lo] => u8::try_from(digit(*hi)? * 16 + digit(*lo)?).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Compares without stopping at the first difference, so timing does not reveal how much of a
+/// guess was right. (Length still shows.)
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn creds(user: &str, password: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("username".to_string(), user.to_string()), ("password".to_string(), password.to_string())])
+    }
+
+    fn user(name: &str) -> AuthenticatedUser {
+        AuthenticatedUser { username: name.to_string() }
+    }
+
+    /// Writes the two files into a temporary directory.
+    fn setup(passwd: &str, access: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("passwd.properties"), passwd).expect("write passwd");
+        std::fs::write(dir.path().join("access.properties"), access).expect("write access");
+        dir
+    }
+
+    const PASSWD: &str = "# users\njsmith=havebadpass\nElvis\\ Presley = graceland4evar\ndilbert:nomoovertime\n";
+    const ACCESS: &str = "<modify-keyspaces>=jsmith\nKeyspace1=jsmith, Elvis Presley\nBloggyAppy.<ro>=dilbert\nBloggyAppy.<rw>=jsmith\nKeyspace2.Standard1.<rw>=dilbert\n";
+
+    fn simple(dir: &tempfile::TempDir, mode: PasswordMode) -> Authenticator {
+        let p = dir.path();
+        Authenticator::with_files(
+            "org.apache.cassandra.auth.SimpleAuthenticator",
+            &p.join("passwd.properties"),
+            &p.join("access.properties"),
+            mode,
+        )
+        .expect("loads")
+    }
+
+    #[test]
+    fn allow_all_needs_no_login_and_allows_everything() {
+        let a =
+            Authenticator::from_config("org.apache.cassandra.auth.AllowAllAuthenticator", Path::new("/nonexistent"))
+                .expect("no files needed");
+        assert!(!a.requires_login());
+        assert!(a.authorize(None, "Keyspace1", true).is_ok());
+        assert_eq!(a.login(&creds("x", "y")).expect("ok").username, "x");
+    }
+
+    #[test]
+    fn unknown_authenticator_class_is_refused() {
+        let err = Authenticator::from_config("com.example.LdapAuthenticator", Path::new(".")).expect_err("unknown");
+        assert!(matches!(err, AuthSetupError::UnknownAuthenticator { .. }));
+    }
+
+    #[test]
+    fn plain_passwords() {
+        let dir = setup(PASSWD, ACCESS);
+        let a = Authenticator::from_config("SimpleAuthenticator", dir.path()).expect("loads");
+        assert!(a.requires_login());
+        assert_eq!(a.login(&creds("jsmith", "havebadpass")).expect("ok").username, "jsmith");
+        assert_eq!(a.login(&creds("Elvis Presley", "graceland4evar")).expect("ok").username, "Elvis Presley");
+        assert!(a.login(&creds("dilbert", "nomoovertime")).is_ok());
+        let wrong = a.login(&creds("jsmith", "wrong")).expect_err("wrong password");
+        let unknown = a.login(&creds("nobody", "havebadpass")).expect_err("unknown user");
+        assert!(matches!(wrong, AuthError::BadCredentials(_)));
+        assert!(matches!(unknown, AuthError::BadCredentials(_)));
+        let missing =
+            a.login(&BTreeMap::from([("username".to_string(), "jsmith".to_string())])).expect_err("no password");
+        assert!(matches!(missing, AuthError::BadCredentials(m) if m.contains("'password'")));
+    }
+
+    #[test]
+    fn md5_passwords_store_the_hex_digest() {
+        // MD5("havebadpass"), computed independently and written out.
+        let digest: String = Md5::digest(b"havebadpass").iter().map(|b| format!("{b:02X}")).collect();
+        let dir = setup(&format!("jsmith={digest}\n"), "Keyspace1=jsmith\n");
+        let a = simple(&dir, PasswordMode::Md5);
+        assert!(a.login(&creds("jsmith", "havebadpass")).is_ok());
+        // Sending the digest itself must not work.
+        assert!(a.login(&creds("jsmith", &digest)).is_err());
+        assert!(a.login(&creds("jsmith", "havebadpas")).is_err());
+        // The same file read in PLAIN mode wants the digest text as the password.
+        let plain = simple(&dir, PasswordMode::Plain);
+        assert!(plain.login(&creds("jsmith", &digest)).is_ok());
+        assert!(plain.login(&creds("jsmith", "havebadpass")).is_err());
+    }
+
+    #[test]
+    fn md5_known_vector() {
+        let d: String = Md5::digest(b"abc").iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(d, "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(decode_hex("900150983CD24FB0D6963F7D28E17F72").expect("hex"), Md5::digest(b"abc").to_vec());
+    }
+
+    #[test]
+    fn md5_mode_refuses_a_non_digest_at_load() {
+        let dir = setup("jsmith=havebadpass\n", "");
+        let p = dir.path();
+        let err = SimpleAuth::load(&p.join("passwd.properties"), &p.join("access.properties"), PasswordMode::Md5)
+            .expect_err("bad");
+        assert!(matches!(err, AuthSetupError::BadFile { line: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn access_per_keyspace() {
+        let dir = setup(PASSWD, ACCESS);
+        let a = simple(&dir, PasswordMode::Plain);
+        let (js, elvis, dil) = (user("jsmith"), user("Elvis Presley"), user("dilbert"));
+        // 0.6 form: full access.
+        assert!(a.authorize(Some(&js), "Keyspace1", true).is_ok());
+        assert!(a.authorize(Some(&elvis), "Keyspace1", false).is_ok());
+        assert!(matches!(a.authorize(Some(&dil), "Keyspace1", false), Err(AuthError::NotAuthorized(_))));
+        // 0.7 forms.
+        assert!(a.authorize(Some(&dil), "BloggyAppy", false).is_ok());
+        assert!(matches!(a.authorize(Some(&dil), "BloggyAppy", true), Err(AuthError::NotAuthorized(_))));
+        assert!(a.authorize(Some(&js), "BloggyAppy", true).is_ok());
+        assert!(a.authorize(Some(&js), "NoSuchKeyspace", false).is_err());
+        // Column family grants.
+        assert!(a.authorize(Some(&dil), "Keyspace2", true).is_err());
+        assert!(a.authorize_column_family(Some(&dil), "Keyspace2", "Standard1", true).is_ok());
+        assert!(a.authorize_column_family(Some(&dil), "Keyspace2", "Standard2", false).is_err());
+        assert!(a.authorize_column_family(Some(&js), "Keyspace1", "Anything", true).is_ok());
+        // Keyspace list changes.
+        assert!(a.authorize_keyspace_list_change(Some(&js)).is_ok());
+        assert!(a.authorize_keyspace_list_change(Some(&dil)).is_err());
+        // Not logged in.
+        assert_eq!(a.authorize(None, "Keyspace1", false), Err(AuthError::NotLoggedIn));
+    }
+
+    #[test]
+    fn unknown_permission_is_refused() {
+        let dir = setup(PASSWD, "Keyspace1.<admin>=jsmith\n");
+        let p = dir.path();
+        let err = SimpleAuth::load(&p.join("passwd.properties"), &p.join("access.properties"), PasswordMode::Plain)
+            .expect_err("bad");
+        assert!(matches!(err, AuthSetupError::BadFile { line: 1, .. }));
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = Authenticator::from_config("SimpleAuthenticator", dir.path()).expect_err("no files");
+        assert!(matches!(err, AuthSetupError::Io { .. }));
+    }
+
+    #[test]
+    fn edits_take_effect_at_the_next_login() {
+        let dir = setup(PASSWD, ACCESS);
+        let a = simple(&dir, PasswordMode::Plain);
+        assert!(a.login(&creds("newbie", "pw")).is_err());
+        std::fs::write(dir.path().join("passwd.properties"), "newbie=pw\n").expect("rewrite");
+        // Make sure the modification time differs even on coarse-grained file systems.
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        let f = std::fs::File::options().write(true).open(dir.path().join("passwd.properties")).expect("open");
+        f.set_modified(later).expect("set mtime");
+        assert!(a.login(&creds("newbie", "pw")).is_ok());
+        assert!(a.login(&creds("jsmith", "havebadpass")).is_err());
+    }
+
+    #[test]
+    fn properties_syntax() {
+        let text = "# comment\n! also comment\n\n  key1 = value one  \nkey\\ 2:v2\nkey3 v3\nlong = a,\\\n    b\nuni=\\u0041\\t\nempty=\nkey1=again\n";
+        let p = parse_properties(text).expect("parses");
+        let get = |k: &str| p.iter().find(|(key, _, _)| key == k).map(|(_, v, l)| (v.as_str(), *l));
+        assert_eq!(get("key1"), Some(("again", 4)));
+        assert_eq!(get("key 2"), Some(("v2", 5)));
+        assert_eq!(get("key3"), Some(("v3", 6)));
+        assert_eq!(get("long"), Some(("a,b", 7)));
+        assert_eq!(get("uni"), Some(("A\t", 9)));
+        assert_eq!(get("empty"), Some(("", 10)));
+        assert!(parse_properties("x=\\u00zz\n").is_err());
+    }
+
+    #[test]
+    fn debug_output_hides_passwords() {
+        let dir = setup(PASSWD, ACCESS);
+        let shown = format!("{:?}", simple(&dir, PasswordMode::Plain));
+        assert!(shown.contains("users: 3"), "{shown}");
+        assert!(!shown.contains("havebadpass"), "{shown}");
+    }
+
+    #[test]
+    fn constant_time_eq_works() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+}

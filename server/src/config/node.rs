@@ -1,0 +1,352 @@
+//! The node-level elements directly under `<Storage>`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::keyspaces::{self, KeyspaceFallbacks};
+use super::values::{bad, class_from_table, container, leaf, one_of, Elements, Ignored};
+use super::xml::Node;
+use super::{CommitLogSync, Config, ConfigError, DiskAccessMode, PasswordMode};
+
+/// Elements that may appear once under `<Storage>`: 0.6's own, then our extensions.
+const NODE_ELEMENTS: &[&str] = &[
+    "ClusterName",
+    "AutoBootstrap",
+    "HintedHandoffEnabled",
+    "IndexInterval",
+    "Keyspaces",
+    "Authenticator",
+    "Partitioner",
+    "InitialToken",
+    "SavedCachesDirectory",
+    "CommitLogDirectory",
+    "DataFileDirectories",
+    "Seeds",
+    "RpcTimeoutInMillis",
+    "PhiConvictThreshold",
+    "CommitLogRotationThresholdInMB",
+    "ListenAddress",
+    "StoragePort",
+    "ThriftAddress",
+    "ThriftPort",
+    "ThriftFramedTransport",
+    "DiskAccessMode",
+    "RowWarningThresholdInMB",
+    "SlicedBufferSizeInKB",
+    "FlushDataBufferSizeInMB",
+    "FlushIndexBufferSizeInMB",
+    "ColumnIndexSizeInKB",
+    "MemtableThroughputInMB",
+    "BinaryMemtableThroughputInMB",
+    "MemtableOperationsInMillions",
+    "MemtableFlushAfterMinutes",
+    "ConcurrentReads",
+    "ConcurrentWrites",
+    "CommitLogSync",
+    "CommitLogSyncPeriodInMS",
+    "CommitLogSyncBatchWindowInMS",
+    "GCGraceSeconds",
+    "DoConsistencyChecksBoolean",
+    "SnapshotBeforeCompaction",
+    // 0.5 declared these globally; 0.6 moved them into <Keyspace>. We take them as defaults for
+    // keyspaces that do not set them (with a warning), and EndPointSnitch as the global snitch.
+    "ReplicaPlacementStrategy",
+    "ReplicationFactor",
+    "EndPointSnitch",
+    // Extensions.
+    "ThriftMaxMessageLengthInMB",
+    "AdminAddress",
+    "AdminPort",
+    "PasswdProperties",
+    "AccessProperties",
+    "PasswdMode",
+];
+
+/// Elements earlier releases defined that 0.6 silently ignored; we say so.
+const IGNORED_NODE_ELEMENTS: &[Ignored] = &[
+    Ignored {
+        name: "ControlPort",
+        why: "the control port was removed before 0.6; use the admin interface (AdminPort)",
+    },
+    Ignored { name: "BootstrapFileDirectory", why: "bootstrap streams directly into the data directories" },
+    Ignored { name: "RackAware", why: "choose a ReplicaPlacementStrategy per keyspace instead" },
+    Ignored { name: "CalloutLocation", why: "callouts were removed before 0.6" },
+    Ignored { name: "StagingFileDirectory", why: "streaming does not stage files" },
+    Ignored { name: "JobTrackerHost", why: "Hadoop settings are not read by the server" },
+    Ignored { name: "JobJarFileLocation", why: "Hadoop settings are not read by the server" },
+    Ignored { name: "MemtableSizeInMB", why: "renamed MemtableThroughputInMB in 0.6" },
+    Ignored { name: "MemtableObjectCountInMillions", why: "renamed MemtableOperationsInMillions in 0.6" },
+    Ignored { name: "CommitLogFastSync", why: "replaced by CommitLogSync in 0.5" },
+];
+
+const PARTITIONERS: &[(&str, &str)] = &[
+    ("org.apache.cassandra.dht.RandomPartitioner", "org.apache.cassandra.dht.RandomPartitioner"),
+    ("org.apache.cassandra.dht.OrderPreservingPartitioner", "org.apache.cassandra.dht.OrderPreservingPartitioner"),
+    (
+        "org.apache.cassandra.dht.CollatingOrderPreservingPartitioner",
+        "org.apache.cassandra.dht.CollatingOrderPreservingPartitioner",
+    ),
+    ("org.apache.cassandra.dht.ByteOrderedPartitioner", "org.apache.cassandra.dht.ByteOrderedPartitioner"),
+    ("org.apache.cassandra.dht.Murmur3Partitioner", "org.apache.cassandra.dht.Murmur3Partitioner"),
+];
+
+const AUTHENTICATORS: &[(&str, &str)] = &[
+    ("org.apache.cassandra.auth.AllowAllAuthenticator", "org.apache.cassandra.auth.AllowAllAuthenticator"),
+    ("org.apache.cassandra.auth.SimpleAuthenticator", "org.apache.cassandra.auth.SimpleAuthenticator"),
+];
+
+pub(crate) const DEFAULT_SNITCH: &str = "org.apache.cassandra.locator.SimpleSnitch";
+
+pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, ConfigError> {
+    if root.name != "Storage" {
+        return Err(ConfigError::Xml {
+            line: root.line,
+            reason: format!("the root element must be <Storage>, found <{}>", root.name),
+        });
+    }
+    let mut warnings = Vec::new();
+    let els = Elements::collect(root, NODE_ELEMENTS, &[], IGNORED_NODE_ELEMENTS, &mut warnings)?;
+
+    let cluster_name = els.required_text("ClusterName")?.0.to_string();
+
+    let (partitioner_text, partitioner_line) = els.required_text("Partitioner")?;
+    // 0.6 expands a short partitioner name into the dht package.
+    let partitioner_full = if partitioner_text.contains('.') {
+        partitioner_text.to_string()
+    } else {
+        format!("org.apache.cassandra.dht.{partitioner_text}")
+    };
+    let partitioner = class_from_table("Partitioner", partitioner_line, &partitioner_full, PARTITIONERS)?;
+
+    let authenticator = match els.text("Authenticator")? {
+        Some((v, line)) => class_from_table("Authenticator", line, v, AUTHENTICATORS)?,
+        None => "org.apache.cassandra.auth.AllowAllAuthenticator".to_string(),
+    };
+    let passwd_mode = match els.text("PasswdMode")? {
+        Some((v, line)) => {
+            one_of("PasswdMode", line, v, &[("PLAIN", PasswordMode::Plain), ("MD5", PasswordMode::Md5)])?
+        }
+        None => PasswordMode::Plain,
+    };
+
+    let commit_log_directory = PathBuf::from(els.required_text("CommitLogDirectory")?.0);
+    let data_file_directories = data_directories(&els)?;
+    if let Some(dup) = data_file_directories.iter().find(|d| **d == commit_log_directory) {
+        let line = els.node("CommitLogDirectory").map_or(root.line, |n| n.line);
+        return Err(bad(
+            "CommitLogDirectory",
+            line,
+            &dup.display().to_string(),
+            "the commit log directory must not also be a data file directory",
+        ));
+    }
+    let seeds = seeds(&els)?;
+
+    let listen_address = match els.text("ListenAddress")? {
+        Some(("0.0.0.0", line)) => {
+            return Err(bad(
+                "ListenAddress",
+                line,
+                "0.0.0.0",
+                "other nodes must be able to reach this address; give a real one",
+            ))
+        }
+        Some((v, _)) => v.to_string(),
+        None => "127.0.0.1".to_string(),
+    };
+    let thrift_address = els.text("ThriftAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
+
+    let disk_access_mode = match els.text("DiskAccessMode")? {
+        Some((v, line)) => one_of(
+            "DiskAccessMode",
+            line,
+            v,
+            &[
+                ("auto", DiskAccessMode::Auto),
+                ("mmap", DiskAccessMode::Mmap),
+                ("mmap_index_only", DiskAccessMode::MmapIndexOnly),
+                ("standard", DiskAccessMode::Standard),
+            ],
+        )?,
+        None => DiskAccessMode::Auto,
+    };
+
+    let commit_log_sync = commit_log_sync(&els)?;
+
+    let do_consistency_checks = match els.text("DoConsistencyChecksBoolean")? {
+        Some((v, line)) => {
+            let on = v.eq_ignore_ascii_case("true");
+            if !on && !v.eq_ignore_ascii_case("false") {
+                warnings.push(format!(
+                    "line {line}: <DoConsistencyChecksBoolean> value {v:?} is not true or false; taken as false, as 0.6 did"
+                ));
+            }
+            on
+        }
+        None => true,
+    };
+
+    let endpoint_snitch_node = match els.text("EndPointSnitch")? {
+        Some((v, line)) => Some((keyspaces::snitch_class(line, v)?, line)),
+        None => None,
+    };
+    let fallbacks = KeyspaceFallbacks::from_node_level(&els, &mut warnings)?;
+
+    let gc_grace_seconds = els.number("GCGraceSeconds", 864_000, 0, i32::MAX)?;
+    let mut config = Config {
+        source_name: source_name.to_string(),
+        cluster_name,
+        partitioner,
+        initial_token: els.text("InitialToken")?.map(|(v, _)| v.to_string()),
+        auto_bootstrap: els.bool("AutoBootstrap", false)?,
+        hinted_handoff_enabled: els.bool("HintedHandoffEnabled", true)?,
+        authenticator,
+        passwd_properties: els.text("PasswdProperties")?.map(|(v, _)| PathBuf::from(v)),
+        access_properties: els.text("AccessProperties")?.map(|(v, _)| PathBuf::from(v)),
+        passwd_mode,
+        commit_log_directory,
+        data_file_directories,
+        saved_caches_directory: els.text("SavedCachesDirectory")?.map(|(v, _)| PathBuf::from(v)),
+        seeds,
+        listen_address,
+        storage_port: els.number("StoragePort", 7000, 1, u16::MAX)?,
+        thrift_address,
+        thrift_port: els.number("ThriftPort", 9160, 1, u16::MAX)?,
+        thrift_framed_transport: els.bool("ThriftFramedTransport", false)?,
+        thrift_max_message_length_mb: els.number("ThriftMaxMessageLengthInMB", 15, 1, 2047)?,
+        admin_address: els.text("AdminAddress")?.map_or_else(|| "127.0.0.1".to_string(), |(v, _)| v.to_string()),
+        admin_port: els.number("AdminPort", 7199, 1, u16::MAX)?,
+        endpoint_snitch: DEFAULT_SNITCH.to_string(),
+        disk_access_mode,
+        commit_log_sync,
+        commit_log_rotation_threshold_mb: els.number("CommitLogRotationThresholdInMB", 128, 1, u32::MAX)?,
+        memtable_throughput_mb: els.number("MemtableThroughputInMB", 64, 1, u32::MAX)?,
+        binary_memtable_throughput_mb: els.number("BinaryMemtableThroughputInMB", 256, 1, u32::MAX)?,
+        memtable_operations_millions: els.number("MemtableOperationsInMillions", 0.1, f64::MIN_POSITIVE, f64::MAX)?,
+        memtable_flush_after_minutes: els.number("MemtableFlushAfterMinutes", 60, 1, u32::MAX)?,
+        gc_grace_seconds,
+        rpc_timeout_ms: els.number("RpcTimeoutInMillis", 2000, 1, u64::MAX)?,
+        phi_convict_threshold: els.number("PhiConvictThreshold", 8, 5, 16)?,
+        index_interval: els.number("IndexInterval", 128, 1, u32::MAX)?,
+        column_index_size_kb: els.number("ColumnIndexSizeInKB", 64, 1, u32::MAX)?,
+        sliced_buffer_size_kb: els.number("SlicedBufferSizeInKB", 64, 1, u32::MAX)?,
+        flush_data_buffer_size_mb: els.number("FlushDataBufferSizeInMB", 32.0, f64::MIN_POSITIVE, f64::MAX)?,
+        flush_index_buffer_size_mb: els.number("FlushIndexBufferSizeInMB", 8.0, f64::MIN_POSITIVE, f64::MAX)?,
+        row_warning_threshold_mb: els.number("RowWarningThresholdInMB", 512, 1, u64::MAX)?,
+        concurrent_reads: els.number("ConcurrentReads", 8, 2, u32::MAX)?,
+        concurrent_writes: els.number("ConcurrentWrites", 32, 2, u32::MAX)?,
+        do_consistency_checks,
+        snapshot_before_compaction: els.bool("SnapshotBeforeCompaction", false)?,
+        keyspaces: Vec::new(),
+        cf_caches: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+
+    let parsed = match els.node("Keyspaces") {
+        Some(node) => keyspaces::parse_keyspaces(node, &config, &fallbacks, endpoint_snitch_node, &mut warnings)?,
+        None => keyspaces::Parsed { snitch: endpoint_snitch_node, ..Default::default() },
+    };
+    config.endpoint_snitch = parsed.snitch.map_or_else(|| DEFAULT_SNITCH.to_string(), |(s, _)| s);
+    config.keyspaces = parsed.keyspaces;
+    config.cf_caches = parsed.caches;
+    config.warnings = warnings;
+    Ok(config)
+}
+
+fn data_directories(els: &Elements<'_>) -> Result<Vec<PathBuf>, ConfigError> {
+    let node = els.node("DataFileDirectories").ok_or_else(|| els.missing("DataFileDirectories"))?;
+    container(node, "DataFileDirectory")?;
+    let mut dirs = Vec::new();
+    for child in &node.children {
+        if child.name != "DataFileDirectory" {
+            return Err(unknown_child(node, child, &["DataFileDirectory"]));
+        }
+        leaf(child)?;
+        if let Some(v) = child.value() {
+            dirs.push(PathBuf::from(v));
+        }
+    }
+    if dirs.is_empty() {
+        return Err(ConfigError::Missing {
+            element: "<DataFileDirectory>".into(),
+            within: "DataFileDirectories".into(),
+            line: node.line,
+        });
+    }
+    Ok(dirs)
+}
+
+fn seeds(els: &Elements<'_>) -> Result<Vec<String>, ConfigError> {
+    let node = els.node("Seeds").ok_or_else(|| els.missing("Seeds"))?;
+    container(node, "Seed")?;
+    let mut seeds = Vec::new();
+    for child in &node.children {
+        if child.name != "Seed" {
+            return Err(unknown_child(node, child, &["Seed"]));
+        }
+        leaf(child)?;
+        if let Some(v) = child.value() {
+            seeds.push(v.to_string());
+        }
+    }
+    if seeds.is_empty() {
+        return Err(ConfigError::Missing { element: "<Seed>".into(), within: "Seeds".into(), line: node.line });
+    }
+    Ok(seeds)
+}
+
+pub(crate) fn unknown_child(parent: &Node, child: &Node, known: &[&str]) -> ConfigError {
+    ConfigError::UnknownElement {
+        name: child.name.clone(),
+        parent: parent.name.clone(),
+        line: child.line,
+        suggestion: super::error::suggest(&child.name, known.iter().copied()),
+    }
+}
+
+fn commit_log_sync(els: &Elements<'_>) -> Result<CommitLogSync, ConfigError> {
+    #[derive(Clone, Copy)]
+    enum Mode {
+        Periodic,
+        Batch,
+    }
+    let period = els.text("CommitLogSyncPeriodInMS")?;
+    let window = els.text("CommitLogSyncBatchWindowInMS")?;
+    let mode = match els.text("CommitLogSync")? {
+        Some((v, line)) => one_of("CommitLogSync", line, v, &[("periodic", Mode::Periodic), ("batch", Mode::Batch)])?,
+        // 0.6 required the element; without it we take the sample file's periodic mode.
+        None if window.is_some() => Mode::Batch,
+        None => Mode::Periodic,
+    };
+    match mode {
+        Mode::Periodic => {
+            if let Some((v, line)) = window {
+                return Err(bad(
+                    "CommitLogSyncBatchWindowInMS",
+                    line,
+                    v,
+                    "only valid with <CommitLogSync>batch</CommitLogSync>",
+                ));
+            }
+            let period_ms = match period {
+                Some((v, line)) => super::values::number_in("CommitLogSyncPeriodInMS", line, v, 1, u64::MAX)?,
+                None if els.node("CommitLogSync").is_some() => return Err(els.missing("CommitLogSyncPeriodInMS")),
+                None => 10_000,
+            };
+            Ok(CommitLogSync::Periodic { period_ms })
+        }
+        Mode::Batch => {
+            if let Some((v, line)) = period {
+                return Err(bad(
+                    "CommitLogSyncPeriodInMS",
+                    line,
+                    v,
+                    "only valid with <CommitLogSync>periodic</CommitLogSync>",
+                ));
+            }
+            let (v, line) = window.ok_or_else(|| els.missing("CommitLogSyncBatchWindowInMS"))?;
+            let window_ms = super::values::number_in("CommitLogSyncBatchWindowInMS", line, v, 0.0, 60_000.0)?;
+            Ok(CommitLogSync::Batch { window_ms })
+        }
+    }
+}
