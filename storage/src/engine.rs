@@ -99,7 +99,8 @@ pub(crate) struct Inner {
 struct Stores {
     schema: Schema,
     by_id: HashMap<Uuid, Arc<ColumnFamilyStore>>,
-    by_name: HashMap<(String, String), Arc<ColumnFamilyStore>>,
+    /// keyspace → column family → store; looked up with borrowed names on every request.
+    by_name: HashMap<String, HashMap<String, Arc<ColumnFamilyStore>>>,
 }
 
 /// The storage engine handle; cheap to clone.
@@ -134,7 +135,7 @@ impl Storage {
             for cf in &ks.cf_defs {
                 let store = Arc::new(open_store(&config.data_dir, cf.clone())?);
                 stores.by_id.insert(cf.id, store.clone());
-                stores.by_name.insert((ks.name.clone(), cf.name.clone()), store);
+                stores.by_name.entry(ks.name.clone()).or_default().insert(cf.name.clone(), store);
             }
         }
 
@@ -269,7 +270,7 @@ impl Storage {
 
     pub fn store(&self, keyspace: &str, cf: &str) -> Result<Arc<ColumnFamilyStore>> {
         let stores = self.inner.stores.read();
-        if let Some(s) = stores.by_name.get(&(keyspace.to_string(), cf.to_string())) {
+        if let Some(s) = stores.by_name.get(keyspace).and_then(|k| k.get(cf)) {
             return Ok(s.clone());
         }
         if stores.schema.keyspaces.contains_key(keyspace) {
@@ -315,7 +316,10 @@ impl Storage {
             stores.by_id.remove(&d.id);
             state.truncated_at.remove(&d.id);
         }
-        stores.by_name = stores.by_id.values().map(|s| ((s.keyspace.clone(), s.name.clone()), s.clone())).collect();
+        stores.by_name = HashMap::new();
+        for s in stores.by_id.values() {
+            stores.by_name.entry(s.keyspace.clone()).or_default().insert(s.name.clone(), s.clone());
+        }
         stores.schema = schema.clone();
 
         state.schema = schema;
@@ -428,7 +432,10 @@ impl Storage {
         for (cf, row) in m.updates {
             targets.push((self.store(&m.keyspace, &cf)?, row));
         }
-        let durable = self.keyspace(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true);
+        let durable = {
+            let stores = self.inner.stores.read();
+            stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
+        };
         let dk = self.inner.config.partitioner.decorate(&m.key);
         {
             let _switch = self.inner.switch_lock.read();
@@ -438,8 +445,8 @@ impl Storage {
                 let record = encode_record(&m.key, &parts);
                 self.inner.commitlog.append(&record, &ids)?;
             }
-            for (store, row) in &targets {
-                store.active_memtable().apply(&store.cmp, &dk, row.clone());
+            for (store, row) in targets.iter_mut() {
+                store.active_memtable().apply(&store.cmp, &dk, std::mem::take(row));
             }
         }
         let elapsed = started.elapsed().as_micros() as u64;

@@ -1,79 +1,26 @@
 //! Column names written as text in the file (`<Column Name="user_name"/>`) turned into the bytes
 //! the comparator sorts.
 //!
-//! LEAD: once the real marshal module lands, replace the body of [`column_name_bytes`] for
-//! non-text comparators with `AbstractType::parse(comparator)?.from_display_string(text)`. Keep
-//! the text rule for BytesType: Cassandra's BytesType reads hex, which would make ordinary names
-//! such as `likes` invalid in this file, so here BytesType names are their UTF-8 bytes.
+//! BytesType names are taken as their UTF-8 text, not hex as Cassandra's BytesType reads them:
+//! a conf file names columns such as `likes`, which hex would reject. Every other comparator
+//! reads the text with its own parser (`AbstractType::from_display_string`).
 
-use super::values::short_class;
+use storage::marshal::AbstractType;
 
-/// Converts `text` to a column name for `comparator` (a fully qualified marshal class name).
-/// Text types take the UTF-8 bytes; integer and UUID types parse the text; any other type falls
-/// back to UTF-8 bytes with a warning.
+/// Converts `text` to a column name for `comparator` (a marshal class name).
 pub(crate) fn column_name_bytes(
     comparator: &str,
     text: &str,
-    warnings: &mut Vec<String>,
-    line: usize,
+    _warnings: &mut Vec<String>,
+    _line: usize,
 ) -> Result<Vec<u8>, String> {
-    let outer = comparator.split('(').next().unwrap_or(comparator);
-    match short_class(outer) {
-        "BytesType" | "UTF8Type" => Ok(text.as_bytes().to_vec()),
-        "AsciiType" => {
-            if text.is_ascii() {
-                Ok(text.as_bytes().to_vec())
-            } else {
-                Err("AsciiType column names must be ASCII".into())
-            }
-        }
-        "LongType" => text
-            .trim()
-            .parse::<i64>()
-            .map(|v| v.to_be_bytes().to_vec())
-            .map_err(|_| "LongType column names must be 64-bit integers".to_string()),
-        "Int32Type" => text
-            .trim()
-            .parse::<i32>()
-            .map(|v| v.to_be_bytes().to_vec())
-            .map_err(|_| "Int32Type column names must be 32-bit integers".to_string()),
-        "IntegerType" => text
-            .trim()
-            .parse::<i64>()
-            .map(minimal_twos_complement)
-            .map_err(|_| "IntegerType column names must be integers (up to 64 bits here)".to_string()),
-        "UUIDType" | "LexicalUUIDType" => {
-            uuid::Uuid::parse_str(text.trim()).map(|u| u.as_bytes().to_vec()).map_err(|e| format!("not a UUID: {e}"))
-        }
-        "TimeUUIDType" => {
-            let u = uuid::Uuid::parse_str(text.trim()).map_err(|e| format!("not a UUID: {e}"))?;
-            if u.get_version_num() != 1 {
-                return Err("TimeUUIDType column names must be version 1 (time-based) UUIDs".into());
-            }
-            Ok(u.as_bytes().to_vec())
-        }
-        other => {
-            warnings.push(format!(
-                "line {line}: column name {text:?} taken as UTF-8 bytes; converting names for {other} is not supported yet"
-            ));
-            Ok(text.as_bytes().to_vec())
-        }
-    }
-}
-
-/// Big-endian two's complement in the fewest bytes (Java's `BigInteger.toByteArray`).
-fn minimal_twos_complement(v: i64) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
-    let mut start = 0;
-    while start < 7 {
-        let (b, next) = (bytes[start], bytes[start + 1]);
-        let redundant = (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0);
-        if !redundant {
-            break;
-        }
-        start += 1;
-    }
-    bytes[start..].to_vec()
+    let ty = AbstractType::parse(comparator).map_err(|e| e.to_string())?;
+    let bytes = match ty {
+        AbstractType::Bytes => text.as_bytes().to_vec(),
+        _ => ty.from_display_string(text.trim()).map_err(|e| e.to_string())?,
+    };
+    ty.validate(&bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -114,11 +61,8 @@ mod tests {
     }
 
     #[test]
-    fn other_types_fall_back_with_a_warning() {
-        let mut w = Vec::new();
-        let b = column_name_bytes("org.apache.cassandra.db.marshal.DateType", "x", &mut w, 9).expect("ok");
-        assert_eq!(b, b"x");
-        assert_eq!(w.len(), 1);
-        assert!(w[0].contains("line 9"));
+    fn other_types_use_their_own_parser() {
+        assert_eq!(conv("DateType", "1970-01-01T00:00:00.001Z").expect("ok"), vec![0, 0, 0, 0, 0, 0, 0, 1]);
+        assert!(conv("DateType", "x").is_err());
     }
 }

@@ -288,7 +288,7 @@ fn column_families_with_0_6_attributes() {
         "<ColumnFamily Name=\"Standard1\" CompareWith=\"BytesType\" KeysCached=\"1000\" RowsCached=\"50%\" KeyCacheSavePeriodInSeconds=\"3600\"/>\n\
          <ColumnFamily Name=\"Super2\" ColumnType=\"Super\" CompareWith=\"UTF8Type\" CompareSubcolumnsWith=\"UTF8Type\" Comment=\"attr form\"/>\n\
          <ColumnFamily Name=\"Super1\" ColumnType=\"Super\"><Comment>element form</Comment></ColumnFamily>\n\
-         <ColumnFamily Name=\"Custom\" CompareWith=\"com.example.MyType\" KeysCached=\"0\"/>",
+         <ColumnFamily Name=\"Custom\" CompareWith=\"AsciiType\" KeysCached=\"0\"/>",
     ));
     let ks = c.keyspace("KS").expect("ks");
     let s1 = ks.cf("Standard1").expect("cf");
@@ -310,8 +310,13 @@ fn column_families_with_0_6_attributes() {
     assert_eq!(su1.comment.as_deref(), Some("element form"));
     assert_eq!(su1.subcomparator_type.as_deref(), Some("org.apache.cassandra.db.marshal.BytesType"));
     let custom = ks.cf("Custom").expect("cf");
-    assert_eq!(custom.comparator_type, "com.example.MyType");
+    assert_eq!(custom.comparator_type, "org.apache.cassandra.db.marshal.AsciiType");
     assert_eq!(custom.caching, "NONE");
+    // A comparator class we cannot load (a user's Java class) stops startup, naming it and the line.
+    let err = parse(&doc("", "<ColumnFamily Name=\"Custom\" CompareWith=\"com.example.MyType\"/>"), "t")
+        .expect_err("custom type");
+    let msg = err.to_string();
+    assert!(msg.contains("com.example.MyType") && msg.contains("line"), "{msg}");
     // Ids are stable across loads.
     assert_eq!(ok(&doc("", "<ColumnFamily Name=\"Standard1\"/>")).keyspaces[0].cf_defs[0].id, s1.id);
 }

@@ -176,7 +176,7 @@ mod tests {
     fn rejects_garbage_without_panicking() {
         assert!(matches!(measure_unframed(b"GET / HTTP/1.1\r\n"), Measure::Invalid(_)));
         let mut m = message(&[]);
-        m.push(99); // unknown type
+        m.extend_from_slice(&[99, 0, 1]); // a field of unknown type 99
         assert!(matches!(measure_unframed(&m), Measure::Invalid(_)));
         let mut m = message(&[11, 0, 1]);
         m.extend_from_slice(&(-5i32).to_be_bytes());

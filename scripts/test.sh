@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace: unit and property tests, crash tests, end-to-end tests that
+# start real sibyl processes, and the Python interop test. Extra arguments go to `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! python3 -c 'import thrift' 2>/dev/null; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq python3-pip
+    fi
+    python3 -m pip install --quiet -r tests/python/requirements.txt
+fi
+
+cargo test --workspace --no-fail-fast "$@"
