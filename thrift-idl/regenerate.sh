@@ -27,6 +27,10 @@ fi
 # Rust: one module, cassandra.rs, re-exported by thrift-idl/src/lib.rs.
 thrift --gen rs -out thrift-idl/src "$idl"
 python3 thrift-idl/apply_arg_defaults.py "$idl" thrift-idl/src/cassandra.rs
+# The generated readers reserve a list's declared size before reading any element; a client could
+# declare 2^31 elements in a tiny message. Cap the up-front reservation (the Vec still grows).
+sed -i 's/Vec::with_capacity(list_ident.size as usize)/Vec::with_capacity((list_ident.size as usize).min(1024))/g' \
+  thrift-idl/src/cassandra.rs
 
 # Python: package `cassandra` (from `namespace py cassandra`) under tests/python/gen-py.
 rm -rf tests/python/gen-py

@@ -1,1 +1,783 @@
 //! Harness for end-to-end tests: start real `sibyl` processes and connect Thrift clients.
+//!
+//! Every scenario in `tests/tests/` starts its own node with [`Node::start`], which
+//! - writes a `storage-conf.xml` (Cassandra 0.6 format) into a fresh temporary directory whose
+//!   `data/`, `commitlog/` and `saved_caches/` subdirectories the node uses,
+//! - picks free ports on 127.0.0.1 (bind to port 0, read it, release it),
+//! - spawns `sibyl --config <that file>` with stdout and stderr going to `sibyl.log` in the same
+//!   directory, and waits (at most [`START_TIMEOUT`]) for the line
+//!   `Listening for thrift clients on`, panicking with the log otherwise.
+//!
+//! # Which `sibyl` binary runs
+//!
+//! An integration test can only get `CARGO_BIN_EXE_<name>` for binaries of its own package, and
+//! `sibyl` lives in the `server` package, so [`sibyl_bin`] finds it this way:
+//! 1. the `SIBYL_BIN` environment variable, if set (CI builds once and points every test at it);
+//! 2. otherwise it runs `cargo build -p server --bin sibyl` once per test process, with the cargo
+//!    that built this test (`env!("CARGO")`), this workspace's manifest, and the target directory
+//!    and profile this test executable was built into (read from its own path,
+//!    `<target>/<debug|release>/deps/<test>-<hash>`). For `debug` it builds with
+//!    `--profile test` (so the dependencies already compiled for the test are reused), for
+//!    `release` with `--profile bench` (what `cargo test --release` uses). Cargo's own locking makes
+//!    concurrent test processes safe. When cross-compiling (`<target>/<triple>/...`), set `SIBYL_BIN`.
+//!
+//! # Waiting
+//!
+//! Every wait is bounded: start ([`START_TIMEOUT`]), stop ([`STOP_TIMEOUT`]), and client sockets
+//! have read and write timeouts ([`CLIENT_IO_TIMEOUT`]) so a hung server fails a test instead of
+//! hanging it. Dropping a [`Node`] kills its process; if the test is panicking, the node's log is
+//! printed first so the failure can be understood from the test output alone.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TOutputProtocol};
+use thrift::transport::{
+    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport, TIoChannel,
+    TTcpChannel,
+};
+use thrift_idl as t;
+
+pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
+
+/// The line the daemon logs once it accepts Thrift clients.
+pub const READY_LINE: &str = "Listening for thrift clients on";
+/// Longest wait for a node to start serving.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest wait for a node to exit after SIGTERM (it flushes memtables first).
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Read/write timeout of every client socket.
+pub const CLIENT_IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub const RANDOM_PARTITIONER: &str = "org.apache.cassandra.dht.RandomPartitioner";
+pub const BYTE_ORDERED_PARTITIONER: &str = "org.apache.cassandra.dht.ByteOrderedPartitioner";
+
+/// A connected client; framed and unframed clients have this one type.
+pub type Client = CassandraSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
+
+// ---------------------------------------------------------------------------------------------
+// Locating the binary
+// ---------------------------------------------------------------------------------------------
+
+/// The `sibyl` executable to run (see the crate docs for how it is found).
+pub fn sibyl_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("SIBYL_BIN") {
+            let p = PathBuf::from(p);
+            assert!(p.is_file(), "SIBYL_BIN={} is not a file", p.display());
+            return p;
+        }
+        build_sibyl()
+    })
+    .clone()
+}
+
+fn build_sibyl() -> PathBuf {
+    let exe = std::env::current_exe().expect("path of the running test executable");
+    // <target>/<profile dir>/deps/<test>-<hash>
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or_else(|| panic!("cannot find the profile directory above {}", exe.display()))
+        .to_path_buf();
+    let target_dir = profile_dir
+        .parent()
+        .unwrap_or_else(|| panic!("cannot find the target directory above {}", profile_dir.display()))
+        .to_path_buf();
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "test".to_string(),
+        Some("release") => "bench".to_string(),
+        Some(other) => other.to_string(),
+        None => panic!("unexpected profile directory {}", profile_dir.display()),
+    };
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let output = Command::new(&cargo)
+        .args(["build", "--quiet", "-p", "server", "--bin", "sibyl", "--profile", &profile, "--manifest-path"])
+        .arg(&manifest)
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {} to build sibyl: {e}", Path::new(&cargo).display()));
+    assert!(
+        output.status.success(),
+        "building sibyl failed ({}); set SIBYL_BIN to use a prebuilt binary\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bin = profile_dir.join(format!("sibyl{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.is_file(), "cargo built sibyl but {} does not exist", bin.display());
+    bin
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------------
+
+/// What goes into a test node's `storage-conf.xml`. Paths and ports are filled in by [`Node`].
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub cluster_name: String,
+    /// Fully qualified partitioner class.
+    pub partitioner: String,
+    /// The contents of `<Keyspaces>` (0.6 `<Keyspace>` elements); empty for none.
+    pub keyspaces_xml: String,
+    /// More node-level elements, verbatim (e.g. `<ThriftMaxMessageLengthInMB>1</ThriftMaxMessageLengthInMB>`).
+    pub extra_xml: String,
+    pub commit_log_sync_period_ms: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cluster_name: "Sibyl E2E".into(),
+            partitioner: RANDOM_PARTITIONER.into(),
+            keyspaces_xml: String::new(),
+            extra_xml: String::new(),
+            commit_log_sync_period_ms: 1000,
+        }
+    }
+}
+
+impl Config {
+    /// RandomPartitioner, no keyspaces.
+    pub fn random() -> Config {
+        Config::default()
+    }
+
+    /// ByteOrderedPartitioner (keys sort bytewise, tokens are the keys in hex), no keyspaces.
+    pub fn ordered() -> Config {
+        Config { partitioner: BYTE_ORDERED_PARTITIONER.into(), ..Config::default() }
+    }
+
+    pub fn keyspaces(mut self, xml: impl Into<String>) -> Config {
+        self.keyspaces_xml = xml.into();
+        self
+    }
+
+    pub fn extra(mut self, xml: impl Into<String>) -> Config {
+        self.extra_xml.push_str(&xml.into());
+        self
+    }
+
+    pub fn cluster_name(mut self, name: impl Into<String>) -> Config {
+        self.cluster_name = name.into();
+        self
+    }
+
+    /// The whole file for a node rooted at `dir`.
+    pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16) -> String {
+        let keyspaces = if self.keyspaces_xml.trim().is_empty() {
+            "  <Keyspaces/>".to_string()
+        } else {
+            format!("  <Keyspaces>\n{}\n  </Keyspaces>", self.keyspaces_xml)
+        };
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<Storage>
+  <ClusterName>{cluster}</ClusterName>
+  <AutoBootstrap>false</AutoBootstrap>
+  <Partitioner>{partitioner}</Partitioner>
+  <InitialToken></InitialToken>
+  <CommitLogDirectory>{dir}/commitlog</CommitLogDirectory>
+  <DataFileDirectories>
+    <DataFileDirectory>{dir}/data</DataFileDirectory>
+  </DataFileDirectories>
+  <SavedCachesDirectory>{dir}/saved_caches</SavedCachesDirectory>
+  <Seeds>
+    <Seed>127.0.0.1</Seed>
+  </Seeds>
+  <ListenAddress>127.0.0.1</ListenAddress>
+  <StoragePort>{storage_port}</StoragePort>
+  <ThriftAddress>127.0.0.1</ThriftAddress>
+  <ThriftPort>{thrift_port}</ThriftPort>
+  <CommitLogSync>periodic</CommitLogSync>
+  <CommitLogSyncPeriodInMS>{sync}</CommitLogSyncPeriodInMS>
+{extra}
+{keyspaces}
+</Storage>
+"#,
+            cluster = xml_escape(&self.cluster_name),
+            partitioner = self.partitioner,
+            dir = xml_escape(&dir.display().to_string()),
+            sync = self.commit_log_sync_period_ms,
+            extra = self.extra_xml,
+        )
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A 0.6-style keyspace declaration (RackUnawareStrategy, RF 1) holding `column_families`
+/// (complete `<ColumnFamily .../>` elements).
+pub fn keyspace_xml(name: &str, column_families: &[&str]) -> String {
+    let mut s = format!("    <Keyspace Name=\"{name}\">\n");
+    for cf in column_families {
+        s.push_str("      ");
+        s.push_str(cf);
+        s.push('\n');
+    }
+    s.push_str(
+        "      <ReplicaPlacementStrategy>org.apache.cassandra.locator.RackUnawareStrategy</ReplicaPlacementStrategy>\n\
+         \x20     <ReplicationFactor>1</ReplicationFactor>\n\
+         \x20     <EndPointSnitch>org.apache.cassandra.locator.EndPointSnitch</EndPointSnitch>\n    </Keyspace>",
+    );
+    s
+}
+
+/// A port that was free a moment ago on 127.0.0.1.
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local_addr").port()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+// ---------------------------------------------------------------------------------------------
+
+/// One running (or stopped) `sibyl` process and its directory.
+pub struct Node {
+    dir: tempfile::TempDir,
+    config: Config,
+    child: Option<Child>,
+    port: u16,
+    log_path: PathBuf,
+    /// Log of earlier runs of this node (before restarts), kept for failure reports.
+    earlier_logs: String,
+}
+
+impl Node {
+    /// Starts a node with `config` in a fresh directory; panics (with the log) if it does not
+    /// come up within [`START_TIMEOUT`].
+    pub fn start(config: Config) -> Node {
+        let dir = tempfile::Builder::new().prefix("sibyl-e2e-").tempdir().expect("create a temporary directory");
+        for sub in ["data", "commitlog", "saved_caches"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("create node subdirectory");
+        }
+        let log_path = dir.path().join("sibyl.log");
+        let mut node = Node { dir, config, child: None, port: 0, log_path, earlier_logs: String::new() };
+        node.launch();
+        node
+    }
+
+    /// Starts with the default configuration (RandomPartitioner, no keyspaces).
+    pub fn start_default() -> Node {
+        Node::start(Config::default())
+    }
+
+    /// The node's directory (config, data, commit log, log).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("storage-conf.xml")
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        match &mut self.child {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// Everything the current run of the process wrote so far.
+    pub fn log(&self) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = File::open(&self.log_path) {
+            let mut bytes = Vec::new();
+            let _ = f.read_to_end(&mut bytes);
+            s = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        s
+    }
+
+    fn full_log(&self) -> String {
+        format!("{}{}", self.earlier_logs, self.log())
+    }
+
+    /// Writes the config with fresh ports, spawns the process and waits until it serves. A start
+    /// that fails because another process took the port in between is retried on another port.
+    fn launch(&mut self) {
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            self.port = free_port();
+            let storage_port = free_port();
+            let xml = self.config.render(self.dir.path(), self.port, storage_port);
+            std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
+            // Keep what earlier runs logged; each run starts a fresh log file.
+            let previous = self.log();
+            if !previous.is_empty() {
+                self.earlier_logs.push_str(&previous);
+                self.earlier_logs.push_str("---- (restart) ----\n");
+            }
+            let log = File::create(&self.log_path).expect("create sibyl.log");
+            let log_err = log.try_clone().expect("clone log file handle");
+            let child = Command::new(sibyl_bin())
+                .arg("--config")
+                .arg(self.config_path())
+                .current_dir(self.dir.path())
+                .env("NO_COLOR", "1")
+                .env("SIBYL_LOG", std::env::var("SIBYL_LOG").unwrap_or_else(|_| "info".into()))
+                .stdin(Stdio::null())
+                .stdout(log)
+                .stderr(log_err)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", sibyl_bin().display()));
+            self.child = Some(child);
+            match self.wait_ready() {
+                Ok(()) => return,
+                Err(status) => {
+                    let log = self.log();
+                    let port_taken = log.contains("cannot listen") || log.contains("Address already in use");
+                    if port_taken && attempt < ATTEMPTS {
+                        continue;
+                    }
+                    panic!(
+                        "sibyl exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
+                        std::fs::read_to_string(self.config_path()).unwrap_or_default(),
+                        self.full_log()
+                    );
+                }
+            }
+        }
+    }
+
+    /// Waits for the ready line; `Err(exit status)` if the process died first.
+    fn wait_ready(&mut self) -> Result<(), ExitStatus> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if self.log().contains(READY_LINE)
+                && TcpStream::connect_timeout(&self.addr(), Duration::from_secs(2)).is_ok()
+            {
+                return Ok(());
+            }
+            let child = self.child.as_mut().expect("a child was just spawned");
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Err(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                self.child = None;
+                panic!("sibyl did not log {READY_LINE:?} within {START_TIMEOUT:?}.\nlog:\n{}", self.full_log());
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Sends SIGTERM (clean shutdown: the node flushes) and waits for the exit; panics with the
+    /// log if it takes longer than [`STOP_TIMEOUT`]. Returns the exit status.
+    pub fn stop(&mut self) -> ExitStatus {
+        let Some(mut child) = self.child.take() else { panic!("stop(): the node is not running") };
+        let pid = child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        if !matches!(sent, Ok(s) if s.success()) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("could not send SIGTERM to sibyl (pid {pid}): {sent:?}");
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return status,
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(25)),
+                other => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "sibyl did not exit within {STOP_TIMEOUT:?} of SIGTERM ({other:?}).\nlog:\n{}",
+                        self.full_log()
+                    );
+                }
+            }
+        }
+    }
+
+    /// SIGKILLs the process (no flush, no goodbye) and reaps it.
+    pub fn kill9(&mut self) {
+        let Some(mut child) = self.child.take() else { panic!("kill9(): the node is not running") };
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Stops the node (SIGTERM) if it runs, then starts it again on the same directories (the
+    /// Thrift port may change: connect again with [`Node::client`]).
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            let status = self.stop();
+            assert!(status.success(), "sibyl exited with {status} on SIGTERM.\nlog:\n{}", self.full_log());
+        }
+        self.launch();
+    }
+
+    /// Starts a node that was stopped or killed, on the same directories.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "start_again(): the node is still running");
+        self.launch();
+    }
+
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect_timeout(&self.addr(), Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("connect to sibyl at {}: {e}\nlog:\n{}", self.addr(), self.full_log()));
+        stream.set_read_timeout(Some(CLIENT_IO_TIMEOUT)).expect("set_read_timeout");
+        stream.set_write_timeout(Some(CLIENT_IO_TIMEOUT)).expect("set_write_timeout");
+        let _ = stream.set_nodelay(true);
+        stream
+    }
+
+    /// A raw socket to the Thrift port, with the harness' timeouts.
+    pub fn raw_socket(&self) -> TcpStream {
+        self.connect()
+    }
+
+    /// A client over framed transport and the binary protocol (what Cassandra clients use).
+    pub fn client(&self) -> Client {
+        let (r, w) = TTcpChannel::with_stream(self.connect()).split().expect("split channel");
+        let input: Box<dyn TInputProtocol + Send> =
+            Box::new(TBinaryInputProtocol::new(TFramedReadTransport::new(r), true));
+        let output: Box<dyn TOutputProtocol + Send> =
+            Box::new(TBinaryOutputProtocol::new(TFramedWriteTransport::new(w), true));
+        CassandraSyncClient::new(input, output)
+    }
+
+    /// A client over unframed (buffered) transport and the binary protocol.
+    pub fn client_unframed(&self) -> Client {
+        let (r, w) = TTcpChannel::with_stream(self.connect()).split().expect("split channel");
+        let input: Box<dyn TInputProtocol + Send> =
+            Box::new(TBinaryInputProtocol::new(TBufferedReadTransport::new(r), true));
+        let output: Box<dyn TOutputProtocol + Send> =
+            Box::new(TBinaryOutputProtocol::new(TBufferedWriteTransport::new(w), true));
+        CassandraSyncClient::new(input, output)
+    }
+
+    /// A framed client with `keyspace` set.
+    pub fn client_in(&self, keyspace: &str) -> Client {
+        let mut c = self.client();
+        c.set_keyspace(keyspace.to_string()).unwrap_or_else(|e| panic!("set_keyspace({keyspace}): {e:?}"));
+        c
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "==== sibyl log ({}) ====\n{}==== end of sibyl log ====",
+                self.log_path.display(),
+                self.full_log()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/// The `why` of an `InvalidRequestException`; panics (naming `what`) on success or another error.
+pub fn expect_ire<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) -> String {
+    match r {
+        Ok(v) => panic!("{what}: expected InvalidRequestException, got Ok({v:?})"),
+        Err(thrift::Error::User(e)) => match e.downcast_ref::<t::InvalidRequestException>() {
+            Some(ire) => ire.why.clone(),
+            None => panic!("{what}: expected InvalidRequestException, got user error {e:?}"),
+        },
+        Err(e) => panic!("{what}: expected InvalidRequestException, got {e:?}"),
+    }
+}
+
+/// Asserts an `InvalidRequestException` whose `why` contains every one of `needles`
+/// (ASCII case-insensitive); returns the `why`.
+pub fn expect_ire_containing<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>, needles: &[&str]) -> String {
+    let why = expect_ire(what, r);
+    let lower = why.to_ascii_lowercase();
+    for n in needles {
+        assert!(lower.contains(&n.to_ascii_lowercase()), "{what}: why {why:?} does not mention {n:?}");
+    }
+    why
+}
+
+/// Asserts the call failed with the declared exception `E`.
+pub fn expect_user_error<E: std::error::Error + 'static, T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
+    match r {
+        Ok(v) => panic!("{what}: expected {}, got Ok({v:?})", std::any::type_name::<E>()),
+        Err(thrift::Error::User(e)) => {
+            assert!(e.downcast_ref::<E>().is_some(), "{what}: expected {}, got {e:?}", std::any::type_name::<E>())
+        }
+        Err(e) => panic!("{what}: expected {}, got {e:?}", std::any::type_name::<E>()),
+    }
+}
+
+pub fn expect_not_found<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
+    expect_user_error::<t::NotFoundException, T>(what, r)
+}
+
+pub fn expect_unavailable<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
+    expect_user_error::<t::UnavailableException, T>(what, r)
+}
+
+/// Unwraps a Thrift result, panicking with the call's name and the error.
+pub fn ok<T>(what: &str, r: thrift::Result<T>) -> T {
+    r.unwrap_or_else(|e| panic!("{what} failed: {e:?}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders for Thrift structs
+// ---------------------------------------------------------------------------------------------
+
+pub const ONE: t::ConsistencyLevel = t::ConsistencyLevel::ONE;
+
+/// A strictly increasing timestamp in microseconds since the epoch (Cassandra's convention).
+pub fn ts() -> i64 {
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
+    let mut prev = LAST.load(Ordering::SeqCst);
+    loop {
+        let next = now.max(prev + 1);
+        match LAST.compare_exchange(prev, next, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return next,
+            Err(p) => prev = p,
+        }
+    }
+}
+
+pub fn b(s: &str) -> Vec<u8> {
+    s.as_bytes().to_vec()
+}
+
+pub fn column(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64) -> t::Column {
+    t::Column::new(name.into(), Some(value.into()), Some(timestamp), None)
+}
+
+pub fn column_ttl(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64, ttl: i32) -> t::Column {
+    t::Column::new(name.into(), Some(value.into()), Some(timestamp), Some(ttl))
+}
+
+pub fn parent(cf: &str) -> t::ColumnParent {
+    t::ColumnParent::new(cf.to_string(), None)
+}
+
+pub fn super_parent(cf: &str, super_column: impl Into<Vec<u8>>) -> t::ColumnParent {
+    t::ColumnParent::new(cf.to_string(), Some(super_column.into()))
+}
+
+pub fn path(cf: &str, column: impl Into<Vec<u8>>) -> t::ColumnPath {
+    t::ColumnPath::new(cf.to_string(), None, Some(column.into()))
+}
+
+pub fn row_path(cf: &str) -> t::ColumnPath {
+    t::ColumnPath::new(cf.to_string(), None, None)
+}
+
+pub fn super_path(cf: &str, super_column: impl Into<Vec<u8>>, column: Option<Vec<u8>>) -> t::ColumnPath {
+    t::ColumnPath::new(cf.to_string(), Some(super_column.into()), column)
+}
+
+pub fn names<N: AsRef<[u8]>>(names: &[N]) -> t::SlicePredicate {
+    t::SlicePredicate::new(Some(names.iter().map(|n| n.as_ref().to_vec()).collect::<Vec<_>>()), None)
+}
+
+pub fn slice(start: impl Into<Vec<u8>>, finish: impl Into<Vec<u8>>, reversed: bool, count: i32) -> t::SlicePredicate {
+    t::SlicePredicate::new(None, Some(t::SliceRange::new(start.into(), finish.into(), reversed, count)))
+}
+
+/// Every column (up to `count`).
+pub fn all(count: i32) -> t::SlicePredicate {
+    slice(Vec::new(), Vec::new(), false, count)
+}
+
+pub fn key_range(start: &str, end: &str, count: i32) -> t::KeyRange {
+    t::KeyRange::new(Some(b(start)), Some(b(end)), None, None, count, None)
+}
+
+pub fn token_range(start: &str, end: &str, count: i32) -> t::KeyRange {
+    t::KeyRange::new(None, None, Some(start.to_string()), Some(end.to_string()), count, None)
+}
+
+pub fn insert_mutation(c: t::Column) -> t::Mutation {
+    t::Mutation::new(Some(t::ColumnOrSuperColumn::new(Some(c), None, None, None)), None)
+}
+
+pub fn super_insert_mutation(name: impl Into<Vec<u8>>, columns: Vec<t::Column>) -> t::Mutation {
+    t::Mutation::new(
+        Some(t::ColumnOrSuperColumn::new(None, Some(t::SuperColumn::new(name.into(), columns)), None, None)),
+        None,
+    )
+}
+
+pub fn delete_mutation(
+    timestamp: i64,
+    super_column: Option<Vec<u8>>,
+    predicate: Option<t::SlicePredicate>,
+) -> t::Mutation {
+    t::Mutation::new(None, Some(t::Deletion::new(Some(timestamp), super_column, predicate)))
+}
+
+/// A batch_mutate map with one row in one column family.
+pub fn batch(
+    key: &str,
+    cf: &str,
+    mutations: Vec<t::Mutation>,
+) -> BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>> {
+    let mut by_cf = BTreeMap::new();
+    by_cf.insert(cf.to_string(), mutations);
+    let mut m = BTreeMap::new();
+    m.insert(b(key), by_cf);
+    m
+}
+
+/// A `CfDef` with only the keyspace, name and comparator set (the server applies defaults).
+pub fn cf_def(keyspace: &str, name: &str, comparator: &str) -> t::CfDef {
+    t::CfDef {
+        keyspace: keyspace.to_string(),
+        name: name.to_string(),
+        column_type: None,
+        comparator_type: Some(comparator.to_string()),
+        subcomparator_type: None,
+        comment: None,
+        row_cache_size: None,
+        key_cache_size: None,
+        read_repair_chance: None,
+        column_metadata: None,
+        gc_grace_seconds: None,
+        default_validation_class: None,
+        id: None,
+        min_compaction_threshold: None,
+        max_compaction_threshold: None,
+        row_cache_save_period_in_seconds: None,
+        key_cache_save_period_in_seconds: None,
+        memtable_flush_after_mins: None,
+        memtable_throughput_in_mb: None,
+        memtable_operations_in_millions: None,
+        replicate_on_write: None,
+        merge_shards_chance: None,
+        key_validation_class: None,
+        row_cache_provider: None,
+        key_alias: None,
+        compaction_strategy: None,
+        compaction_strategy_options: None,
+        row_cache_keys_to_save: None,
+        compression_options: None,
+        bloom_filter_fp_chance: None,
+        caching: None,
+        dclocal_read_repair_chance: None,
+        populate_io_cache_on_flush: None,
+        memtable_flush_period_in_ms: None,
+        default_time_to_live: None,
+        index_interval: None,
+        speculative_retry: None,
+        triggers: None,
+        cells_per_row_to_cache: None,
+        min_index_interval: None,
+        max_index_interval: None,
+    }
+}
+
+/// A super column family definition.
+pub fn super_cf_def(keyspace: &str, name: &str, comparator: &str, subcomparator: &str) -> t::CfDef {
+    let mut d = cf_def(keyspace, name, comparator);
+    d.column_type = Some("Super".into());
+    d.subcomparator_type = Some(subcomparator.to_string());
+    d
+}
+
+/// A SimpleStrategy keyspace with replication factor `rf`.
+pub fn ks_def(name: &str, rf: u32, cf_defs: Vec<t::CfDef>) -> t::KsDef {
+    let mut options = BTreeMap::new();
+    options.insert("replication_factor".to_string(), rf.to_string());
+    t::KsDef::new(
+        name.to_string(),
+        "org.apache.cassandra.locator.SimpleStrategy".to_string(),
+        Some(options),
+        None,
+        cf_defs,
+        Some(true),
+    )
+}
+
+/// Creates keyspace `name` (RF 1) with `cf_defs` through `system_add_keyspace`; returns the new
+/// schema version.
+pub fn create_keyspace(client: &mut Client, name: &str, cf_defs: Vec<t::CfDef>) -> String {
+    ok(&format!("system_add_keyspace({name})"), client.system_add_keyspace(ks_def(name, 1, cf_defs)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading results
+// ---------------------------------------------------------------------------------------------
+
+/// The (name, value) pairs of plain columns in a result, panicking on anything else.
+pub fn pairs(cols: &[t::ColumnOrSuperColumn]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    cols.iter()
+        .map(|c| {
+            let col = c.column.as_ref().unwrap_or_else(|| panic!("expected a column, got {c:?}"));
+            (col.name.clone(), col.value.clone().unwrap_or_default())
+        })
+        .collect()
+}
+
+/// The (name, value) pairs as UTF-8 strings.
+pub fn str_pairs(cols: &[t::ColumnOrSuperColumn]) -> Vec<(String, String)> {
+    pairs(cols)
+        .into_iter()
+        .map(|(n, v)| (String::from_utf8_lossy(&n).into_owned(), String::from_utf8_lossy(&v).into_owned()))
+        .collect()
+}
+
+/// Column names as UTF-8 strings.
+pub fn col_names(cols: &[t::ColumnOrSuperColumn]) -> Vec<String> {
+    str_pairs(cols).into_iter().map(|(n, _)| n).collect()
+}
+
+/// Keys of range-scan results as UTF-8 strings.
+pub fn slice_keys(rows: &[t::KeySlice]) -> Vec<String> {
+    rows.iter().map(|r| String::from_utf8_lossy(&r.key).into_owned()).collect()
+}
+
+/// Polls `f` every 50 ms until it returns true or `limit` passes; returns whether it did.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Lower-case hex of bytes: a ByteOrderedPartitioner token.
+pub fn hex_token(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The repository's root directory (for the sample configuration and the Python tests).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}

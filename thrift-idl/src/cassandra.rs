@@ -454,7 +454,7 @@ impl TSerializable for SuperColumn {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Column> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_0 = Column::read_from_in_protocol(i_prot)?;
             val.push(list_elem_0);
@@ -600,7 +600,7 @@ impl TSerializable for CounterSuperColumn {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<CounterColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<CounterColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_1 = CounterColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_1);
@@ -1527,7 +1527,7 @@ impl TSerializable for SlicePredicate {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_2 = i_prot.read_bytes()?;
             val.push(list_elem_2);
@@ -1699,7 +1699,7 @@ impl TSerializable for IndexClause {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<IndexExpression> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<IndexExpression> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_3 = IndexExpression::read_from_in_protocol(i_prot)?;
             val.push(list_elem_3);
@@ -1818,7 +1818,7 @@ impl TSerializable for KeyRange {
         },
         6 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<IndexExpression> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<IndexExpression> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_4 = IndexExpression::read_from_in_protocol(i_prot)?;
             val.push(list_elem_4);
@@ -1921,7 +1921,7 @@ impl TSerializable for KeySlice {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_5 = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_5);
@@ -2332,7 +2332,7 @@ impl TSerializable for CASResult {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Column> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_6 = Column::read_from_in_protocol(i_prot)?;
             val.push(list_elem_6);
@@ -2424,7 +2424,7 @@ impl TSerializable for TokenRange {
         },
         3 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_7 = i_prot.read_string()?;
             val.push(list_elem_7);
@@ -2434,7 +2434,7 @@ impl TSerializable for TokenRange {
         },
         4 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_8 = i_prot.read_string()?;
             val.push(list_elem_8);
@@ -2444,7 +2444,7 @@ impl TSerializable for TokenRange {
         },
         5 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<EndpointDetails> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<EndpointDetails> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_9 = EndpointDetails::read_from_in_protocol(i_prot)?;
             val.push(list_elem_9);
@@ -2963,7 +2963,7 @@ impl TSerializable for CfDef {
         },
         13 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnDef> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<ColumnDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_16 = ColumnDef::read_from_in_protocol(i_prot)?;
             val.push(list_elem_16);
@@ -3095,7 +3095,7 @@ impl TSerializable for CfDef {
         },
         43 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TriggerDef> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TriggerDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_21 = TriggerDef::read_from_in_protocol(i_prot)?;
             val.push(list_elem_21);
@@ -3464,7 +3464,7 @@ impl TSerializable for KsDef {
         },
         5 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<CfDef> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<CfDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_24 = CfDef::read_from_in_protocol(i_prot)?;
             val.push(list_elem_24);
@@ -3574,7 +3574,7 @@ impl TSerializable for CqlRow {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Column> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_25 = Column::read_from_in_protocol(i_prot)?;
             val.push(list_elem_25);
@@ -3774,7 +3774,7 @@ impl TSerializable for CqlResult {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<CqlRow> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<CqlRow> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_30 = CqlRow::read_from_in_protocol(i_prot)?;
             val.push(list_elem_30);
@@ -3883,7 +3883,7 @@ impl TSerializable for CqlPreparedResult {
         },
         3 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_31 = i_prot.read_string()?;
             val.push(list_elem_31);
@@ -3893,7 +3893,7 @@ impl TSerializable for CqlPreparedResult {
         },
         4 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_32 = i_prot.read_string()?;
             val.push(list_elem_32);
@@ -4162,7 +4162,7 @@ impl TSerializable for MultiSliceRequest {
         },
         3 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnSlice> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<ColumnSlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_33 = ColumnSlice::read_from_in_protocol(i_prot)?;
             val.push(list_elem_33);
@@ -9472,7 +9472,7 @@ impl CassandraGetSliceResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_34 = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_34);
@@ -9753,7 +9753,7 @@ impl CassandraMultigetSliceArgs {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_35 = i_prot.read_bytes()?;
             val.push(list_elem_35);
@@ -9868,7 +9868,7 @@ impl CassandraMultigetSliceResult {
           for _ in 0..map_ident.size {
             let map_key_36 = i_prot.read_bytes()?;
             let list_ident = i_prot.read_list_begin()?;
-            let mut map_val_37: Vec<ColumnOrSuperColumn> = Vec::with_capacity(list_ident.size as usize);
+            let mut map_val_37: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
             for _ in 0..list_ident.size {
               let list_elem_38 = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
               map_val_37.push(list_elem_38);
@@ -9971,7 +9971,7 @@ impl CassandraMultigetCountArgs {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_39 = i_prot.read_bytes()?;
             val.push(list_elem_39);
@@ -10280,7 +10280,7 @@ impl CassandraGetRangeSlicesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<KeySlice> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_42 = KeySlice::read_from_in_protocol(i_prot)?;
             val.push(list_elem_42);
@@ -10476,7 +10476,7 @@ impl CassandraGetPagedSliceResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<KeySlice> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_43 = KeySlice::read_from_in_protocol(i_prot)?;
             val.push(list_elem_43);
@@ -10672,7 +10672,7 @@ impl CassandraGetIndexedSlicesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<KeySlice> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_44 = KeySlice::read_from_in_protocol(i_prot)?;
             val.push(list_elem_44);
@@ -11109,7 +11109,7 @@ impl CassandraCasArgs {
         },
         3 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Column> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_45 = Column::read_from_in_protocol(i_prot)?;
             val.push(list_elem_45);
@@ -11119,7 +11119,7 @@ impl CassandraCasArgs {
         },
         4 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Column> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_46 = Column::read_from_in_protocol(i_prot)?;
             val.push(list_elem_46);
@@ -11648,7 +11648,7 @@ impl CassandraBatchMutateArgs {
             for _ in 0..map_ident.size {
               let map_key_49 = i_prot.read_string()?;
               let list_ident = i_prot.read_list_begin()?;
-              let mut map_val_50: Vec<Mutation> = Vec::with_capacity(list_ident.size as usize);
+              let mut map_val_50: Vec<Mutation> = Vec::with_capacity((list_ident.size as usize).min(1024));
               for _ in 0..list_ident.size {
                 let list_elem_51 = Mutation::read_from_in_protocol(i_prot)?;
                 map_val_50.push(list_elem_51);
@@ -11825,7 +11825,7 @@ impl CassandraAtomicBatchMutateArgs {
             for _ in 0..map_ident.size {
               let map_key_54 = i_prot.read_string()?;
               let list_ident = i_prot.read_list_begin()?;
-              let mut map_val_55: Vec<Mutation> = Vec::with_capacity(list_ident.size as usize);
+              let mut map_val_55: Vec<Mutation> = Vec::with_capacity((list_ident.size as usize).min(1024));
               for _ in 0..list_ident.size {
                 let list_elem_56 = Mutation::read_from_in_protocol(i_prot)?;
                 map_val_55.push(list_elem_56);
@@ -12198,7 +12198,7 @@ impl CassandraGetMultiSliceResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_57 = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_57);
@@ -12345,7 +12345,7 @@ impl CassandraDescribeSchemaVersionsResult {
           for _ in 0..map_ident.size {
             let map_key_58 = i_prot.read_string()?;
             let list_ident = i_prot.read_list_begin()?;
-            let mut map_val_59: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+            let mut map_val_59: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
             for _ in 0..list_ident.size {
               let list_elem_60 = i_prot.read_string()?;
               map_val_59.push(list_elem_60);
@@ -12476,7 +12476,7 @@ impl CassandraDescribeKeyspacesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<KsDef> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<KsDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_61 = KsDef::read_from_in_protocol(i_prot)?;
             val.push(list_elem_61);
@@ -12809,7 +12809,7 @@ impl CassandraDescribeRingResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TokenRange> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TokenRange> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_62 = TokenRange::read_from_in_protocol(i_prot)?;
             val.push(list_elem_62);
@@ -12944,7 +12944,7 @@ impl CassandraDescribeLocalRingResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TokenRange> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TokenRange> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_63 = TokenRange::read_from_in_protocol(i_prot)?;
             val.push(list_elem_63);
@@ -13574,7 +13574,7 @@ impl CassandraDescribeSplitsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_66 = i_prot.read_string()?;
             val.push(list_elem_66);
@@ -13841,7 +13841,7 @@ impl CassandraDescribeSplitsExResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<CfSplit> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<CfSplit> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_67 = CfSplit::read_from_in_protocol(i_prot)?;
             val.push(list_elem_67);
@@ -15389,7 +15389,7 @@ impl CassandraExecutePreparedCqlQueryArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_68 = i_prot.read_bytes()?;
             val.push(list_elem_68);
@@ -15579,7 +15579,7 @@ impl CassandraExecutePreparedCql3QueryArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
             let list_elem_69 = i_prot.read_bytes()?;
             val.push(list_elem_69);

@@ -128,7 +128,14 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
     let rest = buf.split_off(size + 4);
     let mut frame = std::mem::replace(buf, rest);
     frame.drain(..4);
-    Ok(Some(frame))
+    // The frame must hold exactly one well-formed message: this also bounds every count the
+    // message declares by the bytes actually received, before the generated decoder sees it.
+    match measure_unframed(&frame) {
+        Measure::Complete(n) if n == frame.len() => Ok(Some(frame)),
+        Measure::Complete(_) => Err(ConnError::Malformed("frame holds more than one message")),
+        Measure::Incomplete => Err(ConnError::Malformed("frame ends inside its message")),
+        Measure::Invalid(why) => Err(ConnError::Malformed(why)),
+    }
 }
 
 /// Reads one unframed message by walking its structure; `None` at a clean end of stream.
