@@ -19,16 +19,25 @@ use super::validate::*;
 use crate::auth::{AuthError, AuthenticatedUser};
 use crate::node::Node;
 
-/// Per-connection state.
+/// Per-connection state, shared with the connection loop (which runs query traces).
 #[derive(Default)]
-struct Session {
+pub struct Session {
     keyspace: Option<String>,
     user: Option<AuthenticatedUser>,
+    /// Set by trace_next_query: the session id under which the next request is traced.
+    trace_next: Option<Uuid>,
+}
+
+impl Session {
+    /// The trace session id for the request about to run, if one was asked for.
+    pub fn take_trace(&mut self) -> Option<Uuid> {
+        self.trace_next.take()
+    }
 }
 
 pub struct Handler {
     node: Arc<Node>,
-    session: Mutex<Session>,
+    session: Arc<Mutex<Session>>,
 }
 
 /// What the client sees for a refused login or request.
@@ -45,8 +54,8 @@ fn not_supported(what: &str) -> thrift::Error {
 }
 
 impl Handler {
-    pub fn new(node: Arc<Node>) -> Handler {
-        Handler { node, session: Mutex::new(Session::default()) }
+    pub fn new(node: Arc<Node>, session: Arc<Mutex<Session>>) -> Handler {
+        Handler { node, session }
     }
 
     /// The session's keyspace, after checking the login and access rights.
@@ -850,11 +859,11 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_trace_next_query(&self) -> TResult<Vec<u8>> {
-        // Tracing records nothing yet; the session id is real but no system_traces rows follow.
-        Err(thrift::Error::Application(thrift::ApplicationError::new(
-            thrift::ApplicationErrorKind::UnknownMethod,
-            "trace_next_query: query tracing is not supported yet",
-        )))
+        // A time-based id, as Cassandra's trace sessions. The trace of the next request goes to
+        // the server log under this id (there is no system_traces keyspace yet).
+        let id = Uuid::now_v1(&NODE_ID);
+        self.session.lock().trace_next = Some(id);
+        Ok(id.as_bytes().to_vec())
     }
 
     fn handle_describe_splits_ex(
@@ -965,13 +974,11 @@ impl t::CassandraSyncHandler for Handler {
     }
 }
 
+/// Node part of the time-based trace session ids.
+const NODE_ID: [u8; 6] = *b"sibyl!";
+
 fn is_reserved(name: &str) -> bool {
     ["system", "system_auth", "system_traces", "system_distributed", "system_schema"]
         .iter()
         .any(|r| r.eq_ignore_ascii_case(name))
-}
-
-/// A fresh schema version for tests and tools.
-pub fn new_version() -> Uuid {
-    Uuid::new_v4()
 }

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::node::Node;
-use handler::Handler;
+use handler::{Handler, Session};
 use wire::{looks_unframed, measure_unframed, Measure};
 
 /// Accepts clients until `shutdown` turns true.
@@ -64,7 +64,8 @@ enum ConnError {
 
 async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnError> {
     let max = node.max_message_bytes;
-    let processor = Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node)));
+    let session = Arc::new(parking_lot::Mutex::new(Session::default()));
+    let processor = Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node, session.clone())));
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     // The first byte tells the transport: unframed strict binary starts with 0x80.
     if stream.read_buf(&mut buf).await? == 0 {
@@ -79,7 +80,10 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
         };
         let Some(message) = message else { return Ok(()) };
         let p = processor.clone();
+        let trace = session.lock().take_trace();
         let reply = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let method = trace.map(|_| wire::message_name(&message).unwrap_or("?").to_string());
             let mut out = Vec::with_capacity(256);
             {
                 let mut input = TBinaryInputProtocol::new(Cursor::new(message), true);
@@ -87,6 +91,9 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
                 if let Err(e) = p.process(&mut input, &mut output) {
                     debug!(error = %e, "processor reported an error");
                 }
+            }
+            if let (Some(id), Some(method)) = (trace, method) {
+                info!(session = %id, method, elapsed_us = started.elapsed().as_micros() as u64, reply_bytes = out.len(), "trace: request complete");
             }
             out
         })

@@ -131,6 +131,13 @@ pub fn measure_unframed(buf: &[u8]) -> Measure {
     }
 }
 
+/// The method name of a strict binary-protocol message, if the header is readable.
+pub fn message_name(buf: &[u8]) -> Option<&str> {
+    let len = i32::from_be_bytes(buf.get(4..8)?.try_into().ok()?);
+    let len = usize::try_from(len).ok()?;
+    std::str::from_utf8(buf.get(8..8 + len)?).ok()
+}
+
 /// True when a connection's first byte says it speaks unframed strict binary protocol (the
 /// version word starts with 0x80); framed connections start with a positive length.
 pub fn looks_unframed(first_byte: u8) -> bool {
