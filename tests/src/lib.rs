@@ -261,9 +261,18 @@ impl Node {
     /// Starts a node with `config` in a fresh directory; panics (with the log) if it does not
     /// come up within [`START_TIMEOUT`].
     pub fn start(config: Config) -> Node {
+        Node::start_with_files(config, &[])
+    }
+
+    /// Like [`Node::start`], with extra files (name, content) written next to storage-conf.xml
+    /// first, such as passwd.properties.
+    pub fn start_with_files(config: Config, files: &[(&str, &str)]) -> Node {
         let dir = tempfile::Builder::new().prefix("sibyl-e2e-").tempdir().expect("create a temporary directory");
         for sub in ["data", "commitlog", "saved_caches"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("create node subdirectory");
+        }
+        for (name, content) in files {
+            std::fs::write(dir.path().join(name), content).expect("write a file next to the config");
         }
         let log_path = dir.path().join("sibyl.log");
         let mut node = Node { dir, config, child: None, port: 0, log_path, earlier_logs: String::new() };

@@ -40,11 +40,13 @@ pub struct Handler {
     session: Arc<Mutex<Session>>,
 }
 
-/// What the client sees for a refused login or request.
+/// What the client sees for a refused login or request. Only `login` declares the
+/// authentication and authorization exceptions; every other method reports a refusal as
+/// InvalidRequestException, as Cassandra does.
 fn auth_error(e: AuthError) -> thrift::Error {
     match e {
         AuthError::BadCredentials(m) => thrift_idl::user_error(t::AuthenticationException::new(m)),
-        AuthError::NotAuthorized(m) => thrift_idl::user_error(t::AuthorizationException::new(m)),
+        AuthError::NotAuthorized(m) => ire(m),
         AuthError::NotLoggedIn => ire("You have not logged in"),
     }
 }
@@ -68,6 +70,18 @@ impl Handler {
 
     fn authorize(&self, s: &Session, ks: &str, write: bool) -> TResult<()> {
         self.node.authenticator.authorize(s.user.as_ref(), ks, write).map_err(auth_error)
+    }
+
+    /// Creating, changing or dropping keyspaces (`<modify-keyspaces>` in access.properties).
+    fn authorize_keyspace_change(&self) -> TResult<()> {
+        let s = self.session.lock();
+        self.node.authenticator.authorize_keyspace_list_change(s.user.as_ref()).map_err(auth_error)
+    }
+
+    /// Changing a column family of `ks`: write access to the keyspace.
+    fn authorize_write_to(&self, ks: &str) -> TResult<()> {
+        let s = self.session.lock();
+        self.authorize(&s, ks, true)
     }
 
     fn require_login(&self) -> TResult<()> {
@@ -878,11 +892,7 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_add_column_family(&self, cf_def: t::CfDef) -> TResult<String> {
-        self.require_login()?;
-        let ks = self.session.lock().keyspace.clone();
-        if ks.as_deref() != Some(cf_def.keyspace.as_str()) && ks.is_some() {
-            // Cassandra accepts any keyspace named in the CfDef; the session keyspace is not required.
-        }
+        self.authorize_write_to(&cf_def.keyspace)?;
         if self.node.storage.keyspace(&cf_def.keyspace).is_none() {
             return Err(ire(format!("Keyspace '{}' does not exist", cf_def.keyspace)));
         }
@@ -896,7 +906,7 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_add_keyspace(&self, ks_def: t::KsDef) -> TResult<String> {
-        self.require_login()?;
+        self.authorize_keyspace_change()?;
         if is_reserved(&ks_def.name) {
             return Err(ire(format!("{} is a reserved keyspace name", ks_def.name)));
         }
@@ -905,7 +915,7 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_drop_keyspace(&self, keyspace: String) -> TResult<String> {
-        self.require_login()?;
+        self.authorize_keyspace_change()?;
         if is_reserved(&keyspace) {
             return Err(ire(format!("{keyspace} is a reserved keyspace and cannot be dropped")));
         }
@@ -913,7 +923,7 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_update_keyspace(&self, ks_def: t::KsDef) -> TResult<String> {
-        self.require_login()?;
+        self.authorize_keyspace_change()?;
         if !ks_def.cf_defs.is_empty() {
             return Err(ire("Keyspace update must not contain any table definitions."));
         }
@@ -925,7 +935,7 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_update_column_family(&self, cf_def: t::CfDef) -> TResult<String> {
-        self.require_login()?;
+        self.authorize_write_to(&cf_def.keyspace)?;
         let existing = self.store(&cf_def.keyspace, &cf_def.name)?.def();
         let def = cf_def_from_thrift(cf_def, Some(&existing)).map_err(ire)?;
         self.node.storage.update_column_family(def).map(|v| v.to_string()).map_err(storage_error)
