@@ -70,6 +70,9 @@ impl StorageConfig {
     }
 }
 
+/// Full memtables allowed to wait for their flush before writers flush themselves.
+const MAX_FLUSHING_MEMTABLES: usize = 2;
+
 /// Background work requests.
 enum Work {
     Flush(Arc<ColumnFamilyStore>),
@@ -454,18 +457,27 @@ impl Storage {
             store.counters.writes.fetch_add(1, Ordering::Relaxed);
             store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
             if store.active_memtable().size() >= self.inner.config.memtable_flush_bytes {
-                self.maybe_schedule_flush(store);
+                // The write itself is durable in the commit log; a failed flush is retried later.
+                if let Err(e) = self.maybe_schedule_flush(store) {
+                    warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed");
+                }
             }
         }
         Ok(())
     }
 
-    fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) {
+    fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        // Back-pressure: when flushes fall behind, the writer flushes itself instead of letting
+        // full memtables pile up in memory.
+        if store.memtables.read().flushing.len() >= MAX_FLUSHING_MEMTABLES {
+            return self.flush_store(store);
+        }
         // One queued flush per column family; the flag is cleared when that flush switches
         // memtables.
         if !store.flush_pending.swap(true, Ordering::SeqCst) {
             self.submit(Work::Flush(store.clone()));
         }
+        Ok(())
     }
 
     // ----- reads -----
