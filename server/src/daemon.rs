@@ -27,6 +27,8 @@ pub enum StartupError {
     Partitioner(String),
     #[error("cannot listen for thrift clients on {addr}: {source}")]
     Bind { addr: String, source: std::io::Error },
+    #[error("cannot listen for admin clients (sibyltool) on {addr}: {source}")]
+    AdminBind { addr: String, source: std::io::Error },
     #[error("{0}")]
     Runtime(std::io::Error),
 }
@@ -81,16 +83,23 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;
     let addr = format!("{}:{}", config.thrift_address, config.thrift_port);
+    let admin_addr = format!("{}:{}", config.admin_address, config.admin_port);
     runtime.block_on(async move {
         let listener =
             TcpListener::bind(&addr).await.map_err(|source| StartupError::Bind { addr: addr.clone(), source })?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let admin_listener = TcpListener::bind(&admin_addr)
+            .await
+            .map_err(|source| StartupError::AdminBind { addr: admin_addr.clone(), source })?;
+        let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx.clone()));
+        info!("Admin interface (sibyltool) listening on {admin_addr}");
         let server = tokio::spawn(crate::thrift::serve(listener, node, shutdown_rx));
         info!("Listening for thrift clients on {addr}");
         wait_for_signal().await;
         info!("shutting down: flushing memtables");
         let _ = shutdown_tx.send(true);
         let _ = server.await;
+        let _ = admin.await;
         let s = storage.clone();
         match tokio::task::spawn_blocking(move || s.shutdown()).await {
             Ok(Ok(())) => info!("shutdown complete"),

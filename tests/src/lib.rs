@@ -200,6 +200,7 @@ impl Config {
   <StoragePort>{storage_port}</StoragePort>
   <ThriftAddress>127.0.0.1</ThriftAddress>
   <ThriftPort>{thrift_port}</ThriftPort>
+  <AdminPort>{admin_port}</AdminPort>
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>{sync}</CommitLogSyncPeriodInMS>
 {extra}
@@ -211,6 +212,7 @@ impl Config {
             dir = xml_escape(&dir.display().to_string()),
             sync = self.commit_log_sync_period_ms,
             extra = self.extra_xml,
+            admin_port = free_port(),
         )
     }
 }

@@ -1,0 +1,598 @@
+//! The admin wire protocol's messages: requests, reply lines, and the typed results of every
+//! operation. The server (`admin::serve`) and the client (`sibyltool`) share these types, so the
+//! two sides cannot drift apart. The format itself is described in `admin/mod.rs` and
+//! `docs/admin-protocol.md`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks. A request may carry `"v"`; absent means 1.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Longest request line the server reads, newline excluded. A longer line is read to its end and
+/// dropped, and gets an error reply.
+pub const MAX_REQUEST_LINE: usize = 1 << 20;
+
+/// Longest reply line the client reads. Replies grow with the schema (cfstats lists every column
+/// family), so this is generous; it only stops a runaway peer.
+pub const MAX_REPLY_LINE: usize = 64 << 20;
+
+/// One request: a JSON object on one line, the operation in `"op"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// The token ring as this node sees it (used by `ring` and `status`).
+    Ring,
+    /// This node: token, uptime, load, memory, memtables.
+    Info,
+    /// Cluster name, partitioner, snitch, schema versions.
+    DescribeCluster,
+    /// Statistics per keyspace and column family; `keyspace` and `cf` narrow the list.
+    CfStats {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cf: Option<String>,
+    },
+    /// Operation counters per stage.
+    TpStats,
+    /// Writes memtables to SSTables: every column family, one keyspace's, or the `cfs` listed.
+    Flush {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+    },
+    /// Major compaction (flush, then merge all SSTables into one), same selection as `Flush`.
+    Compact {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+    },
+    /// Removes data this node no longer owns.
+    Cleanup {
+        #[serde(default)]
+        keyspace: Option<String>,
+    },
+    /// Flushes every memtable and stops accepting writes.
+    Drain,
+    /// Streams in and out of this node.
+    NetStats,
+    /// The nodes holding `key` (UTF-8) of `keyspace`.`cf`, and the key's token.
+    GetEndpoints {
+        keyspace: String,
+        cf: String,
+        key: String,
+    },
+    /// Release and protocol versions of the node.
+    Version,
+    /// Ring operations: accepted by the protocol so clients need no change when the cluster
+    /// layer lands; answered with `not_supported` until then.
+    Move {
+        token: String,
+    },
+    Decommission,
+    RemoveNode {
+        node: String,
+    },
+    LoadBalance,
+    Repair {
+        #[serde(default)]
+        keyspace: Option<String>,
+    },
+    Join,
+}
+
+impl Request {
+    /// The operation's name as written in `"op"`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Ring => "ring",
+            Request::Info => "info",
+            Request::DescribeCluster => "describe_cluster",
+            Request::CfStats { .. } => "cf_stats",
+            Request::TpStats => "tp_stats",
+            Request::Flush { .. } => "flush",
+            Request::Compact { .. } => "compact",
+            Request::Cleanup { .. } => "cleanup",
+            Request::Drain => "drain",
+            Request::NetStats => "net_stats",
+            Request::GetEndpoints { .. } => "get_endpoints",
+            Request::Version => "version",
+            Request::Move { .. } => "move",
+            Request::Decommission => "decommission",
+            Request::RemoveNode { .. } => "remove_node",
+            Request::LoadBalance => "load_balance",
+            Request::Repair { .. } => "repair",
+            Request::Join => "join",
+        }
+    }
+
+    /// Encodes the request as one line (with the protocol version), newline included.
+    pub fn encode_line(&self) -> Result<String, ProtocolError> {
+        let mut value = serde_json::to_value(self).map_err(|e| ProtocolError::Encode(e.to_string()))?;
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("v".into(), PROTOCOL_VERSION.into());
+        }
+        let mut line = serde_json::to_string(&value).map_err(|e| ProtocolError::Encode(e.to_string()))?;
+        line.push('\n');
+        Ok(line)
+    }
+}
+
+/// Why a request line could not be understood. Sent back as a `bad_request` (or
+/// `unsupported_version`) error; the connection stays usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("request is not valid UTF-8")]
+    NotUtf8,
+    #[error("request is empty")]
+    Empty,
+    #[error("request is not a JSON object: {0}")]
+    NotJson(String),
+    #[error("request has no \"op\" field")]
+    MissingOp,
+    #[error("bad request: {0}")]
+    Invalid(String),
+    #[error("protocol version {got} is not supported (this node speaks version {PROTOCOL_VERSION})")]
+    UnsupportedVersion { got: String },
+}
+
+impl RequestError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RequestError::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
+            _ => ErrorKind::BadRequest,
+        }
+    }
+}
+
+/// Parses one request line (without its newline; a trailing `\r` is tolerated).
+pub fn parse_request(line: &[u8]) -> Result<Request, RequestError> {
+    let text = std::str::from_utf8(line).map_err(|_| RequestError::NotUtf8)?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(RequestError::Empty);
+    }
+    let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| RequestError::NotJson(e.to_string()))?;
+    let serde_json::Value::Object(map) = &mut value else {
+        return Err(RequestError::NotJson("expected an object".into()));
+    };
+    if let Some(v) = map.remove("v") {
+        if v.as_u64() != Some(PROTOCOL_VERSION) {
+            return Err(RequestError::UnsupportedVersion { got: v.to_string() });
+        }
+    }
+    if !map.contains_key("op") {
+        return Err(RequestError::MissingOp);
+    }
+    let given: Vec<String> = map.keys().cloned().collect();
+    let request: Request = serde_json::from_value(value).map_err(|e| RequestError::Invalid(e.to_string()))?;
+    // serde ignores extra fields next to an argument-less op; refuse them like any unknown field,
+    // so a misspelt argument never passes silently.
+    if let Ok(serde_json::Value::Object(known)) = serde_json::to_value(&request) {
+        if let Some(extra) = given.iter().find(|k| !known.contains_key(k.as_str())) {
+            return Err(RequestError::Invalid(format!("unknown field `{extra}` for op `{}`", request.op())));
+        }
+    }
+    Ok(request)
+}
+
+/// Progress of a long operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Steps finished.
+    pub done: u64,
+    /// Steps in all (column families, for flush and compact).
+    pub total: u64,
+    /// What is being done now.
+    pub what: String,
+}
+
+/// What a failed request's error says, so a client can decide without parsing the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request line was not a valid request.
+    BadRequest,
+    /// The request's protocol version is not this node's.
+    UnsupportedVersion,
+    UnknownKeyspace,
+    UnknownColumnFamily,
+    /// The operation exists but needs something not built yet (the cluster layer).
+    NotSupported,
+    /// The node was drained: it no longer flushes, compacts or accepts writes.
+    Drained,
+    /// The storage engine failed (I/O, corruption).
+    Storage,
+    /// Anything else on the node's side.
+    Internal,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// One reply line. A request gets zero or more `Progress` lines, then one `Ok` or `Error`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    Progress(Progress),
+    Ok(serde_json::Value),
+    Error(ErrorReply),
+}
+
+impl Reply {
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Reply {
+        Reply::Error(ErrorReply { kind, message: message.into() })
+    }
+
+    /// One line, newline included. Cannot fail for the types used here (string keys only), but
+    /// falls back to an internal error line rather than panic.
+    pub fn encode_line(&self) -> String {
+        let mut line = serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(r#"{{"error":{{"kind":"internal","message":{}}}}}"#, serde_json::Value::String(e.to_string()))
+        });
+        line.push('\n');
+        line
+    }
+
+    pub fn decode_line(line: &[u8]) -> Result<Reply, ProtocolError> {
+        serde_json::from_slice(line).map_err(|e| ProtocolError::BadReply(e.to_string()))
+    }
+}
+
+/// The client's view of a protocol failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("cannot encode request: {0}")]
+    Encode(String),
+    #[error("malformed reply from the node: {0}")]
+    BadReply(String),
+    #[error("the node's reply does not match the request: {0}")]
+    BadResult(String),
+}
+
+// ----- results -----
+
+/// One node of the ring.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RingEntry {
+    pub address: String,
+    pub datacenter: String,
+    pub rack: String,
+    /// `Up` or `Down`.
+    pub status: String,
+    /// `Normal`, `Leaving`, `Joining` or `Moving`.
+    pub state: String,
+    /// Bytes of live SSTables.
+    pub load_bytes: u64,
+    /// Fraction of the ring this node's token range covers, 0..=1.
+    pub owns: f64,
+    pub token: String,
+    pub host_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RingResult {
+    pub partitioner: String,
+    /// In token order.
+    pub entries: Vec<RingEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InfoResult {
+    pub host_id: String,
+    pub token: String,
+    /// `NORMAL`, `DRAINING` or `DRAINED`.
+    pub mode: String,
+    pub cluster_name: String,
+    pub listen_address: String,
+    pub rpc_address: String,
+    /// Seconds since the admin interface started, which the daemon does at startup.
+    pub uptime_seconds: u64,
+    /// Bytes of live SSTables, all column families.
+    pub load_bytes: u64,
+    pub schema_version: String,
+    /// Resident memory (`VmRSS`) and its peak (`VmHWM`) from /proc/self/status; absent where
+    /// /proc is not available.
+    pub rss_bytes: Option<u64>,
+    pub peak_rss_bytes: Option<u64>,
+    /// Approximate bytes, operations and partitions in all active memtables.
+    pub memtable_bytes: u64,
+    pub memtable_operations: u64,
+    pub memtable_partitions: u64,
+    pub datacenter: String,
+    pub rack: String,
+    pub data_directory: String,
+    pub release_version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DescribeClusterResult {
+    pub name: String,
+    pub snitch: String,
+    pub partitioner: String,
+    /// Schema version → addresses of the nodes on it.
+    pub schema_versions: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CfStatsResult {
+    pub keyspaces: Vec<KeyspaceStats>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyspaceStats {
+    pub name: String,
+    pub read_count: u64,
+    /// Mean over all reads since startup; `None` before the first read.
+    pub read_latency_ms: Option<f64>,
+    pub write_count: u64,
+    pub write_latency_ms: Option<f64>,
+    pub column_families: Vec<CfStats>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CfStats {
+    pub name: String,
+    pub sstable_count: u64,
+    /// Bytes of all components of the live SSTables.
+    pub space_used_live: u64,
+    /// Bytes of the Data components of the live SSTables.
+    pub data_bytes: u64,
+    /// Sum of the SSTables' partition counts: a partition in several SSTables counts several
+    /// times, and memtables are not included (Cassandra's estimate works the same way).
+    pub key_estimate: u64,
+    pub sstable_cells: u64,
+    pub sstable_tombstones: u64,
+    /// Operations (column updates) applied to the active memtable.
+    pub memtable_operations: u64,
+    pub memtable_bytes: u64,
+    pub memtable_partitions: u64,
+    /// Memtables flushed since startup.
+    pub memtable_switch_count: u64,
+    pub read_count: u64,
+    pub read_latency_ms: Option<f64>,
+    pub write_count: u64,
+    pub write_latency_ms: Option<f64>,
+    /// Compactions finished since startup.
+    pub compactions: u64,
+    /// Over the live SSTables; `None` when there is no SSTable or no cell.
+    pub min_timestamp: Option<i64>,
+    pub max_timestamp: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolStats {
+    pub name: String,
+    /// `None`: not tracked by this node yet.
+    pub active: Option<u64>,
+    pub pending: Option<u64>,
+    pub completed: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpStatsResult {
+    pub pools: Vec<PoolStats>,
+    /// What the numbers mean and what is not tracked.
+    pub notes: Vec<String>,
+}
+
+/// Flush and compact: what was done to each column family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CfWork {
+    /// `keyspace.cf`.
+    pub name: String,
+    pub sstables_before: u64,
+    pub sstables_after: u64,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkResult {
+    pub column_families: Vec<CfWork>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CleanupKeyspace {
+    pub keyspace: String,
+    pub column_families: u64,
+    pub removed_bytes: u64,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CleanupResult {
+    pub keyspaces: Vec<CleanupKeyspace>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DrainResult {
+    /// The node had been drained before this request.
+    pub already_drained: bool,
+    pub flushed: Vec<String>,
+    /// What clients see now.
+    pub effect: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetStatsResult {
+    pub mode: String,
+    /// Streams to other nodes (none: there is no streaming yet).
+    pub sending: Vec<String>,
+    pub receiving: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GetEndpointsResult {
+    pub token: String,
+    pub endpoints: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VersionResult {
+    pub release_version: String,
+    pub thrift_api_version: String,
+    pub protocol_version: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Request, RequestError> {
+        parse_request(s.as_bytes())
+    }
+
+    #[test]
+    fn every_request_round_trips_through_its_line() {
+        let all = vec![
+            Request::Ring,
+            Request::Info,
+            Request::DescribeCluster,
+            Request::CfStats { keyspace: Some("Keyspace1".into()), cf: None },
+            Request::TpStats,
+            Request::Flush { keyspace: Some("ks".into()), cfs: vec!["a".into(), "b".into()] },
+            Request::Compact { keyspace: None, cfs: vec![] },
+            Request::Cleanup { keyspace: None },
+            Request::Drain,
+            Request::NetStats,
+            Request::GetEndpoints { keyspace: "ks".into(), cf: "cf".into(), key: "k\n\"ey".into() },
+            Request::Version,
+            Request::Move { token: "42".into() },
+            Request::Decommission,
+            Request::RemoveNode { node: "x".into() },
+            Request::LoadBalance,
+            Request::Repair { keyspace: None },
+            Request::Join,
+        ];
+        for r in all {
+            let line = r.encode_line().expect("encodes");
+            assert!(line.ends_with('\n'));
+            assert_eq!(line.matches('\n').count(), 1, "one line: {line:?}");
+            assert!(line.contains(&format!(r#""op":"{}""#, r.op())), "{line}");
+            assert!(line.contains(r#""v":1"#), "{line}");
+            assert_eq!(parse(line.trim_end()).expect("parses"), r);
+        }
+    }
+
+    #[test]
+    fn documented_request_lines_parse() {
+        assert_eq!(
+            parse(r#"{"op":"flush","keyspace":"ks","cfs":["cf"]}"#),
+            Ok(Request::Flush { keyspace: Some("ks".into()), cfs: vec!["cf".into()] })
+        );
+        assert_eq!(parse(r#"{"op":"flush"}"#), Ok(Request::Flush { keyspace: None, cfs: vec![] }));
+        assert_eq!(parse(r#"{"op":"flush","keyspace":null}"#), Ok(Request::Flush { keyspace: None, cfs: vec![] }));
+        assert_eq!(parse("{\"op\":\"ring\",\"v\":1}\r"), Ok(Request::Ring));
+        assert_eq!(parse(r#"  {"op":"drain"}  "#), Ok(Request::Drain));
+    }
+
+    #[test]
+    fn malformed_lines_are_typed_errors() {
+        assert_eq!(parse_request(&[0xff, 0xfe]), Err(RequestError::NotUtf8));
+        assert_eq!(parse(""), Err(RequestError::Empty));
+        assert_eq!(parse("   "), Err(RequestError::Empty));
+        assert!(matches!(parse("{\"op\":"), Err(RequestError::NotJson(_))));
+        assert!(matches!(parse("flush"), Err(RequestError::NotJson(_))));
+        assert!(matches!(parse("[1,2]"), Err(RequestError::NotJson(_))));
+        assert!(matches!(parse("\"ring\""), Err(RequestError::NotJson(_))));
+        assert_eq!(parse(r#"{"keyspace":"ks"}"#), Err(RequestError::MissingOp));
+        assert!(matches!(parse(r#"{"op":"explode"}"#), Err(RequestError::Invalid(m)) if m.contains("explode")));
+        assert!(matches!(parse(r#"{"op":7}"#), Err(RequestError::Invalid(_))));
+        // Fields are checked: unknown ones, wrong types, missing required ones.
+        assert!(
+            matches!(parse(r#"{"op":"flush","keyspcae":"ks"}"#), Err(RequestError::Invalid(m)) if m.contains("keyspcae"))
+        );
+        assert!(matches!(parse(r#"{"op":"flush","cfs":"cf"}"#), Err(RequestError::Invalid(_))));
+        assert!(
+            matches!(parse(r#"{"op":"get_endpoints","keyspace":"ks","cf":"cf"}"#), Err(RequestError::Invalid(m)) if m.contains("key"))
+        );
+        assert!(matches!(parse(r#"{"op":"ring","extra":1}"#), Err(RequestError::Invalid(_))));
+    }
+
+    #[test]
+    fn other_protocol_versions_are_refused() {
+        let e = parse(r#"{"op":"ring","v":2}"#).expect_err("v2 refused");
+        assert_eq!(e, RequestError::UnsupportedVersion { got: "2".into() });
+        assert_eq!(e.kind(), ErrorKind::UnsupportedVersion);
+        assert!(matches!(parse(r#"{"op":"ring","v":"1"}"#), Err(RequestError::UnsupportedVersion { .. })));
+        assert_eq!(parse(r#"{"op":"ring"}"#).map_err(|e| e.kind()), Ok(Request::Ring));
+        assert_eq!(RequestError::MissingOp.kind(), ErrorKind::BadRequest);
+    }
+
+    #[test]
+    fn reply_lines_have_the_documented_shape() {
+        let p = Reply::Progress(Progress { done: 3, total: 10, what: "flushing Keyspace1.Standard1".into() });
+        assert_eq!(
+            p.encode_line(),
+            "{\"progress\":{\"done\":3,\"total\":10,\"what\":\"flushing Keyspace1.Standard1\"}}\n"
+        );
+        let e = Reply::error(ErrorKind::UnknownKeyspace, "keyspace Nope does not exist");
+        assert_eq!(
+            e.encode_line(),
+            "{\"error\":{\"kind\":\"unknown_keyspace\",\"message\":\"keyspace Nope does not exist\"}}\n"
+        );
+        let ok = Reply::Ok(serde_json::json!({"token":"5"}));
+        assert_eq!(ok.encode_line(), "{\"ok\":{\"token\":\"5\"}}\n");
+        for r in [p, e, ok] {
+            let line = r.encode_line();
+            assert_eq!(Reply::decode_line(line.trim_end().as_bytes()), Ok(r));
+        }
+    }
+
+    #[test]
+    fn malformed_reply_lines_are_errors() {
+        for bad in
+            [&b""[..], b"{}", b"{\"ok\":1,\"error\":2}", b"{\"progress\":{\"done\":1}}", b"\xff", b"{\"nope\":1}"]
+        {
+            assert!(
+                matches!(Reply::decode_line(bad), Err(ProtocolError::BadReply(_))),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn results_round_trip() {
+        let r = CfStatsResult {
+            keyspaces: vec![KeyspaceStats {
+                name: "ks".into(),
+                read_count: 1,
+                read_latency_ms: Some(0.5),
+                write_count: 2,
+                write_latency_ms: None,
+                column_families: vec![CfStats {
+                    name: "cf".into(),
+                    sstable_count: 1,
+                    space_used_live: 100,
+                    data_bytes: 60,
+                    key_estimate: 3,
+                    sstable_cells: 4,
+                    sstable_tombstones: 0,
+                    memtable_operations: 0,
+                    memtable_bytes: 0,
+                    memtable_partitions: 0,
+                    memtable_switch_count: 1,
+                    read_count: 1,
+                    read_latency_ms: Some(0.5),
+                    write_count: 2,
+                    write_latency_ms: None,
+                    compactions: 0,
+                    min_timestamp: Some(1),
+                    max_timestamp: Some(2),
+                }],
+            }],
+        };
+        let v = serde_json::to_value(&r).expect("encodes");
+        let back: CfStatsResult = serde_json::from_value(v).expect("decodes");
+        assert_eq!(back, r);
+    }
+}

@@ -1,0 +1,176 @@
+//! `sibyltool [-h HOST] [-p PORT] COMMAND [ARGS]`: the node's admin tool (Cassandra's nodetool).
+//! It talks to the node's admin interface (`AdminAddress:AdminPort`, default 127.0.0.1:7199);
+//! the protocol is described in `server::admin` and `docs/admin-protocol.md`.
+//!
+//! Exit codes: 0 success, 1 the node refused or failed the command, 2 bad usage, 3 the node
+//! could not be reached or answered something unreadable.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser, Subcommand};
+use serde::de::DeserializeOwned;
+use server::admin::protocol::*;
+use server::tool::{render, Client, ProgressDisplay, ToolError};
+
+#[derive(Parser)]
+#[command(
+    name = "sibyltool",
+    version,
+    about = "Admin tool for a Sibyl node (like Cassandra's nodetool)",
+    disable_help_flag = true
+)]
+struct Args {
+    /// Node to talk to (its AdminAddress).
+    #[arg(short = 'h', long, default_value = "127.0.0.1")]
+    host: String,
+    /// The node's AdminPort.
+    #[arg(short = 'p', long, default_value_t = 7199)]
+    port: u16,
+    /// Give up when the node sends nothing for this many seconds (long operations report
+    /// progress every 5 s, so this bounds silence, not duration).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+    /// Print the node's answer as JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The token ring: address, status, state, load, ownership, token.
+    Ring,
+    /// Cluster status table (UN = up and normal), with load, ownership and host id.
+    Status,
+    /// This node: token, mode, uptime, load, memory, memtables.
+    Info,
+    /// Cluster name, snitch, partitioner and schema versions.
+    Describecluster,
+    /// Statistics per keyspace and column family.
+    #[command(alias = "tablestats")]
+    Cfstats {
+        /// `keyspace` or `keyspace.cf`; all keyspaces when left out.
+        target: Option<String>,
+    },
+    /// Operation counters per stage.
+    Tpstats,
+    /// Write memtables to SSTables.
+    Flush { keyspace: Option<String>, cfs: Vec<String> },
+    /// Major compaction: merge each column family's SSTables into one.
+    Compact { keyspace: Option<String>, cfs: Vec<String> },
+    /// Remove data this node no longer owns.
+    Cleanup { keyspace: Option<String> },
+    /// Flush all memtables and stop accepting writes (before stopping or upgrading the node).
+    Drain,
+    /// Streaming status.
+    Netstats,
+    /// The nodes that hold KEY.
+    Getendpoints { keyspace: String, cf: String, key: String },
+    /// The node's release and protocol versions.
+    Version,
+    /// Move this node to a new token (needs the cluster layer).
+    Move { token: String },
+    /// Hand this node's data to the others and leave the ring (needs the cluster layer).
+    Decommission,
+    /// Remove a dead node from the ring (needs the cluster layer).
+    Removenode { node: String },
+    /// Remove a dead node's token from the ring (0.6 name of removenode).
+    Removetoken { token: String },
+    /// Move this node to even out the ring (needs the cluster layer).
+    Loadbalance,
+    /// Repair data with the other replicas (needs the cluster layer).
+    Repair { keyspace: Option<String> },
+    /// Join the ring (needs the cluster layer).
+    Join,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sibyltool: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn request_for(command: &Command) -> Request {
+    match command {
+        Command::Ring | Command::Status => Request::Ring,
+        Command::Info => Request::Info,
+        Command::Describecluster => Request::DescribeCluster,
+        Command::Cfstats { target } => {
+            let (keyspace, cf) = match target.as_deref().map(|t| t.split_once('.').unwrap_or((t, ""))) {
+                None => (None, None),
+                Some((k, "")) => (Some(k.to_string()), None),
+                Some((k, c)) => (Some(k.to_string()), Some(c.to_string())),
+            };
+            Request::CfStats { keyspace, cf }
+        }
+        Command::Tpstats => Request::TpStats,
+        Command::Flush { keyspace, cfs } => Request::Flush { keyspace: keyspace.clone(), cfs: cfs.clone() },
+        Command::Compact { keyspace, cfs } => Request::Compact { keyspace: keyspace.clone(), cfs: cfs.clone() },
+        Command::Cleanup { keyspace } => Request::Cleanup { keyspace: keyspace.clone() },
+        Command::Drain => Request::Drain,
+        Command::Netstats => Request::NetStats,
+        Command::Getendpoints { keyspace, cf, key } => {
+            Request::GetEndpoints { keyspace: keyspace.clone(), cf: cf.clone(), key: key.clone() }
+        }
+        Command::Version => Request::Version,
+        Command::Move { token } => Request::Move { token: token.clone() },
+        Command::Decommission => Request::Decommission,
+        Command::Removenode { node } => Request::RemoveNode { node: node.clone() },
+        Command::Removetoken { token } => Request::RemoveNode { node: token.clone() },
+        Command::Loadbalance => Request::LoadBalance,
+        Command::Repair { keyspace } => Request::Repair { keyspace: keyspace.clone() },
+        Command::Join => Request::Join,
+    }
+}
+
+fn run(args: &Args) -> Result<(), ToolError> {
+    let request = request_for(&args.command);
+    let mut client = Client::connect(&args.host, args.port, Duration::from_secs(args.timeout))?;
+    let mut display = ProgressDisplay::new();
+    let result = client.call(&request, &mut |p| display.update(p));
+    display.finish();
+    let value = result?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&value).map_err(|e| ProtocolError::BadResult(e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    }
+    let text = render_result(&args.command, &request, value)?;
+    print!("{text}");
+    Ok(())
+}
+
+fn decode<T: DeserializeOwned>(request: &Request, value: serde_json::Value) -> Result<T, ToolError> {
+    server::tool::decode_result(request, value)
+}
+
+fn render_result(command: &Command, request: &Request, value: serde_json::Value) -> Result<String, ToolError> {
+    Ok(match command {
+        Command::Ring => render::ring(&decode(request, value)?),
+        Command::Status => render::status(&decode(request, value)?),
+        Command::Info => render::info(&decode(request, value)?),
+        Command::Describecluster => render::describe_cluster(&decode(request, value)?),
+        Command::Cfstats { .. } => render::cf_stats(&decode(request, value)?),
+        Command::Tpstats => render::tp_stats(&decode(request, value)?),
+        Command::Flush { .. } => render::work(&decode(request, value)?, false),
+        Command::Compact { .. } => render::work(&decode(request, value)?, true),
+        Command::Cleanup { .. } => render::cleanup(&decode(request, value)?),
+        Command::Drain => render::drain(&decode(request, value)?),
+        Command::Netstats => render::net_stats(&decode(request, value)?),
+        Command::Getendpoints { .. } => render::get_endpoints(&decode(request, value)?),
+        Command::Version => render::version(&decode(request, value)?),
+        // The node answers ring operations with an error until the cluster layer exists; a
+        // success would carry nothing to show.
+        _ => format!("{value}\n"),
+    })
+}

@@ -1,0 +1,399 @@
+//! Thrift connections (framed or unframed binary protocol over TCP), the stress schema, and
+//! the requests each operation sends.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
+use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport};
+use thrift_idl as t;
+use thrift_idl::TCassandraSyncClient;
+
+/// Column family written by insert and read by read and range.
+pub const STANDARD_CF: &str = "Standard1";
+/// Counter column family used by counter_add.
+pub const COUNTER_CF: &str = "Counter1";
+
+/// A synchronous Cassandra client over either transport.
+pub type Client =
+    t::CassandraSyncClient<TBinaryInputProtocol<Box<dyn Read + Send>>, TBinaryOutputProtocol<Box<dyn Write + Send>>>;
+
+/// Why talking to the server failed outside of a measured operation.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot resolve {addr}: {source}")]
+    Resolve { addr: String, source: std::io::Error },
+    #[error("{addr} resolves to no address")]
+    NoAddress { addr: String },
+    #[error("cannot connect to {addr}: {source}")]
+    Connect { addr: String, source: std::io::Error },
+    #[error("{what}: {}", describe_error(.source))]
+    Thrift { what: String, source: thrift::Error },
+}
+
+/// Where and how to connect.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub host: String,
+    pub port: u16,
+    pub framed: bool,
+    /// Connect timeout and per-request socket timeout.
+    pub timeout: Duration,
+}
+
+/// Opens one connection.
+pub fn connect(opts: &ConnectOptions) -> Result<Client, ClientError> {
+    let addr = format!("{}:{}", opts.host, opts.port);
+    let sock = (opts.host.as_str(), opts.port)
+        .to_socket_addrs()
+        .map_err(|source| ClientError::Resolve { addr: addr.clone(), source })?
+        .next()
+        .ok_or_else(|| ClientError::NoAddress { addr: addr.clone() })?;
+    let io = |source| ClientError::Connect { addr: addr.clone(), source };
+    let stream = TcpStream::connect_timeout(&sock, opts.timeout).map_err(io)?;
+    // One small request per round trip: Nagle would add delayed-ACK stalls to every call.
+    stream.set_nodelay(true).map_err(io)?;
+    stream.set_read_timeout(Some(opts.timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(opts.timeout)).map_err(io)?;
+    let reader = stream.try_clone().map_err(io)?;
+    let (read, write): (Box<dyn Read + Send>, Box<dyn Write + Send>) = if opts.framed {
+        // The framed transports read the 4-byte length and the frame separately, and write
+        // them separately; buffering underneath makes that one syscall (and one TCP segment
+        // with TCP_NODELAY) each way, as a C or Java client does.
+        (
+            Box::new(TFramedReadTransport::new(BufReader::with_capacity(64 * 1024, reader))),
+            Box::new(TFramedWriteTransport::new(BufWriter::with_capacity(64 * 1024, stream))),
+        )
+    } else {
+        (Box::new(TBufferedReadTransport::new(reader)), Box::new(TBufferedWriteTransport::new(stream)))
+    };
+    Ok(t::CassandraSyncClient::new(TBinaryInputProtocol::new(read, true), TBinaryOutputProtocol::new(write, true)))
+}
+
+/// A short name for an error, used to count errors by kind: the exception and its message.
+pub fn describe_error(e: &thrift::Error) -> String {
+    match e {
+        thrift::Error::User(inner) => {
+            if let Some(x) = inner.downcast_ref::<t::InvalidRequestException>() {
+                format!("InvalidRequestException: {}", x.why)
+            } else if inner.downcast_ref::<t::NotFoundException>().is_some() {
+                "NotFoundException".into()
+            } else if inner.downcast_ref::<t::TimedOutException>().is_some() {
+                "TimedOutException".into()
+            } else if inner.downcast_ref::<t::UnavailableException>().is_some() {
+                "UnavailableException".into()
+            } else if let Some(x) = inner.downcast_ref::<t::AuthenticationException>() {
+                format!("AuthenticationException: {}", x.why)
+            } else if let Some(x) = inner.downcast_ref::<t::AuthorizationException>() {
+                format!("AuthorizationException: {}", x.why)
+            } else if inner.downcast_ref::<t::SchemaDisagreementException>().is_some() {
+                "SchemaDisagreementException".into()
+            } else {
+                format!("server exception: {inner}")
+            }
+        }
+        thrift::Error::Transport(x) => format!("transport error: {}", x.message),
+        thrift::Error::Protocol(x) => format!("protocol error: {}", x.message),
+        thrift::Error::Application(x) => format!("application error: {}", x.message),
+    }
+}
+
+/// Whether the connection is unusable after this error (the reply stream is out of step).
+pub fn breaks_connection(e: &thrift::Error) -> bool {
+    matches!(e, thrift::Error::Transport(_) | thrift::Error::Protocol(_))
+}
+
+fn is_not_found(e: &thrift::Error) -> bool {
+    matches!(e, thrift::Error::User(inner) if inner.downcast_ref::<t::NotFoundException>().is_some())
+}
+
+fn cf_def(keyspace: &str, name: &str, default_validation_class: &str) -> t::CfDef {
+    t::CfDef {
+        keyspace: keyspace.to_string(),
+        name: name.to_string(),
+        column_type: Some("Standard".into()),
+        comparator_type: Some("BytesType".into()),
+        subcomparator_type: None,
+        comment: Some("created by sibyl-stress".into()),
+        row_cache_size: None,
+        key_cache_size: None,
+        read_repair_chance: None,
+        column_metadata: None,
+        gc_grace_seconds: None,
+        default_validation_class: Some(default_validation_class.into()),
+        id: None,
+        min_compaction_threshold: None,
+        max_compaction_threshold: None,
+        row_cache_save_period_in_seconds: None,
+        key_cache_save_period_in_seconds: None,
+        memtable_flush_after_mins: None,
+        memtable_throughput_in_mb: None,
+        memtable_operations_in_millions: None,
+        replicate_on_write: None,
+        merge_shards_chance: None,
+        key_validation_class: Some("BytesType".into()),
+        row_cache_provider: None,
+        key_alias: None,
+        compaction_strategy: None,
+        compaction_strategy_options: None,
+        row_cache_keys_to_save: None,
+        compression_options: None,
+        bloom_filter_fp_chance: None,
+        caching: None,
+        dclocal_read_repair_chance: None,
+        populate_io_cache_on_flush: None,
+        memtable_flush_period_in_ms: None,
+        default_time_to_live: None,
+        index_interval: None,
+        speculative_retry: None,
+        triggers: None,
+        cells_per_row_to_cache: None,
+        min_index_interval: None,
+        max_index_interval: None,
+    }
+}
+
+/// The two column families of the stress keyspace.
+pub fn stress_cf_defs(keyspace: &str) -> Vec<t::CfDef> {
+    vec![cf_def(keyspace, STANDARD_CF, "BytesType"), cf_def(keyspace, COUNTER_CF, "CounterColumnType")]
+}
+
+fn already_exists(e: &thrift::Error) -> bool {
+    matches!(e, thrift::Error::User(inner)
+        if inner.downcast_ref::<t::InvalidRequestException>().is_some_and(|x| x.why.to_lowercase().contains("already exist")))
+}
+
+/// What [`ensure_schema`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaAction {
+    Existed,
+    CreatedKeyspace,
+    AddedColumnFamilies(Vec<String>),
+}
+
+/// Creates the keyspace (SimpleStrategy with `replication_factor`) with `Standard1` and
+/// `Counter1` if it is missing, and adds either column family if the keyspace lacks it.
+/// "Already exists" answers are ignored: another stress process may be doing the same.
+pub fn ensure_schema(
+    client: &mut Client,
+    keyspace: &str,
+    replication_factor: u32,
+) -> Result<SchemaAction, ClientError> {
+    let thrift = |what: &str| {
+        let what = what.to_string();
+        move |source| ClientError::Thrift { what, source }
+    };
+    match client.describe_keyspace(keyspace.to_string()) {
+        Ok(ks) => {
+            let mut added = Vec::new();
+            for def in stress_cf_defs(keyspace) {
+                if ks.cf_defs.iter().any(|c| c.name == def.name) {
+                    continue;
+                }
+                let name = def.name.clone();
+                match client.system_add_column_family(def) {
+                    Ok(_) => added.push(name),
+                    Err(e) if already_exists(&e) => {}
+                    Err(e) => return Err(thrift(&format!("creating column family {keyspace}.{name}"))(e)),
+                }
+            }
+            Ok(if added.is_empty() { SchemaAction::Existed } else { SchemaAction::AddedColumnFamilies(added) })
+        }
+        Err(e) if is_not_found(&e) => {
+            let mut options = BTreeMap::new();
+            options.insert("replication_factor".to_string(), replication_factor.to_string());
+            let def = t::KsDef::new(
+                keyspace.to_string(),
+                "org.apache.cassandra.locator.SimpleStrategy".to_string(),
+                options,
+                None,
+                stress_cf_defs(keyspace),
+                Some(true),
+            );
+            match client.system_add_keyspace(def) {
+                Ok(_) => Ok(SchemaAction::CreatedKeyspace),
+                Err(e) if already_exists(&e) => Ok(SchemaAction::Existed),
+                Err(e) => Err(thrift(&format!("creating keyspace {keyspace}"))(e)),
+            }
+        }
+        Err(e) => Err(thrift(&format!("describing keyspace {keyspace}"))(e)),
+    }
+}
+
+/// Opens a connection and selects the keyspace.
+pub fn connect_to_keyspace(opts: &ConnectOptions, keyspace: &str) -> Result<Client, ClientError> {
+    let mut c = connect(opts)?;
+    c.set_keyspace(keyspace.to_string())
+        .map_err(|source| ClientError::Thrift { what: format!("set_keyspace {keyspace}"), source })?;
+    Ok(c)
+}
+
+/// Microseconds since the epoch, the usual Thrift client timestamp.
+pub fn timestamp_micros() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+}
+
+/// Column `i`'s name: `C0`, `C1`, ...
+pub fn column_name(i: u32) -> Vec<u8> {
+    format!("C{i}").into_bytes()
+}
+
+fn parent(cf: &str) -> t::ColumnParent {
+    t::ColumnParent { column_family: cf.to_string(), super_column: None }
+}
+
+fn first_columns(count: u32) -> t::SlicePredicate {
+    t::SlicePredicate {
+        column_names: None,
+        slice_range: Some(t::SliceRange {
+            start: Vec::new(),
+            finish: Vec::new(),
+            reversed: false,
+            count: count as i32,
+        }),
+    }
+}
+
+/// How an operation went wrong.
+#[derive(Debug)]
+pub enum OpError {
+    /// The server (or the connection) failed the request.
+    Thrift(thrift::Error),
+    /// The request succeeded but found nothing where data was expected.
+    Empty(&'static str),
+}
+
+impl OpError {
+    pub fn describe(&self) -> String {
+        match self {
+            OpError::Thrift(e) => describe_error(e),
+            OpError::Empty(what) => what.to_string(),
+        }
+    }
+}
+
+impl From<thrift::Error> for OpError {
+    fn from(e: thrift::Error) -> Self {
+        OpError::Thrift(e)
+    }
+}
+
+/// `batch_mutate` of one row: `values` become columns `C0..`.
+pub fn insert_row(
+    client: &mut Client,
+    key: Vec<u8>,
+    values: Vec<Vec<u8>>,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let ts = timestamp_micros();
+    let mutations = values
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| t::Mutation {
+            column_or_supercolumn: Some(t::ColumnOrSuperColumn {
+                column: Some(t::Column {
+                    name: column_name(i as u32),
+                    value: Some(value),
+                    timestamp: Some(ts),
+                    ttl: None,
+                }),
+                super_column: None,
+                counter_column: None,
+                counter_super_column: None,
+            }),
+            deletion: None,
+        })
+        .collect();
+    let mut by_cf = BTreeMap::new();
+    by_cf.insert(STANDARD_CF.to_string(), mutations);
+    let mut map = BTreeMap::new();
+    map.insert(key, by_cf);
+    client.batch_mutate(map, cl)?;
+    Ok(())
+}
+
+/// `get_slice` of the first `columns` columns of a row; a row with no columns is an error.
+pub fn read_row(client: &mut Client, key: Vec<u8>, columns: u32, cl: t::ConsistencyLevel) -> Result<(), OpError> {
+    let got = client.get_slice(key, parent(STANDARD_CF), first_columns(columns), cl)?;
+    if got.is_empty() {
+        return Err(OpError::Empty("read found no row (key not written?)"));
+    }
+    Ok(())
+}
+
+/// `get_range_slices` of `rows` rows from `start_key`; no rows at all is an error.
+pub fn range_rows(
+    client: &mut Client,
+    start_key: Vec<u8>,
+    rows: u32,
+    columns: u32,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let range = t::KeyRange {
+        start_key: Some(start_key),
+        end_key: None,
+        start_token: None,
+        end_token: None,
+        count: rows as i32,
+        row_filter: None,
+    };
+    let got = client.get_range_slices(parent(STANDARD_CF), first_columns(columns), range, cl)?;
+    if got.is_empty() {
+        return Err(OpError::Empty("range slice found no rows"));
+    }
+    Ok(())
+}
+
+/// `batch_mutate` adding 1 to counters `C0..C{columns-1}` of a row of `Counter1`.
+pub fn counter_add(client: &mut Client, key: Vec<u8>, columns: u32, cl: t::ConsistencyLevel) -> Result<(), OpError> {
+    let mutations = (0..columns)
+        .map(|i| t::Mutation {
+            column_or_supercolumn: Some(t::ColumnOrSuperColumn {
+                column: None,
+                super_column: None,
+                counter_column: Some(t::CounterColumn { name: column_name(i), value: 1 }),
+                counter_super_column: None,
+            }),
+            deletion: None,
+        })
+        .collect();
+    let mut by_cf = BTreeMap::new();
+    by_cf.insert(COUNTER_CF.to_string(), mutations);
+    let mut map = BTreeMap::new();
+    map.insert(key, by_cf);
+    client.batch_mutate(map, cl)?;
+    Ok(())
+}
+
+/// Every row key of a column family, paging through `get_range_slices` over the whole ring
+/// (`page` rows at a time). Used by tests and to check a load's result.
+pub fn all_keys(client: &mut Client, cf: &str, page: u32) -> Result<Vec<Vec<u8>>, ClientError> {
+    let page = page.max(2);
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut start: Vec<u8> = Vec::new();
+    loop {
+        let range = t::KeyRange {
+            start_key: Some(start.clone()),
+            end_key: Some(Vec::new()),
+            start_token: None,
+            end_token: None,
+            count: page as i32,
+            row_filter: None,
+        };
+        let rows = client
+            .get_range_slices(parent(cf), first_columns(1), range, t::ConsistencyLevel::ONE)
+            .map_err(|source| ClientError::Thrift { what: format!("get_range_slices on {cf}"), source })?;
+        let full = rows.len() == page as usize;
+        // Pages after the first start at (and so repeat) the previous page's last key.
+        let skip = usize::from(!start.is_empty() && rows.first().is_some_and(|r| r.key == start));
+        let Some(last) = rows.last().map(|r| r.key.clone()) else { break };
+        keys.extend(rows.into_iter().skip(skip).map(|r| r.key));
+        if !full || last == start {
+            break;
+        }
+        start = last;
+    }
+    Ok(keys)
+}

@@ -1,0 +1,277 @@
+//! Runs the load: one thread per connection, a reporter that samples every second, and the
+//! stop rules (count, duration, too many consecutive errors).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+use super::client::{self, breaks_connection, Client, ClientError, ConnectOptions, OpError, SchemaAction};
+use super::keys::{key_of, KeyGenerator};
+use super::settings::{Operation, Settings, StopCondition};
+use super::stats::{Interval, LatencySummary, Summary, WorkerStats};
+
+/// How often progress is sampled.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+/// Random bytes each worker keeps to cut values from.
+const VALUE_POOL: usize = 64 * 1024;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Client(#[from] ClientError),
+    #[error("cannot start worker thread: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// A finished run: its summary and the per-second samples.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub intervals: Vec<Interval>,
+    pub schema: SchemaAction,
+}
+
+/// State shared by the workers.
+struct Shared {
+    settings: Settings,
+    keys: KeyGenerator,
+    /// Operations handed out so far (count mode).
+    claimed: AtomicU64,
+    deadline: Option<Instant>,
+    stop: AtomicBool,
+    abort_reason: Mutex<Option<String>>,
+    consecutive_errors: AtomicU64,
+    finished: AtomicUsize,
+    connect: ConnectOptions,
+}
+
+impl Shared {
+    /// Whether the run was stopped or its time is up.
+    fn over(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Takes the next operation slot, or `false` when the run is over.
+    fn next_slot(&self) -> bool {
+        if self.over() {
+            return false;
+        }
+        match self.settings.stop {
+            StopCondition::Count(n) => self.claimed.fetch_add(1, Ordering::Relaxed) < n,
+            StopCondition::Duration(_) => true,
+        }
+    }
+
+    fn abort(&self, reason: String) {
+        let mut r = self.abort_reason.lock();
+        if r.is_none() {
+            *r = Some(reason);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Connects, creates the schema if needed, runs the load and returns its figures. `progress`
+/// is called once per interval (and once for the last, partial one).
+pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<RunResult, RunError> {
+    let connect = ConnectOptions {
+        host: settings.host.clone(),
+        port: settings.port,
+        framed: settings.framed,
+        timeout: settings.timeout,
+    };
+    let schema = {
+        let mut c = client::connect(&connect)?;
+        client::ensure_schema(&mut c, &settings.keyspace, settings.replication_factor)?
+    };
+    // All connections are opened before the clock starts, so a refused connection is a setup
+    // error and connection set-up time is not measured.
+    let mut clients = Vec::with_capacity(settings.threads);
+    for _ in 0..settings.threads {
+        clients.push(client::connect_to_keyspace(&connect, &settings.keyspace)?);
+    }
+
+    let start = Instant::now();
+    let shared = Arc::new(Shared {
+        settings: settings.clone(),
+        keys: KeyGenerator::new(settings.distribution, settings.num_keys, settings.stdev),
+        claimed: AtomicU64::new(0),
+        deadline: match settings.stop {
+            StopCondition::Duration(d) => Some(start + d),
+            StopCondition::Count(_) => None,
+        },
+        stop: AtomicBool::new(false),
+        abort_reason: Mutex::new(None),
+        consecutive_errors: AtomicU64::new(0),
+        finished: AtomicUsize::new(0),
+        connect,
+    });
+    let mut slots = Vec::with_capacity(settings.threads);
+    let mut handles = Vec::with_capacity(settings.threads);
+    for (i, c) in clients.into_iter().enumerate() {
+        let stats = Arc::new(Mutex::new(WorkerStats::default()));
+        slots.push(stats.clone());
+        let sh = shared.clone();
+        let spawned = thread::Builder::new().name(format!("stress-{i}")).spawn(move || {
+            worker(&sh, c, &stats);
+            sh.finished.fetch_add(1, Ordering::Release);
+        });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.stop.store(true, Ordering::Relaxed);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(RunError::Spawn(e));
+            }
+        }
+    }
+
+    let mut totals = WorkerStats::default();
+    let mut intervals = Vec::new();
+    let mut interval_start = start;
+    loop {
+        let all_done = wait_interval(&shared, interval_start + INTERVAL, settings.threads);
+        let now = Instant::now();
+        let mut interval = WorkerStats::default();
+        for s in &slots {
+            s.lock().drain_into(&mut interval);
+        }
+        let dt = now.duration_since(interval_start).as_secs_f64();
+        let lat = LatencySummary::of(&interval.latency);
+        let sample = Interval {
+            t_s: now.duration_since(start).as_secs_f64(),
+            ops: interval.ops,
+            op_rate: if dt > 0.0 { interval.ops as f64 / dt } else { 0.0 },
+            mean_ms: lat.mean_ms,
+            p99_ms: lat.p99_ms,
+            errors: interval.errors,
+            total_ops: totals.ops + interval.ops,
+            total_errors: totals.errors + interval.errors,
+        };
+        interval.drain_into(&mut totals);
+        // A final sliver (the last requests finishing just after a tick) gives a meaningless
+        // rate; it counts in the totals but is not shown or plotted.
+        let sliver = all_done && !intervals.is_empty() && dt < INTERVAL.as_secs_f64() / 4.0;
+        if !sliver {
+            progress(&sample);
+            intervals.push(sample);
+        }
+        interval_start = now;
+        if all_done {
+            break;
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let elapsed = interval_start.duration_since(start).as_secs_f64();
+    let aborted = shared.abort_reason.lock().clone();
+    let summary = Summary::new(
+        settings.title.clone(),
+        settings.operation.to_string(),
+        settings.describe(),
+        &totals,
+        elapsed,
+        aborted,
+    );
+    Ok(RunResult { summary, intervals, schema })
+}
+
+/// Sleeps until `until` or until every worker is done; returns whether they all are.
+fn wait_interval(shared: &Shared, until: Instant, threads: usize) -> bool {
+    loop {
+        if shared.finished.load(Ordering::Acquire) >= threads {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return false;
+        }
+        thread::sleep((until - now).min(Duration::from_millis(20)));
+    }
+}
+
+fn worker(shared: &Shared, first: Client, stats: &Mutex<WorkerStats>) {
+    let s = &shared.settings;
+    let mut rng = StdRng::from_entropy();
+    let mut pool = vec![0u8; VALUE_POOL.max(s.value_size * 2)];
+    rng.fill_bytes(&mut pool);
+    let mut conn: Option<Client> = Some(first);
+    loop {
+        let Some(c) = conn.as_mut() else {
+            // The previous request broke the connection: open a new one before taking a slot,
+            // so that the count of operations stays exact. Failures count as errors (and so
+            // end the run after --max-consecutive-errors of them).
+            match client::connect_to_keyspace(&shared.connect, &s.keyspace) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    record_error(shared, stats, &format!("reconnect failed: {e}"));
+                    if shared.over() {
+                        break;
+                    }
+                    thread::sleep(Duration::from_millis(100));
+                }
+            }
+            continue;
+        };
+        if !shared.next_slot() {
+            break;
+        }
+        let op = match s.operation {
+            Operation::Mixed => {
+                if rng.gen_range(0..s.ratio.write + s.ratio.read) < s.ratio.write {
+                    Operation::Insert
+                } else {
+                    Operation::Read
+                }
+            }
+            other => other,
+        };
+        let key = key_of(shared.keys.next_index(&mut rng));
+        let began = Instant::now();
+        let result = match op {
+            Operation::Insert | Operation::Mixed => {
+                let values = (0..s.columns)
+                    .map(|_| {
+                        let at = rng.gen_range(0..=pool.len() - s.value_size);
+                        pool[at..at + s.value_size].to_vec()
+                    })
+                    .collect();
+                client::insert_row(c, key, values, s.consistency)
+            }
+            Operation::Read => client::read_row(c, key, s.columns, s.consistency),
+            Operation::Range => client::range_rows(c, key, s.range_rows, s.columns, s.consistency),
+            Operation::CounterAdd => client::counter_add(c, key, s.columns, s.consistency),
+        };
+        let micros = began.elapsed().as_micros() as u64;
+        match result {
+            Ok(()) => {
+                shared.consecutive_errors.store(0, Ordering::Relaxed);
+                stats.lock().success(op.name(), micros);
+            }
+            Err(e) => {
+                if matches!(&e, OpError::Thrift(t) if breaks_connection(t)) {
+                    conn = None;
+                }
+                record_error(shared, stats, &format!("{}: {}", op.name(), e.describe()));
+            }
+        }
+    }
+}
+
+fn record_error(shared: &Shared, stats: &Mutex<WorkerStats>, what: &str) {
+    stats.lock().failure(what);
+    let n = shared.consecutive_errors.fetch_add(1, Ordering::Relaxed) + 1;
+    let max = shared.settings.max_consecutive_errors;
+    if n >= max {
+        shared.abort(format!("{n} consecutive errors (limit {max}, see --max-consecutive-errors); last: {what}"));
+    }
+}

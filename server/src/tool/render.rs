@@ -1,0 +1,395 @@
+//! Human-readable output of `sibyltool`, laid out like Cassandra's nodetool so its users find
+//! things where they expect them.
+
+use std::fmt::Write;
+
+use crate::admin::protocol::*;
+
+/// Cassandra's FileUtils.stringifyFileSize: two decimals and a binary unit, or plain bytes.
+pub fn format_bytes(n: u64) -> String {
+    const KB: f64 = 1024.0;
+    let v = n as f64;
+    if v >= KB * KB * KB * KB {
+        format!("{:.2} TB", v / (KB * KB * KB * KB))
+    } else if v >= KB * KB * KB {
+        format!("{:.2} GB", v / (KB * KB * KB))
+    } else if v >= KB * KB {
+        format!("{:.2} MB", v / (KB * KB))
+    } else if v >= KB {
+        format!("{:.2} KB", v / KB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.2}%", fraction * 100.0)
+}
+
+fn latency(ms: Option<f64>) -> String {
+    match ms {
+        Some(ms) => format!("{ms:.3} ms."),
+        None => "NaN ms.".into(),
+    }
+}
+
+fn or_na(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "n/a".into())
+}
+
+pub fn ring(r: &RingResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<16}{:<12}{:<8}{:<8}{:<8}{:<16}{:<9}Token",
+        "Address", "DC", "Rack", "Status", "State", "Load", "Owns"
+    );
+    if let Some(last) = r.entries.last() {
+        let _ = writeln!(s, "{:<76}{}", "", last.token);
+    }
+    for e in &r.entries {
+        let _ = writeln!(
+            s,
+            "{:<16}{:<12}{:<8}{:<8}{:<8}{:<16}{:<9}{}",
+            e.address,
+            e.datacenter,
+            e.rack,
+            e.status,
+            e.state,
+            format_bytes(e.load_bytes),
+            percent(e.owns),
+            e.token
+        );
+    }
+    s
+}
+
+/// The two-letter code of `nodetool status`: U/D, then N/L/J/M.
+fn status_code(e: &RingEntry) -> String {
+    let up = if e.status == "Up" { 'U' } else { 'D' };
+    let state = match e.state.as_str() {
+        "Leaving" => 'L',
+        "Joining" => 'J',
+        "Moving" => 'M',
+        _ => 'N',
+    };
+    format!("{up}{state}")
+}
+
+pub fn status(r: &RingResult) -> String {
+    let mut s = String::new();
+    let mut dcs: Vec<&str> = r.entries.iter().map(|e| e.datacenter.as_str()).collect();
+    dcs.sort_unstable();
+    dcs.dedup();
+    for dc in dcs {
+        let title = format!("Datacenter: {dc}");
+        let _ = writeln!(s, "{title}\n{}", "=".repeat(title.len()));
+        let _ = writeln!(s, "Status=Up/Down\n|/ State=Normal/Leaving/Joining/Moving");
+        let _ =
+            writeln!(s, "{:<4}{:<16}{:<12}{:<8}{:<9}{:<38}Rack", "--", "Address", "Load", "Tokens", "Owns", "Host ID");
+        for e in r.entries.iter().filter(|e| e.datacenter == dc) {
+            let _ = writeln!(
+                s,
+                "{:<4}{:<16}{:<12}{:<8}{:<9}{:<38}{}",
+                status_code(e),
+                e.address,
+                format_bytes(e.load_bytes),
+                1,
+                percent(e.owns),
+                e.host_id,
+                e.rack
+            );
+        }
+    }
+    s
+}
+
+pub fn info(i: &InfoResult) -> String {
+    let mut s = String::new();
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(s, "{k:<24}: {v}");
+    };
+    row("ID", i.host_id.clone());
+    row("Token", i.token.clone());
+    row("Mode", i.mode.clone());
+    row("Cluster", i.cluster_name.clone());
+    row("Listen address", i.listen_address.clone());
+    row("RPC address", i.rpc_address.clone());
+    row("Load", format_bytes(i.load_bytes));
+    row("Uptime (seconds)", i.uptime_seconds.to_string());
+    let memory = match (i.rss_bytes, i.peak_rss_bytes) {
+        (Some(rss), Some(peak)) => format!("{} (peak {})", format_bytes(rss), format_bytes(peak)),
+        (Some(rss), None) => format_bytes(rss),
+        _ => "n/a (no /proc/self/status)".into(),
+    };
+    row("Memory (resident)", memory);
+    row(
+        "Memtables",
+        format!(
+            "{} in {} operations, {} partitions",
+            format_bytes(i.memtable_bytes),
+            i.memtable_operations,
+            i.memtable_partitions
+        ),
+    );
+    row("Schema version", i.schema_version.clone());
+    row("Data Center", i.datacenter.clone());
+    row("Rack", i.rack.clone());
+    row("Data directory", i.data_directory.clone());
+    row("Release version", i.release_version.clone());
+    s
+}
+
+pub fn describe_cluster(d: &DescribeClusterResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Cluster Information:");
+    let _ = writeln!(s, "\tName: {}", d.name);
+    let _ = writeln!(s, "\tSnitch: {}", d.snitch);
+    let _ = writeln!(s, "\tPartitioner: {}", d.partitioner);
+    let _ = writeln!(s, "\tSchema versions:");
+    for (version, nodes) in &d.schema_versions {
+        let _ = writeln!(s, "\t\t{version}: [{}]", nodes.join(", "));
+    }
+    s
+}
+
+pub fn cf_stats(r: &CfStatsResult) -> String {
+    let mut s = String::new();
+    for ks in &r.keyspaces {
+        let _ = writeln!(s, "Keyspace: {}", ks.name);
+        let _ = writeln!(s, "\tRead Count: {}", ks.read_count);
+        let _ = writeln!(s, "\tRead Latency: {}", latency(ks.read_latency_ms));
+        let _ = writeln!(s, "\tWrite Count: {}", ks.write_count);
+        let _ = writeln!(s, "\tWrite Latency: {}", latency(ks.write_latency_ms));
+        for cf in &ks.column_families {
+            let _ = writeln!(s, "\t\tColumn Family: {}", cf.name);
+            let mut row = |k: &str, v: String| {
+                let _ = writeln!(s, "\t\t{k}: {v}");
+            };
+            row("SSTable count", cf.sstable_count.to_string());
+            row("Space used (live)", cf.space_used_live.to_string());
+            row("Space used (total)", cf.space_used_live.to_string());
+            row("Data size (Data components)", cf.data_bytes.to_string());
+            row("Number of Keys (estimate)", cf.key_estimate.to_string());
+            row("SSTable cells", cf.sstable_cells.to_string());
+            row("SSTable tombstones", cf.sstable_tombstones.to_string());
+            row("Memtable Columns Count", cf.memtable_operations.to_string());
+            row("Memtable Data Size", cf.memtable_bytes.to_string());
+            row("Memtable Partitions", cf.memtable_partitions.to_string());
+            row("Memtable Switch Count", cf.memtable_switch_count.to_string());
+            row("Read Count", cf.read_count.to_string());
+            row("Read Latency", latency(cf.read_latency_ms));
+            row("Write Count", cf.write_count.to_string());
+            row("Write Latency", latency(cf.write_latency_ms));
+            row("Compactions", cf.compactions.to_string());
+            let ts = |t: Option<i64>| t.map(|t| t.to_string()).unwrap_or_else(|| "n/a".into());
+            row("Min timestamp", ts(cf.min_timestamp));
+            row("Max timestamp", ts(cf.max_timestamp));
+            let _ = writeln!(s);
+        }
+        let _ = writeln!(s, "----------------");
+    }
+    s
+}
+
+pub fn tp_stats(t: &TpStatsResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<26}{:>10}{:>10}{:>15}", "Pool Name", "Active", "Pending", "Completed");
+    for p in &t.pools {
+        let _ = writeln!(s, "{:<26}{:>10}{:>10}{:>15}", p.name, or_na(p.active), or_na(p.pending), p.completed);
+    }
+    if !t.notes.is_empty() {
+        let _ = writeln!(s);
+        for n in &t.notes {
+            let _ = writeln!(s, "Note: {n}");
+        }
+    }
+    s
+}
+
+/// Flush: one line per column family flushed. Compact: SSTables and bytes before and after.
+pub fn work(r: &WorkResult, compact: bool) -> String {
+    let mut s = String::new();
+    for cf in &r.column_families {
+        if compact {
+            let _ = writeln!(
+                s,
+                "{}: {} SSTables ({}) -> {} ({})",
+                cf.name,
+                cf.sstables_before,
+                format_bytes(cf.bytes_before),
+                cf.sstables_after,
+                format_bytes(cf.bytes_after)
+            );
+        } else {
+            let added = cf.sstables_after.saturating_sub(cf.sstables_before);
+            let what = if added == 0 { "memtable was empty".to_string() } else { format!("{added} new SSTable") };
+            let _ = writeln!(s, "{}: {what}, {} SSTables", cf.name, cf.sstables_after);
+        }
+    }
+    s
+}
+
+pub fn cleanup(c: &CleanupResult) -> String {
+    let mut s = String::new();
+    for ks in &c.keyspaces {
+        let _ = writeln!(s, "{}: {} ({} removed)", ks.keyspace, ks.reason, format_bytes(ks.removed_bytes));
+    }
+    s
+}
+
+pub fn drain(d: &DrainResult) -> String {
+    if d.already_drained {
+        format!("Already drained. {}\n", d.effect)
+    } else {
+        format!("Drained: flushed {} column families. {}\n", d.flushed.len(), d.effect)
+    }
+}
+
+pub fn net_stats(n: &NetStatsResult) -> String {
+    let mut s = format!("Mode: {}\n", n.mode);
+    if n.sending.is_empty() {
+        s.push_str("Not sending any streams.\n");
+    } else {
+        for x in &n.sending {
+            let _ = writeln!(s, "Sending: {x}");
+        }
+    }
+    if n.receiving.is_empty() {
+        s.push_str("Not receiving any streams.\n");
+    } else {
+        for x in &n.receiving {
+            let _ = writeln!(s, "Receiving: {x}");
+        }
+    }
+    s
+}
+
+pub fn get_endpoints(g: &GetEndpointsResult) -> String {
+    let mut s = String::new();
+    for e in &g.endpoints {
+        let _ = writeln!(s, "{e}");
+    }
+    s
+}
+
+pub fn version(v: &VersionResult) -> String {
+    format!(
+        "ReleaseVersion: {}\nThrift API: {}\nAdmin protocol: {}\n",
+        v.release_version, v.thrift_api_version, v.protocol_version
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> RingEntry {
+        RingEntry {
+            address: "127.0.0.1".into(),
+            datacenter: "datacenter1".into(),
+            rack: "rack1".into(),
+            status: "Up".into(),
+            state: "Normal".into(),
+            load_bytes: 2048,
+            owns: 1.0,
+            token: "1234".into(),
+            host_id: "0f1e2d3c-0000-3000-8000-000000000000".into(),
+        }
+    }
+
+    #[test]
+    fn sizes_use_cassandra_units() {
+        assert_eq!(format_bytes(0), "0 bytes");
+        assert_eq!(format_bytes(1023), "1023 bytes");
+        assert_eq!(format_bytes(1024), "1.00 KB");
+        assert_eq!(format_bytes(1536), "1.50 KB");
+        assert_eq!(format_bytes(5 << 20), "5.00 MB");
+        assert_eq!(format_bytes(3 << 30), "3.00 GB");
+        assert_eq!(format_bytes(2 << 40), "2.00 TB");
+    }
+
+    #[test]
+    fn status_shows_up_normal_with_ownership() {
+        let r = RingResult { partitioner: "p".into(), entries: vec![entry()] };
+        let out = status(&r);
+        assert!(out.starts_with("Datacenter: datacenter1\n=======================\n"), "{out}");
+        let node = out.lines().last().expect("a node line");
+        let fields: Vec<&str> = node.split_whitespace().collect();
+        assert_eq!(
+            fields,
+            ["UN", "127.0.0.1", "2.00", "KB", "1", "100.00%", "0f1e2d3c-0000-3000-8000-000000000000", "rack1"]
+        );
+        let mut down = entry();
+        down.status = "Down".into();
+        down.state = "Leaving".into();
+        assert_eq!(status_code(&down), "DL");
+    }
+
+    #[test]
+    fn ring_lists_token_and_ownership() {
+        let out = ring(&RingResult { partitioner: "p".into(), entries: vec![entry()] });
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert_eq!(lines[1].trim(), "1234");
+        let fields: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(fields, ["127.0.0.1", "datacenter1", "rack1", "Up", "Normal", "2.00", "KB", "100.00%", "1234"]);
+    }
+
+    #[test]
+    fn cfstats_shows_nan_before_the_first_read() {
+        let cf = CfStats {
+            name: "Standard1".into(),
+            sstable_count: 1,
+            space_used_live: 500,
+            data_bytes: 300,
+            key_estimate: 3,
+            sstable_cells: 6,
+            sstable_tombstones: 0,
+            memtable_operations: 0,
+            memtable_bytes: 0,
+            memtable_partitions: 0,
+            memtable_switch_count: 1,
+            read_count: 0,
+            read_latency_ms: None,
+            write_count: 3,
+            write_latency_ms: Some(0.25),
+            compactions: 0,
+            min_timestamp: Some(1),
+            max_timestamp: None,
+        };
+        let r = CfStatsResult {
+            keyspaces: vec![KeyspaceStats {
+                name: "Keyspace1".into(),
+                read_count: 0,
+                read_latency_ms: None,
+                write_count: 3,
+                write_latency_ms: Some(0.25),
+                column_families: vec![cf],
+            }],
+        };
+        let out = cf_stats(&r);
+        assert!(out.contains("Keyspace: Keyspace1\n\tRead Count: 0\n\tRead Latency: NaN ms.\n"), "{out}");
+        assert!(out.contains("\t\tColumn Family: Standard1\n\t\tSSTable count: 1\n"), "{out}");
+        assert!(out.contains("\t\tWrite Latency: 0.250 ms.\n"), "{out}");
+        assert!(out.contains("\t\tMax timestamp: n/a\n"), "{out}");
+    }
+
+    #[test]
+    fn netstats_without_streams() {
+        let out = net_stats(&NetStatsResult { mode: "NORMAL".into(), sending: vec![], receiving: vec![] });
+        assert_eq!(out, "Mode: NORMAL\nNot sending any streams.\nNot receiving any streams.\n");
+    }
+
+    #[test]
+    fn tpstats_marks_untracked_numbers() {
+        let t = TpStatsResult {
+            pools: vec![PoolStats { name: "ReadStage".into(), active: None, pending: Some(0), completed: 7 }],
+            notes: vec!["x".into()],
+        };
+        let out = tp_stats(&t);
+        let fields: Vec<&str> = out.lines().nth(1).expect("pool line").split_whitespace().collect();
+        assert_eq!(fields, ["ReadStage", "n/a", "0", "7"]);
+        assert!(out.ends_with("Note: x\n"));
+    }
+}

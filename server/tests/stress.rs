@@ -1,0 +1,260 @@
+//! `sibyl-stress` against a real `sibyl` node: the writes it reports are the rows the node
+//! holds, reads find them, counter errors are counted and stop the run, and `--graph` pages
+//! accumulate runs.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use server::stress::client::{self, ConnectOptions, STANDARD_CF};
+use server::stress::keys::key_of;
+use server::stress::report;
+
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running node in a temporary directory, killed on drop.
+struct Node {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap()
+}
+
+fn replace_once(conf: &mut String, from: &str, to: &str) {
+    assert!(conf.contains(from), "sample storage-conf.xml no longer contains {from}");
+    *conf = conf.replace(from, to);
+}
+
+fn start_node() -> Node {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conf/storage-conf.xml");
+    let mut conf = std::fs::read_to_string(sample).unwrap();
+    let port = free_port();
+    let root = dir.path().display().to_string();
+    replace_once(&mut conf, "<ThriftPort>9160</ThriftPort>", &format!("<ThriftPort>{port}</ThriftPort>"));
+    replace_once(&mut conf, "<StoragePort>7000</StoragePort>", &format!("<StoragePort>{}</StoragePort>", free_port()));
+    replace_once(&mut conf, "<AdminPort>7199</AdminPort>", &format!("<AdminPort>{}</AdminPort>", free_port()));
+    replace_once(&mut conf, "var/lib/sibyl/data", &format!("{root}/data"));
+    replace_once(&mut conf, "var/lib/sibyl/commitlog", &format!("{root}/commitlog"));
+    replace_once(&mut conf, "var/lib/sibyl/saved_caches", &format!("{root}/saved_caches"));
+    let conf_path = dir.path().join("storage-conf.xml");
+    std::fs::write(&conf_path, conf).unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sibyl"))
+        .arg("--config")
+        .arg(&conf_path)
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    // Keeps draining the node's log after startup so it never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let node = Node { child, port, _dir: dir };
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("Listening for thrift clients on") => return node,
+            Ok(_) => {}
+            Err(e) => panic!("sibyl did not report listening within {STARTUP_TIMEOUT:?}: {e}"),
+        }
+    }
+}
+
+struct StressOutput {
+    code: i32,
+    summary: serde_json::Value,
+    stderr: String,
+}
+
+fn stress(node: &Node, args: &[&str]) -> StressOutput {
+    let out = Command::new(env!("CARGO_BIN_EXE_sibyl-stress"))
+        .args(["--host", "127.0.0.1", "--port", &node.port.to_string(), "--json", "--timeout", "30"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let summary = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON summary ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    StressOutput { code: out.status.code().unwrap_or(-1), summary, stderr }
+}
+
+fn num(v: &serde_json::Value, field: &str) -> u64 {
+    v[field].as_u64().unwrap_or_else(|| panic!("summary has no integer {field}: {v}"))
+}
+
+fn connect(node: &Node) -> client::Client {
+    let opts =
+        ConnectOptions { host: "127.0.0.1".into(), port: node.port, framed: true, timeout: Duration::from_secs(30) };
+    client::connect_to_keyspace(&opts, "Stress").unwrap()
+}
+
+#[test]
+fn every_counted_write_is_a_row_on_the_node() {
+    let node = start_node();
+    let out = stress(
+        &node,
+        &[
+            "--operation",
+            "insert",
+            "--count",
+            "2000",
+            "--num-keys",
+            "2000",
+            "--distribution",
+            "sequential",
+            "--threads",
+            "4",
+            "--columns",
+            "3",
+            "--value-size",
+            "20",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let s = &out.summary;
+    let writes = num(s, "ops");
+    assert_eq!(num(s, "errors"), 0, "{s}");
+    assert_eq!(writes, 2000, "{s}");
+    assert!(s["op_rate"].as_f64().is_some_and(|r| r > 0.0), "{s}");
+    assert!(s["p99_ms"].as_f64().is_some_and(|p| p > 0.0 && p >= s["p50_ms"].as_f64().unwrap_or(f64::MAX)), "{s}");
+
+    let mut c = connect(&node);
+    let keys = client::all_keys(&mut c, STANDARD_CF, 300).unwrap();
+    assert_eq!(keys.len() as u64, writes, "rows found by paging get_range_slices");
+    let distinct: BTreeSet<Vec<u8>> = keys.into_iter().collect();
+    let expected: BTreeSet<Vec<u8>> = (0..2000).map(key_of).collect();
+    assert_eq!(distinct, expected);
+
+    // Every row has the three columns C0..C2 with 20-byte values.
+    use thrift_idl::TCassandraSyncClient;
+    let cols = c
+        .get_slice(
+            key_of(1234),
+            thrift_idl::ColumnParent { column_family: STANDARD_CF.into(), super_column: None },
+            thrift_idl::SlicePredicate {
+                column_names: None,
+                slice_range: Some(thrift_idl::SliceRange {
+                    start: vec![],
+                    finish: vec![],
+                    reversed: false,
+                    count: 100,
+                }),
+            },
+            thrift_idl::ConsistencyLevel::ONE,
+        )
+        .unwrap();
+    let names: Vec<Vec<u8>> = cols.iter().filter_map(|c| c.column.as_ref().map(|c| c.name.clone())).collect();
+    assert_eq!(names, vec![b"C0".to_vec(), b"C1".to_vec(), b"C2".to_vec()]);
+    assert!(cols.iter().all(|c| c.column.as_ref().and_then(|c| c.value.as_ref()).map(Vec::len) == Some(20)));
+
+    // Reads of the written keys all succeed, over both transports; mixed works too.
+    for transport in ["--framed", "--unframed"] {
+        let out = stress(
+            &node,
+            &[
+                "--operation",
+                "read",
+                "--count",
+                "500",
+                "--num-keys",
+                "2000",
+                "--columns",
+                "3",
+                "--threads",
+                "3",
+                transport,
+            ],
+        );
+        assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+        assert_eq!(num(&out.summary, "ops"), 500, "{}", out.summary);
+        assert_eq!(num(&out.summary, "errors"), 0, "{}", out.summary);
+    }
+    let out = stress(
+        &node,
+        &["--operation", "mixed", "--mixed-ratio", "write=1,read=3", "--count", "400", "--num-keys", "2000"],
+    );
+    assert_eq!(num(&out.summary, "errors"), 0, "{}", out.summary);
+    let by_kind = &out.summary["ops_by_kind"];
+    assert_eq!(num(by_kind, "insert") + num(by_kind, "read"), 400, "{}", out.summary);
+    assert!(num(by_kind, "read") > num(by_kind, "insert"), "{}", out.summary);
+
+    let out = stress(&node, &["--operation", "range", "--count", "100", "--range-rows", "5", "--threads", "2"]);
+    assert_eq!(num(&out.summary, "ops"), 100, "{}", out.summary);
+}
+
+#[test]
+fn unsupported_counters_are_counted_and_stop_the_run() {
+    let node = start_node();
+    let out = stress(
+        &node,
+        &["--operation", "counter_add", "--count", "100000", "--threads", "4", "--max-consecutive-errors", "100"],
+    );
+    assert_eq!(out.code, 2, "stderr:\n{}", out.stderr);
+    let s = &out.summary;
+    assert_eq!(num(s, "ops"), 0, "{s}");
+    let errors = num(s, "errors");
+    // Threads already in flight when the limit is reached add at most one error each.
+    assert!((100..=104).contains(&errors), "{s}");
+    assert!(s["aborted"].as_str().is_some_and(|a| a.contains("consecutive errors")), "{s}");
+    let kinds = s["error_kinds"].as_object().unwrap();
+    assert!(kinds.keys().any(|k| k.contains("InvalidRequestException") && k.contains("not supported yet")), "{s}");
+    assert!(out.stderr.contains("stopped early"), "{}", out.stderr);
+}
+
+#[test]
+fn graph_pages_accumulate_runs() {
+    let node = start_node();
+    let dir = tempfile::tempdir().unwrap();
+    let page: PathBuf = dir.path().join("report.html");
+    let page_arg = page.display().to_string();
+    for title in ["first", "second"] {
+        let out = stress(
+            &node,
+            &[
+                "--operation",
+                "insert",
+                "--duration",
+                "1500ms",
+                "--threads",
+                "2",
+                "--graph",
+                &page_arg,
+                "--title",
+                title,
+            ],
+        );
+        assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+        // A duration run lasts about as long as asked.
+        let elapsed = out.summary["elapsed_s"].as_f64().unwrap();
+        assert!((1.4..5.0).contains(&elapsed), "{}", out.summary);
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    let runs = report::parse_runs(&html, &page_arg).unwrap();
+    let titles: Vec<&str> = runs.iter().map(|r| r.summary.title.as_str()).collect();
+    assert_eq!(titles, ["first", "second"]);
+    assert!(runs.iter().all(|r| !r.intervals.is_empty() && r.summary.ops > 0));
+}
