@@ -35,10 +35,43 @@ pub struct CfCounters {
     pub compactions: AtomicU64,
 }
 
+/// A column family's validators and write defaults, parsed once per schema change instead of
+/// on every request.
+#[derive(Clone, Debug)]
+pub struct Validators {
+    pub key: crate::marshal::AbstractType,
+    pub default_value: crate::marshal::AbstractType,
+    /// Per-column validators (column_metadata), by column (or subcolumn) name.
+    pub columns: std::collections::HashMap<Vec<u8>, crate::marshal::AbstractType>,
+    pub default_time_to_live: i32,
+}
+
+impl Validators {
+    fn of(def: &CfDef) -> std::result::Result<Validators, crate::marshal::MarshalError> {
+        use crate::marshal::AbstractType;
+        let mut columns = std::collections::HashMap::new();
+        for c in &def.column_metadata {
+            columns.insert(c.name.clone(), AbstractType::parse(&c.validation_class)?);
+        }
+        Ok(Validators {
+            key: AbstractType::parse(&def.key_validation_class)?,
+            default_value: AbstractType::parse(&def.default_validation_class)?,
+            columns,
+            default_time_to_live: def.default_time_to_live,
+        })
+    }
+
+    /// The validator for values of column `name`.
+    pub fn value(&self, name: &[u8]) -> &crate::marshal::AbstractType {
+        self.columns.get(name).unwrap_or(&self.default_value)
+    }
+}
+
 pub struct ColumnFamilyStore {
     /// Guarded by a lock because system_update_column_family may change options (never the
     /// comparators, which Cassandra forbids altering).
     def: RwLock<CfDef>,
+    validators: RwLock<Arc<Validators>>,
     pub id: uuid::Uuid,
     pub keyspace: String,
     pub name: String,
@@ -74,7 +107,9 @@ impl ColumnFamilyStore {
     pub(crate) fn open(def: CfDef, dir: PathBuf, sstables: Vec<Arc<SsTableReader>>) -> Result<ColumnFamilyStore> {
         let cmp = CellComparator::for_cf(&def)?;
         let next = sstables.iter().map(|s| s.descriptor().generation).max().unwrap_or(0) + 1;
+        let validators = RwLock::new(Arc::new(Validators::of(&def)?));
         Ok(ColumnFamilyStore {
+            validators,
             id: def.id,
             keyspace: def.keyspace.clone(),
             name: def.name.clone(),
@@ -95,8 +130,15 @@ impl ColumnFamilyStore {
         self.def.read().clone()
     }
 
-    pub(crate) fn set_def(&self, def: CfDef) {
+    pub(crate) fn set_def(&self, def: CfDef) -> Result<()> {
+        *self.validators.write() = Arc::new(Validators::of(&def)?);
         *self.def.write() = def;
+        Ok(())
+    }
+
+    /// The parsed validators and write defaults (cheap: a shared pointer).
+    pub fn validators(&self) -> Arc<Validators> {
+        self.validators.read().clone()
     }
 
     pub fn gc_grace_seconds(&self) -> i32 {

@@ -267,6 +267,15 @@ impl Storage {
         self.inner.stores.read().schema.clone()
     }
 
+    /// Runs `f` on a keyspace's definition without copying it.
+    pub fn with_keyspace<R>(&self, name: &str, f: impl FnOnce(&KeyspaceDef) -> R) -> Option<R> {
+        self.inner.stores.read().schema.keyspaces.get(name).map(f)
+    }
+
+    pub fn has_keyspace(&self, name: &str) -> bool {
+        self.inner.stores.read().schema.keyspaces.contains_key(name)
+    }
+
     pub fn keyspace(&self, name: &str) -> Option<KeyspaceDef> {
         self.inner.stores.read().schema.keyspaces.get(name).cloned()
     }
@@ -310,7 +319,7 @@ impl Storage {
                 let store = Arc::new(open_store(&self.inner.config.data_dir, def.clone())?);
                 stores.by_id.insert(*id, store);
             } else if let Some(store) = stores.by_id.get(id) {
-                store.set_def(def.clone());
+                store.set_def(def.clone())?;
             }
         }
         let dropped: Vec<Arc<ColumnFamilyStore>> =

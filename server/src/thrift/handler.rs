@@ -97,8 +97,10 @@ impl Handler {
     }
 
     fn check_cl(&self, ks: &str, cl: t::ConsistencyLevel, write: bool) -> TResult<()> {
-        let def = self.node.storage.keyspace(ks).ok_or_else(|| ire(format!("Keyspace '{ks}' does not exist")))?;
-        check_consistency(&def, cl, write)
+        self.node
+            .storage
+            .with_keyspace(ks, |def| check_consistency(def, cl, write))
+            .ok_or_else(|| ire(format!("Keyspace '{ks}' does not exist")))?
     }
 
     /// Reads one row's slice and converts it for the client.
@@ -143,7 +145,7 @@ impl Handler {
             Some(sc) => compose_super(sc, &c.name),
             None => c.name,
         };
-        let default_ttl = store.def().default_time_to_live;
+        let default_ttl = store.validators().default_time_to_live;
         Ok(match c.ttl {
             Some(ttl) => {
                 validate_ttl(ttl)?;
@@ -412,7 +414,7 @@ impl Handler {
     }
 
     fn describe_ring_of(&self, keyspace: &str) -> TResult<Vec<t::TokenRange>> {
-        if self.node.storage.keyspace(keyspace).is_none() {
+        if !self.node.storage.has_keyspace(keyspace) {
             return Err(ire(format!("Keyspace '{keyspace}' does not exist")));
         }
         let token = self.node.storage.partitioner().token_to_string(&self.node.local_token);
@@ -486,7 +488,7 @@ impl t::CassandraSyncHandler for Handler {
 
     fn handle_set_keyspace(&self, keyspace: String) -> TResult<()> {
         self.require_login()?;
-        if self.node.storage.keyspace(&keyspace).is_none() {
+        if !self.node.storage.has_keyspace(&keyspace) {
             return Err(ire(format!("Keyspace '{keyspace}' does not exist")));
         }
         let mut s = self.session.lock();
@@ -893,7 +895,7 @@ impl t::CassandraSyncHandler for Handler {
 
     fn handle_system_add_column_family(&self, cf_def: t::CfDef) -> TResult<String> {
         self.authorize_write_to(&cf_def.keyspace)?;
-        if self.node.storage.keyspace(&cf_def.keyspace).is_none() {
+        if !self.node.storage.has_keyspace(&cf_def.keyspace) {
             return Err(ire(format!("Keyspace '{}' does not exist", cf_def.keyspace)));
         }
         let def = cf_def_from_thrift(cf_def, None).map_err(ire)?;
@@ -927,7 +929,7 @@ impl t::CassandraSyncHandler for Handler {
         if !ks_def.cf_defs.is_empty() {
             return Err(ire("Keyspace update must not contain any table definitions."));
         }
-        if self.node.storage.keyspace(&ks_def.name).is_none() {
+        if !self.node.storage.has_keyspace(&ks_def.name) {
             return Err(ire(format!("Keyspace '{}' does not exist", ks_def.name)));
         }
         let def = ks_def_from_thrift(ks_def).map_err(ire)?;

@@ -58,14 +58,12 @@ enum ConnError {
     NegativeFrame(i32),
     #[error("malformed message: {0}")]
     Malformed(&'static str),
-    #[error("request worker failed: {0}")]
-    Worker(String),
 }
 
 async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnError> {
     let max = node.max_message_bytes;
     let session = Arc::new(parking_lot::Mutex::new(Session::default()));
-    let processor = Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node, session.clone())));
+    let processor: Processor = thrift_idl::CassandraSyncProcessor::new(Handler::new(node, session.clone()));
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     // The first byte tells the transport: unframed strict binary starts with 0x80.
     if stream.read_buf(&mut buf).await? == 0 {
@@ -79,32 +77,41 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
             read_unframed(&mut stream, &mut buf, max).await?
         };
         let Some(message) = message else { return Ok(()) };
-        let p = processor.clone();
         let trace = session.lock().take_trace();
-        let reply = tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let method = trace.map(|_| wire::message_name(&message).unwrap_or("?").to_string());
-            let mut out = Vec::with_capacity(256);
-            {
-                let mut input = TBinaryInputProtocol::new(Cursor::new(message), true);
-                let mut output = TBinaryOutputProtocol::new(&mut out, true);
-                if let Err(e) = p.process(&mut input, &mut output) {
-                    debug!(error = %e, "processor reported an error");
-                }
-            }
-            if let (Some(id), Some(method)) = (trace, method) {
-                info!(session = %id, method, elapsed_us = started.elapsed().as_micros() as u64, reply_bytes = out.len(), "trace: request complete");
-            }
-            out
-        })
-        .await
-        .map_err(|e| ConnError::Worker(e.to_string()))?;
-        if framed {
-            stream.write_all(&(reply.len() as u32).to_be_bytes()).await?;
-        }
+        // The handler may block on disk (SSTable reads, batch-mode fsync): block_in_place lets
+        // the runtime move its other tasks off this worker thread meanwhile.
+        let reply = tokio::task::block_in_place(|| run_processor(&processor, message, framed, trace));
         stream.write_all(&reply).await?;
     }
 }
+
+/// Runs one message through the processor; the reply comes back ready to send, with its frame
+/// length in front for framed connections (one write, one packet).
+fn run_processor(processor: &Processor, message: Vec<u8>, framed: bool, trace: Option<uuid::Uuid>) -> Vec<u8> {
+    let started = std::time::Instant::now();
+    let method = trace.map(|_| wire::message_name(&message).unwrap_or("?").to_string());
+    let mut out = Vec::with_capacity(256);
+    if framed {
+        out.extend_from_slice(&[0; 4]);
+    }
+    {
+        let mut input = TBinaryInputProtocol::new(Cursor::new(message), true);
+        let mut output = TBinaryOutputProtocol::new(&mut out, true);
+        if let Err(e) = processor.process(&mut input, &mut output) {
+            debug!(error = %e, "processor reported an error");
+        }
+    }
+    if framed {
+        let len = (out.len() - 4) as u32;
+        out[..4].copy_from_slice(&len.to_be_bytes());
+    }
+    if let (Some(id), Some(method)) = (trace, method) {
+        info!(session = %id, method, elapsed_us = started.elapsed().as_micros() as u64, reply_bytes = out.len(), "trace: request complete");
+    }
+    out
+}
+
+type Processor = thrift_idl::CassandraSyncProcessor<Handler>;
 
 /// Reads one length-prefixed frame; `None` at a clean end of stream.
 async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {

@@ -58,9 +58,7 @@ pub fn validate_key(key: &[u8]) -> TResult<()> {
 
 pub fn validate_key_type(store: &ColumnFamilyStore, key: &[u8]) -> TResult<()> {
     validate_key(key)?;
-    let def = store.def();
-    let kt = AbstractType::parse(&def.key_validation_class).map_err(|e| ire(e.to_string()))?;
-    kt.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
+    store.validators().key.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
 }
 
 /// A column (or super column) name: non-empty, at most 65535 bytes, valid for its comparator.
@@ -118,9 +116,8 @@ pub fn validate_path<'a>(
 
 /// A column value against its validator.
 pub fn validate_value(store: &ColumnFamilyStore, name: &[u8], value: &[u8]) -> TResult<()> {
-    let def = store.def();
-    let class = def.validator_class_for(name);
-    let ty = AbstractType::parse(class).map_err(|e| ire(e.to_string()))?;
+    let validators = store.validators();
+    let ty = validators.value(name);
     if ty.is_counter() {
         return Err(ire(format!(
             "Column family {} holds counters: counter columns are not supported yet (use add once counters land)",
