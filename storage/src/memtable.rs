@@ -46,10 +46,7 @@ impl Memtable {
         if let Some(ts) = update.cells.iter().map(|c| c.timestamp).min() {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
-        let entry = match self.rows.get(key) {
-            Some(e) => e,
-            None => self.rows.get_or_insert_with(key.clone(), || Mutex::new(Row::new())),
-        };
+        let entry = self.rows.get_or_insert_with(key.clone(), || Mutex::new(Row::new()));
         add_to_row(cmp, &mut entry.value().lock(), update);
         self.size.fetch_add(added, Ordering::Relaxed);
         self.operations.fetch_add(1, Ordering::Relaxed);

@@ -28,21 +28,33 @@ impl Token {
 }
 
 /// A row key with its token: rows are ordered by token, then by key bytes.
+///
+/// Build it with [`DecoratedKey::new`]: it also keeps the token's first eight bytes inline, so
+/// that most comparisons (memtable skip list, SSTable index searches) decide without following
+/// the token's heap pointer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DecoratedKey {
     pub token: Token,
     pub key: Vec<u8>,
+    /// The token's first eight bytes, big-endian, zero-padded: ordering these as integers
+    /// agrees with ordering the tokens' bytes wherever they differ.
+    prefix: u64,
 }
 
 impl DecoratedKey {
     pub fn new(token: Token, key: Vec<u8>) -> DecoratedKey {
-        DecoratedKey { token, key }
+        let mut head = [0u8; 8];
+        let n = token.0.len().min(8);
+        head[..n].copy_from_slice(&token.0[..n]);
+        DecoratedKey { prefix: u64::from_be_bytes(head), token, key }
     }
 }
 
 impl Ord for DecoratedKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.token.cmp(&other.token).then_with(|| self.key.cmp(&other.key))
+        // Equal prefixes can still hide different lengths (zero padding), so fall back to the
+        // full comparison then.
+        self.prefix.cmp(&other.prefix).then_with(|| self.token.cmp(&other.token)).then_with(|| self.key.cmp(&other.key))
     }
 }
 

@@ -162,7 +162,7 @@ pub fn put_key(out: &mut Vec<u8>, key: &DecoratedKey) {
 pub fn get_key(r: &mut Reader<'_>) -> Result<DecoratedKey, CorruptData> {
     let key = r.short_bytes()?.to_vec();
     let token = Token(r.short_bytes()?.to_vec());
-    Ok(DecoratedKey { token, key })
+    Ok(DecoratedKey::new(token, key))
 }
 
 /// Reads exactly `buf.len()` bytes at `offset`; a file too short is corruption, not I/O trouble.
@@ -399,7 +399,7 @@ pub struct IndexEntryRef<'a> {
 
 impl IndexEntryRef<'_> {
     pub fn decorated_key(&self) -> DecoratedKey {
-        DecoratedKey { token: Token(self.token.to_vec()), key: self.key.to_vec() }
+        DecoratedKey::new(Token(self.token.to_vec()), self.key.to_vec())
     }
 
     /// Orders this entry's key against `key` as `DecoratedKey` does, without allocating.
