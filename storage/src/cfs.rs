@@ -223,7 +223,7 @@ impl ColumnFamilyStore {
     /// Merged partitions in key order from `start`, every source merged lazily.
     pub fn scan(&self, start: &KeyBound) -> Result<MergedScan> {
         let from = start.as_lower_key();
-        let mut sources: Vec<Box<dyn Iterator<Item = Result<(DecoratedKey, Row)>> + Send>> = Vec::new();
+        let mut sources: Vec<Source> = Vec::new();
         for m in self.memtable_snapshot() {
             // Copy the memtable's slice eagerly but only from `from` on; memtables are bounded in size.
             let rows: Vec<(DecoratedKey, Row)> = m.range(Bound::Included(from.clone())).collect();
@@ -323,11 +323,8 @@ impl Iterator for MergedScan {
         let mut smallest: Option<DecoratedKey> = None;
         for s in self.sources.iter_mut() {
             match s.peek() {
-                Some(Ok((k, _))) => {
-                    if smallest.as_ref().map_or(true, |m| k < m) {
-                        smallest = Some(k.clone());
-                    }
-                }
+                Some(Ok((k, _))) if smallest.as_ref().is_none_or(|m| k < m) => smallest = Some(k.clone()),
+                Some(Ok(_)) => {}
                 Some(Err(_)) => return s.next(),
                 None => {}
             }

@@ -25,7 +25,9 @@ const SMALL_SSTABLE_BYTES: u64 = 50 << 20;
 /// its average (all small ones share a tier).
 pub fn size_tiers(mut sstables: Vec<(u64, Arc<SsTableReader>)>) -> Vec<Vec<Arc<SsTableReader>>> {
     sstables.sort_by_key(|(size, _)| *size);
-    let mut tiers: Vec<(u64, Vec<(u64, Arc<SsTableReader>)>)> = Vec::new();
+    // (average size, members with their sizes)
+    type Tier = (u64, Vec<(u64, Arc<SsTableReader>)>);
+    let mut tiers: Vec<Tier> = Vec::new();
     for (size, s) in sstables {
         let fits = tiers.last().is_some_and(|(avg, members)| {
             let avg = *avg;

@@ -481,7 +481,7 @@ mod tests {
         };
         let mut buf = Vec::new();
         encode_row(&row, &mut buf);
-        assert_eq!(decode_row(&mut Reader::new(&buf)).unwrap(), row);
+        assert_eq!(decode_row(&mut Reader::new(&buf)).expect("decodes"), row);
         for cut in 0..buf.len() {
             assert!(decode_row(&mut Reader::new(&buf[..cut])).is_err(), "cut at {cut}");
         }

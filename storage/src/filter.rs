@@ -249,7 +249,7 @@ pub fn compact_row(cmp: &CellComparator, mut row: Row, now: i32, gc_before: i32,
     let cells = std::mem::take(&mut row.cells);
     row.cells = cells
         .into_iter()
-        .filter(|c| !is_shadowed(cmp, &shadow_source, c) && !(purge && c.purgeable(now, gc_before)))
+        .filter(|c| !is_shadowed(cmp, &shadow_source, c) && (!purge || !c.purgeable(now, gc_before)))
         .collect();
     row.range_tombstones = shadow_source.range_tombstones;
     if purge {

@@ -83,7 +83,7 @@ mod tests {
         let mut row = Row::new();
         row.cells.push(Cell::live("c", "v", 3));
         let bytes = encode_record(b"key", &[(id, &row)]);
-        let d = decode_record(&bytes).unwrap();
+        let d = decode_record(&bytes).expect("decodes");
         assert_eq!(d.key, b"key");
         assert_eq!(d.updates, vec![(id, row)]);
         assert!(decode_record(&bytes[..bytes.len() - 1]).is_err());

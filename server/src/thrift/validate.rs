@@ -83,11 +83,11 @@ pub fn validate_parent(store: &ColumnFamilyStore, super_column: Option<&[u8]>) -
     }
 }
 
+/// The (super column, column) parts of a ColumnPath.
+pub type PathParts<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// Checks a ColumnPath: returns (super column, column) for the kind of column family.
-pub fn validate_path<'a>(
-    store: &ColumnFamilyStore,
-    path: &'a t::ColumnPath,
-) -> TResult<(Option<&'a [u8]>, Option<&'a [u8]>)> {
+pub fn validate_path<'a>(store: &ColumnFamilyStore, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
     let sc = path.super_column.as_deref();
     let col = path.column.as_deref();
     if store.cmp.is_super() {
