@@ -291,7 +291,17 @@ fn sibyltool_reports_and_operates_a_running_node() {
     // ring, status and info agree on this node's token and load.
     let info_json = node.tool(&["--json", "info"]).ok().json();
     let token = info_json["token"].as_str().expect("token").to_string();
-    assert_eq!(info_json["load_bytes"].as_u64(), Some(space), "only Standard1 has an SSTable");
+    // Load is every SSTable on the node: Standard1's and the system keyspace's (schema, state).
+    let all = node.tool(&["--json", "cfstats"]).ok().json();
+    let total: u64 = all["keyspaces"]
+        .as_array()
+        .expect("keyspaces")
+        .iter()
+        .flat_map(|k| k["column_families"].as_array().expect("cfs").iter())
+        .map(|c| c["space_used_live"].as_u64().expect("bytes"))
+        .sum();
+    assert!(total > space, "system keyspace SSTables count in the load: {all}");
+    assert_eq!(info_json["load_bytes"].as_u64(), Some(total));
     let ring = node.tool(&["ring"]).ok();
     let row: Vec<&str> = ring.stdout.lines().last().expect("node row").split_whitespace().collect();
     assert_eq!(row[..5], ["127.0.0.1", "datacenter1", "rack1", "Up", "Normal"], "{}", ring.stdout);
@@ -326,7 +336,9 @@ fn sibyltool_reports_and_operates_a_running_node() {
     let tp = node.tool(&["tpstats"]).ok();
     let mutation: Vec<&str> =
         tp.stdout.lines().find(|l| l.starts_with("MutationStage")).expect("MutationStage").split_whitespace().collect();
-    assert_eq!(mutation, ["MutationStage", "n/a", "n/a", "3"], "{}", tp.stdout);
+    // 3 client writes, and 3 the node made to its system keyspace at first start: the
+    // configured keyspace's definition, then the local row twice (schema version, token).
+    assert_eq!(mutation, ["MutationStage", "n/a", "n/a", "6"], "{}", tp.stdout);
 
     let net = node.tool(&["netstats"]).ok();
     assert_eq!(net.stdout, "Mode: NORMAL\nNot sending any streams.\nNot receiving any streams.\n");
@@ -356,7 +368,8 @@ fn sibyltool_reports_and_operates_a_running_node() {
     // drain: every memtable flushed, then Thrift writes fail and reads still work.
     insert(&mut client, "Standard2", "key9").expect("insert before drain");
     let drain = node.tool(&["drain"]).ok();
-    assert!(drain.stdout.starts_with("Drained: flushed 2 column families."), "{drain:?}");
+    // Keyspace1's two column families and the system keyspace's two.
+    assert!(drain.stdout.starts_with("Drained: flushed 4 column families."), "{drain:?}");
     assert!(drain.stderr.contains("drained"), "{drain:?}");
     let after = node.tool(&["--json", "cfstats", "Keyspace1.Standard2"]).ok().json();
     assert_eq!(after["keyspaces"][0]["column_families"][0]["sstable_count"], 1, "{after}");

@@ -92,6 +92,7 @@ pub(crate) struct Inner {
     /// and saving of the system state.
     stores: RwLock<Stores>,
     state_lock: Mutex<SystemState>,
+    last_system_timestamp: Mutex<i64>,
     flush_tx: Mutex<mpsc::Sender<Work>>,
     compaction_tx: Mutex<mpsc::Sender<Work>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
@@ -119,66 +120,35 @@ impl Storage {
         for d in [&config.data_dir, &config.commitlog_dir] {
             std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
         }
-        let state = match system::load(&config.data_dir)? {
-            Some(s) => s,
-            None => {
-                let mut s = SystemState::default();
-                for ks in &config.initial_keyspaces {
-                    ks.validate().map_err(StorageError::InvalidSchema)?;
-                    s.schema.keyspaces.insert(ks.name.clone(), ks.clone());
-                }
-                s.schema.version = Uuid::new_v4();
-                system::save(&config.data_dir, &s)?;
-                s
+        let mut stores = Stores::default();
+        let system_def = system::keyspace_def();
+        for cf in &system_def.cf_defs {
+            add_store(&mut stores, Arc::new(open_store(&config.data_dir, cf.clone())?));
+        }
+        // Pass 1 replays the system keyspace, which says what the rest of the schema is.
+        let no_truncations = BTreeMap::new();
+        let (replayed_system, _) = replay_into(&config, &stores, &no_truncations, |id| system::is_system_cf(id))?;
+        let mut state = load_system_state(&stores)?;
+        let first_start = !state.bootstrapped;
+        if first_start {
+            for ks in &config.initial_keyspaces {
+                ks.validate().map_err(StorageError::InvalidSchema)?;
+                state.schema.keyspaces.insert(ks.name.clone(), ks.clone());
             }
-        };
-
-        let mut stores = Stores { schema: state.schema.clone(), ..Default::default() };
-        for ks in state.schema.keyspaces.values() {
+            state.schema.version = Uuid::new_v4();
+            state.bootstrapped = true;
+        }
+        state.schema.keyspaces.insert(system_def.name.clone(), system_def);
+        stores.schema = state.schema.clone();
+        for ks in state.schema.keyspaces.values().filter(|k| k.name != system::KEYSPACE) {
             for cf in &ks.cf_defs {
-                let store = Arc::new(open_store(&config.data_dir, cf.clone())?);
-                stores.by_id.insert(cf.id, store.clone());
-                stores.by_name.entry(ks.name.clone()).or_default().insert(cf.name.clone(), store);
+                add_store(&mut stores, Arc::new(open_store(&config.data_dir, cf.clone())?));
             }
         }
-
-        // Replay: skip what each column family already has in SSTables or truncated away.
-        let mut floors: HashMap<Uuid, ReplayPosition> = HashMap::new();
-        for (id, store) in &stores.by_id {
-            let mut floor = store
-                .sstables()
-                .iter()
-                .map(|s| {
-                    let rp = s.metadata().replay_position;
-                    ReplayPosition { segment_id: rp.segment_id, offset: rp.offset }
-                })
-                .max()
-                .unwrap_or(ReplayPosition { segment_id: 0, offset: 0 });
-            if let Some(&(segment_id, offset)) = state.truncated_at.get(id) {
-                floor = floor.max(ReplayPosition { segment_id, offset });
-            }
-            floors.insert(*id, floor);
-        }
-        let now = now_seconds();
-        let _ = now;
-        let mut replayed = 0u64;
-        let report = CommitLog::replay(&config.commitlog_dir, |pos, bytes| {
-            let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
-            let dk = config.partitioner.decorate(&record.key);
-            for (id, row) in record.updates {
-                let (Some(store), Some(floor)) = (stores.by_id.get(&id), floors.get(&id)) else {
-                    continue; // the column family was dropped
-                };
-                if pos < *floor {
-                    continue;
-                }
-                store.active_memtable().apply(&store.cmp, &dk, row);
-                replayed += 1;
-            }
-            Ok(())
-        })?;
-        if replayed > 0 {
-            info!(records = replayed, segments = report.segments.len(), "replayed commit log");
+        // Pass 2 replays everything else, skipping what SSTables or a truncate already cover.
+        let (replayed, report) = replay_into(&config, &stores, &state.truncated_at, |id| !system::is_system_cf(id))?;
+        if replayed + replayed_system > 0 {
+            info!(records = replayed + replayed_system, segments = report.segments.len(), "replayed commit log");
         }
 
         let commitlog = CommitLog::open(CommitLogConfig {
@@ -194,6 +164,7 @@ impl Storage {
             switch_lock: RwLock::new(()),
             stores: RwLock::new(stores),
             state_lock: Mutex::new(state),
+            last_system_timestamp: Mutex::new(0),
             flush_tx: Mutex::new(flush_tx),
             compaction_tx: Mutex::new(compaction_tx),
             workers: Mutex::new(Vec::new()),
@@ -201,6 +172,11 @@ impl Storage {
         });
         let storage = Storage { inner };
 
+        if first_start {
+            let keyspaces: Vec<KeyspaceDef> = storage.inner.state_lock.lock().schema.keyspaces.values().cloned().collect();
+            let state = storage.inner.state_lock.lock().clone();
+            storage.persist_system(keyspaces.iter().filter(|k| k.name != system::KEYSPACE), &[], &state)?;
+        }
         // Everything replayed goes to SSTables before the old segments are removed.
         for store in storage.all_stores() {
             storage.flush_store(&store)?;
@@ -302,6 +278,9 @@ impl Storage {
         let mut state = self.inner.state_lock.lock();
         let mut schema = state.schema.clone();
         change(&mut schema)?;
+        if schema.keyspaces.get(system::KEYSPACE) != state.schema.keyspaces.get(system::KEYSPACE) {
+            return Err(StorageError::InvalidSchema("the system keyspace cannot be changed".into()));
+        }
         for ks in schema.keyspaces.values() {
             ks.validate().map_err(StorageError::InvalidSchema)?;
         }
@@ -334,10 +313,23 @@ impl Storage {
         }
         stores.schema = schema.clone();
 
+        let changed: Vec<KeyspaceDef> = schema
+            .keyspaces
+            .values()
+            .filter(|k| k.name != system::KEYSPACE && state.schema.keyspaces.get(&k.name) != Some(*k))
+            .cloned()
+            .collect();
+        let removed: Vec<String> =
+            state.schema.keyspaces.keys().filter(|k| !schema.keyspaces.contains_key(*k)).cloned().collect();
         state.schema = schema;
-        system::save(&self.inner.config.data_dir, &state)?;
+        // Publish the stores first: persisting writes through them.
         *self.inner.stores.write() = stores;
+        let snapshot = state.clone();
+        let version = snapshot.schema.version;
+        drop(state);
+        self.persist_system(changed.iter(), &removed, &snapshot)?;
 
+        // Lock order: never take a column family's flush lock while holding the state lock.
         for d in dropped {
             let _guard = d.flush_lock.lock();
             self.inner.commitlog.forget_cf(d.id)?;
@@ -345,7 +337,51 @@ impl Storage {
                 warn!(dir = %d.dir.display(), error = %e, "cannot remove dropped column family's files");
             }
         }
-        Ok(state.schema.version)
+        Ok(version)
+    }
+
+    /// Writes keyspace definitions, keyspace deletions and the local row to the system
+    /// keyspace through the ordinary write path, then flushes it.
+    fn persist_system<'a>(
+        &self,
+        keyspaces: impl Iterator<Item = &'a KeyspaceDef>,
+        removed: &[String],
+        state: &SystemState,
+    ) -> Result<()> {
+        let ts = self.next_system_timestamp();
+        for ks in keyspaces {
+            let mut m = RowMutation::new(system::KEYSPACE, ks.name.clone().into_bytes());
+            *m.row_mut(system::SCHEMA_CF) = system::keyspace_row(ks, ts)?;
+            self.apply(m)?;
+        }
+        for name in removed {
+            let mut m = RowMutation::new(system::KEYSPACE, name.clone().into_bytes());
+            *m.row_mut(system::SCHEMA_CF) = system::keyspace_tombstone(ts, now_seconds());
+            self.apply(m)?;
+        }
+        let mut m = RowMutation::new(system::KEYSPACE, system::LOCAL_KEY.to_vec());
+        let mut local = system::local_row(state, ts);
+        // Columns that are gone (a forgotten truncation point) are deleted by this row's
+        // range of names: everything older than this write.
+        local.range_tombstones.push(crate::data::RangeTombstone {
+            start: Vec::new(),
+            end: Vec::new(),
+            deletion: crate::data::DeletionTime::new(ts - 1, now_seconds()),
+        });
+        *m.row_mut(system::LOCAL_CF) = local;
+        self.apply(m)?;
+        for cf in [system::SCHEMA_CF, system::LOCAL_CF] {
+            let store = self.store(system::KEYSPACE, cf)?;
+            self.flush_store(&store)?;
+        }
+        Ok(())
+    }
+
+    /// Strictly increasing timestamps for system writes, even within one microsecond.
+    fn next_system_timestamp(&self) -> i64 {
+        let mut last = self.inner.last_system_timestamp.lock();
+        *last = (*last + 1).max(crate::data::now_micros());
+        *last
     }
 
     pub fn add_keyspace(&self, mut def: KeyspaceDef) -> Result<Uuid> {
@@ -611,11 +647,12 @@ impl Storage {
             m.flushing.clear();
             position
         };
-        {
+        let snapshot = {
             let mut state = self.inner.state_lock.lock();
             state.truncated_at.insert(store.id, (position.segment_id, position.offset));
-            system::save(&self.inner.config.data_dir, &state)?;
-        }
+            state.clone()
+        };
+        self.persist_system(std::iter::empty(), &[], &snapshot)?;
         let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
         for s in old {
             s.delete_files()?;
@@ -654,6 +691,79 @@ impl Storage {
     }
 }
 
+fn add_store(stores: &mut Stores, store: Arc<ColumnFamilyStore>) {
+    stores.by_name.entry(store.keyspace.clone()).or_default().insert(store.name.clone(), store.clone());
+    stores.by_id.insert(store.id, store);
+}
+
+/// Replays the commit log into the memtables of the column families `wanted` selects, skipping
+/// records their SSTables or a truncate already cover. Returns the records applied.
+fn replay_into(
+    config: &StorageConfig,
+    stores: &Stores,
+    truncated_at: &BTreeMap<Uuid, (u64, u64)>,
+    wanted: impl Fn(&Uuid) -> bool,
+) -> Result<(u64, crate::commitlog::ReplayReport)> {
+    let mut floors: HashMap<Uuid, ReplayPosition> = HashMap::new();
+    for (id, store) in stores.by_id.iter().filter(|(id, _)| wanted(id)) {
+        let mut floor = store
+            .sstables()
+            .iter()
+            .map(|s| {
+                let rp = s.metadata().replay_position;
+                ReplayPosition { segment_id: rp.segment_id, offset: rp.offset }
+            })
+            .max()
+            .unwrap_or(ReplayPosition { segment_id: 0, offset: 0 });
+        if let Some(&(segment_id, offset)) = truncated_at.get(id) {
+            floor = floor.max(ReplayPosition { segment_id, offset });
+        }
+        floors.insert(*id, floor);
+    }
+    let mut replayed = 0u64;
+    let report = CommitLog::replay(&config.commitlog_dir, |pos, bytes| {
+        let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
+        let dk = config.partitioner.decorate(&record.key);
+        for (id, row) in record.updates {
+            let (Some(store), Some(floor)) = (stores.by_id.get(&id), floors.get(&id)) else {
+                continue; // not replayed in this pass, or the column family was dropped
+            };
+            if pos < *floor {
+                continue;
+            }
+            store.active_memtable().apply(&store.cmp, &dk, row);
+            replayed += 1;
+        }
+        Ok(())
+    })?;
+    Ok((replayed, report))
+}
+
+/// Reads the schema and node state from the (replayed) system keyspace.
+fn load_system_state(stores: &Stores) -> Result<SystemState> {
+    let store_of = |cf: &str| {
+        stores.by_name.get(system::KEYSPACE).and_then(|k| k.get(cf)).cloned().ok_or_else(|| {
+            StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() }
+        })
+    };
+    let now = now_seconds();
+    let schema_store = store_of(system::SCHEMA_CF)?;
+    let mut rows = Vec::new();
+    for item in schema_store.scan(&KeyBound::Unbounded)? {
+        let (key, row) = item?;
+        let cells = crate::filter::collect_live(&schema_store.cmp, &row, &ReadFilter::all(), now);
+        rows.push((key.key, cells));
+    }
+    let local_store = store_of(system::LOCAL_CF)?;
+    let partitioner_free_key = local_store
+        .scan(&KeyBound::Unbounded)?
+        .filter_map(|r| r.ok())
+        .find(|(k, _)| k.key == system::LOCAL_KEY)
+        .map(|(_, row)| crate::filter::collect_live(&local_store.cmp, &row, &ReadFilter::all(), now))
+        .unwrap_or_default();
+    system::decode_state(rows, partitioner_free_key)
+}
+
 /// Opens a column family's directory: removes leftovers of unfinished writes, opens its
 /// SSTables and deletes those a finished compaction replaced.
 fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
@@ -685,8 +795,11 @@ impl Storage {
 
     /// Records this node's token durably.
     pub fn save_token(&self, token: String) -> Result<()> {
-        let mut state = self.inner.state_lock.lock();
-        state.local_token = Some(token);
-        system::save(&self.inner.config.data_dir, &state)
+        let snapshot = {
+            let mut state = self.inner.state_lock.lock();
+            state.local_token = Some(token);
+            state.clone()
+        };
+        self.persist_system(std::iter::empty(), &[], &snapshot)
     }
 }

@@ -169,7 +169,9 @@ async fn flush_then_cfstats_shows_one_sstable_per_flushed_cf() {
 
     let after = exchange(&state, b"{\"op\":\"cf_stats\"}\n").await;
     let stats: CfStatsResult = ok(&after[0]);
-    assert_eq!(stats.keyspaces.len(), 1);
+    // The system keyspace (schema, node state) is listed too, as nodetool does.
+    let names: Vec<&str> = stats.keyspaces.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["ks", "system"]);
     let ks = &stats.keyspaces[0];
     assert_eq!(ks.write_count, 4);
     let cf = ks.column_families.iter().find(|c| c.name == "cf").expect("cf listed");
@@ -315,7 +317,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
     assert_eq!(endpoints.token, expected_token);
 
     assert!(!drain.already_drained);
-    assert_eq!(drain.flushed, ["ks.cf", "ks.other"]);
+    assert_eq!(drain.flushed, ["ks.cf", "ks.other", "system.local", "system.schema_keyspaces"]);
     assert_eq!(progress.last().map(|p| p.what.as_str()), Some("drained"));
     assert_eq!(node.storage.store("ks", "cf").expect("cf").sstables().len(), 1);
     // The engine now refuses writes; reads still work.

@@ -64,6 +64,9 @@ impl Handler {
     fn keyspace(&self, write: bool) -> TResult<String> {
         let s = self.session.lock();
         let ks = s.keyspace.clone().ok_or_else(|| ire("You have not set a keyspace for this session"))?;
+        if write && is_reserved(&ks) {
+            return Err(ire(format!("{ks} keyspace is not user-modifiable")));
+        }
         self.authorize(&s, &ks, write)?;
         Ok(ks)
     }
@@ -894,6 +897,9 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_add_column_family(&self, cf_def: t::CfDef) -> TResult<String> {
+        if is_reserved(&cf_def.keyspace) {
+            return Err(ire(format!("{} keyspace is not user-modifiable", cf_def.keyspace)));
+        }
         self.authorize_write_to(&cf_def.keyspace)?;
         if !self.node.storage.has_keyspace(&cf_def.keyspace) {
             return Err(ire(format!("Keyspace '{}' does not exist", cf_def.keyspace)));
@@ -926,6 +932,9 @@ impl t::CassandraSyncHandler for Handler {
 
     fn handle_system_update_keyspace(&self, ks_def: t::KsDef) -> TResult<String> {
         self.authorize_keyspace_change()?;
+        if is_reserved(&ks_def.name) {
+            return Err(ire(format!("{} keyspace is not user-modifiable", ks_def.name)));
+        }
         if !ks_def.cf_defs.is_empty() {
             return Err(ire("Keyspace update must not contain any table definitions."));
         }
@@ -937,6 +946,9 @@ impl t::CassandraSyncHandler for Handler {
     }
 
     fn handle_system_update_column_family(&self, cf_def: t::CfDef) -> TResult<String> {
+        if is_reserved(&cf_def.keyspace) {
+            return Err(ire(format!("{} keyspace is not user-modifiable", cf_def.keyspace)));
+        }
         self.authorize_write_to(&cf_def.keyspace)?;
         let existing = self.store(&cf_def.keyspace, &cf_def.name)?.def();
         let def = cf_def_from_thrift(cf_def, Some(&existing)).map_err(ire)?;
