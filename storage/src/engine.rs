@@ -173,7 +173,8 @@ impl Storage {
         let storage = Storage { inner };
 
         if first_start {
-            let keyspaces: Vec<KeyspaceDef> = storage.inner.state_lock.lock().schema.keyspaces.values().cloned().collect();
+            let keyspaces: Vec<KeyspaceDef> =
+                storage.inner.state_lock.lock().schema.keyspaces.values().cloned().collect();
             let state = storage.inner.state_lock.lock().clone();
             storage.persist_system(keyspaces.iter().filter(|k| k.name != system::KEYSPACE), &[], &state)?;
         }
@@ -742,9 +743,12 @@ fn replay_into(
 /// Reads the schema and node state from the (replayed) system keyspace.
 fn load_system_state(stores: &Stores) -> Result<SystemState> {
     let store_of = |cf: &str| {
-        stores.by_name.get(system::KEYSPACE).and_then(|k| k.get(cf)).cloned().ok_or_else(|| {
-            StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() }
-        })
+        stores
+            .by_name
+            .get(system::KEYSPACE)
+            .and_then(|k| k.get(cf))
+            .cloned()
+            .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() })
     };
     let now = now_seconds();
     let schema_store = store_of(system::SCHEMA_CF)?;

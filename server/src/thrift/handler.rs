@@ -1,5 +1,5 @@
 //! The Thrift API, method by method, over the storage engine. One handler per connection holds
-//! that connection's keyspace and login. Methods run on a blocking thread (see `thrift::serve`),
+//! that connection's keyspace and login. Methods run on a request-executor thread (see `thrift::executor`),
 //! so they call the engine directly.
 
 use std::collections::BTreeMap;

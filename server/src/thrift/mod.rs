@@ -1,8 +1,10 @@
 //! The Thrift front end: accepts connections on the RPC port, reads whole messages (framed or
-//! unframed, detected per connection), runs each on a blocking thread through the generated
-//! processor, and writes the reply.
+//! unframed, detected per connection) on the tokio runtime, runs each through the generated
+//! processor on a request executor thread ([`executor`]: handlers may block on disk, runtime
+//! threads never do), and writes the reply.
 
 pub mod convert;
+pub mod executor;
 pub mod handler;
 pub mod validate;
 pub mod wire;
@@ -18,19 +20,28 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::node::Node;
+use executor::{Executor, SubmitError};
 use handler::{Handler, Session};
 use wire::{looks_unframed, measure_unframed, Measure};
 
 /// Accepts clients until `shutdown` turns true.
 pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::Receiver<bool>) {
+    let executor = match Executor::for_this_machine() {
+        Ok(executor) => executor,
+        Err(e) => {
+            warn!(error = %e, "could not start the request executors; not accepting thrift clients");
+            return;
+        }
+    };
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let node = node.clone();
+                    let executor = executor.clone();
                     let _ = stream.set_nodelay(true);
                     tokio::spawn(async move {
-                        if let Err(e) = connection(stream, node).await {
+                        if let Err(e) = connection(stream, node, executor).await {
                             debug!(%peer, error = %e, "connection closed");
                         }
                     });
@@ -58,12 +69,15 @@ enum ConnError {
     NegativeFrame(i32),
     #[error("malformed message: {0}")]
     Malformed(&'static str),
+    #[error("request not run: {0}")]
+    Executor(#[from] SubmitError),
 }
 
-async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnError> {
+async fn connection(mut stream: TcpStream, node: Arc<Node>, executor: Executor) -> Result<(), ConnError> {
     let max = node.max_message_bytes;
     let session = Arc::new(parking_lot::Mutex::new(Session::default()));
-    let processor: Processor = thrift_idl::CassandraSyncProcessor::new(Handler::new(node, session.clone()));
+    let processor: Arc<Processor> =
+        Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node, session.clone())));
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     // The first byte tells the transport: unframed strict binary starts with 0x80.
     if stream.read_buf(&mut buf).await? == 0 {
@@ -78,9 +92,10 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>) -> Result<(), ConnEr
         };
         let Some(message) = message else { return Ok(()) };
         let trace = session.lock().take_trace();
-        // The handler may block on disk (SSTable reads, batch-mode fsync): block_in_place lets
-        // the runtime move its other tasks off this worker thread meanwhile.
-        let reply = tokio::task::block_in_place(|| run_processor(&processor, message, framed, trace));
+        // The handler may block on disk (SSTable reads, batch-mode fsync): it runs on an executor
+        // thread while this task waits without holding a runtime thread.
+        let p = processor.clone();
+        let reply = executor.run(move || run_processor(&p, message, framed, trace)).await?;
         stream.write_all(&reply).await?;
     }
 }
