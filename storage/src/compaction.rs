@@ -3,7 +3,7 @@
 //!
 //! Crash safety: the output SSTable becomes visible only once complete (the writer's commit
 //! point) and names its inputs as ancestors; inputs still present at start-up next to a
-//! complete output are deleted then (see `engine::open_store`).
+//! complete output are deleted then (see `sstable::cleanup_leftovers`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

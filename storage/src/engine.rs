@@ -768,8 +768,8 @@ fn load_system_state(stores: &Stores) -> Result<SystemState> {
     system::decode_state(rows, partitioner_free_key)
 }
 
-/// Opens a column family's directory: removes leftovers of unfinished writes, opens its
-/// SSTables and deletes those a finished compaction replaced.
+/// Opens a column family's directory: removes leftovers of unfinished writes and SSTables a
+/// finished compaction replaced (`sstable::cleanup_leftovers`), then opens the rest.
 fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
     let dir = data_dir.join(&def.keyspace).join(format!("{}-{}", def.name, def.id.simple()));
     std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
@@ -778,17 +778,7 @@ fn open_store(data_dir: &Path, def: CfDef) -> Result<ColumnFamilyStore> {
     for desc in sstable::list_sstables(&dir)? {
         readers.push(Arc::new(SsTableReader::open(desc)?));
     }
-    // A compaction's output names its inputs; if they are still here, the compaction finished
-    // but did not get to delete them.
-    let replaced: std::collections::HashSet<u64> =
-        readers.iter().flat_map(|r| r.metadata().ancestors.iter().copied()).collect();
-    let (stale, live): (Vec<_>, Vec<_>) =
-        readers.into_iter().partition(|r| replaced.contains(&r.descriptor().generation));
-    for s in stale {
-        info!(file = %s.descriptor().path(sstable::Component::Data).display(), "removing SSTable replaced by a finished compaction");
-        s.delete_files()?;
-    }
-    ColumnFamilyStore::open(def, dir, live)
+    ColumnFamilyStore::open(def, dir, readers)
 }
 
 impl Storage {

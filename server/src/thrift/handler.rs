@@ -451,16 +451,13 @@ impl Handler {
         let end_t = p.token_from_string(end).map_err(|e| ire(e.to_string()))?;
         let range = storage::dht::Range { left: start_t.clone(), right: end_t.clone() };
         // Estimate keys in the range from the SSTables' key samples and the memtable.
-        let mut sampled = 0u64;
         let mut total_keys = 0u64;
         for s in store.sstables() {
             let samples = s.sample_keys();
             let inside = samples.iter().filter(|k| range.contains(&k.token)).count() as u64;
             let keys = s.metadata().key_count;
             total_keys += if samples.is_empty() { 0 } else { keys * inside / samples.len() as u64 };
-            sampled += inside;
         }
-        let _ = sampled;
         total_keys += store.active_memtable().partitions() as u64;
         let pieces = ((total_keys / keys_per_split as u64) + 1).min(1 << 16) as usize;
         let mut tokens = vec![start_t.clone()];
