@@ -17,8 +17,8 @@ use crate::node::{Node, SNITCH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    #[error("{0}")]
-    Config(#[from] config::ConfigError),
+    #[error("{path}: {source}")]
+    Config { path: PathBuf, source: config::ConfigError },
     #[error("{0}")]
     Storage(#[from] storage::StorageError),
     #[error("authenticator: {0}")]
@@ -57,7 +57,8 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
 /// Loads the configuration, opens the engine, serves Thrift until SIGTERM/SIGINT, then flushes
 /// and exits.
 pub fn run(config_path: &Path) -> Result<(), StartupError> {
-    let config = config::load(config_path)?;
+    let config =
+        config::load(config_path).map_err(|source| StartupError::Config { path: config_path.to_path_buf(), source })?;
     for w in &config.warnings {
         warn!("{}: {w}", config_path.display());
     }
