@@ -195,4 +195,34 @@ mod tests {
         }
         assert!(matches!(measure_unframed(&m), Measure::Invalid(_) | Measure::Incomplete));
     }
+
+    proptest::proptest! {
+        /// Any bytes at all: measuring never panics, and a complete message never claims more
+        /// bytes than the buffer holds.
+        #[test]
+        fn measuring_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Measure::Complete(n) = measure_unframed(&bytes) {
+                proptest::prop_assert!(n <= bytes.len());
+            }
+        }
+
+        /// A valid message with one byte changed anywhere: still no panic.
+        #[test]
+        fn measuring_a_damaged_message_never_panics(at in 0usize..40, byte in proptest::num::u8::ANY) {
+            let mut body = vec![11, 0, 1];
+            body.extend_from_slice(&3i32.to_be_bytes());
+            body.extend_from_slice(b"key");
+            body.extend_from_slice(&[15, 0, 2, 11]);
+            body.extend_from_slice(&2i32.to_be_bytes());
+            for _ in 0..2 {
+                body.extend_from_slice(&1i32.to_be_bytes());
+                body.push(b'x');
+            }
+            body.push(0);
+            let mut m = message(&body);
+            let at = at % m.len();
+            m[at] = byte;
+            let _ = measure_unframed(&m);
+        }
+    }
 }
