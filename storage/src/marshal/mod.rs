@@ -148,34 +148,35 @@ impl AbstractType {
         }
     }
 
+    /// Every type without parameters.
+    pub(crate) const SIMPLE: [AbstractType; 22] = [
+        AbstractType::Bytes,
+        AbstractType::Ascii,
+        AbstractType::Utf8,
+        AbstractType::Long,
+        AbstractType::Integer,
+        AbstractType::Int32,
+        AbstractType::LexicalUuid,
+        AbstractType::TimeUuid,
+        AbstractType::Uuid,
+        AbstractType::Boolean,
+        AbstractType::Date,
+        AbstractType::Timestamp,
+        AbstractType::Double,
+        AbstractType::Float,
+        AbstractType::Decimal,
+        AbstractType::InetAddress,
+        AbstractType::CounterColumn,
+        AbstractType::Short,
+        AbstractType::Byte,
+        AbstractType::Empty,
+        AbstractType::SimpleDate,
+        AbstractType::Time,
+    ];
+
     /// The non-parameterised type with this short class name.
     pub(crate) fn simple_from_short_name(name: &str) -> Option<AbstractType> {
-        use AbstractType as T;
-        const SIMPLE: [AbstractType; 22] = [
-            T::Bytes,
-            T::Ascii,
-            T::Utf8,
-            T::Long,
-            T::Integer,
-            T::Int32,
-            T::LexicalUuid,
-            T::TimeUuid,
-            T::Uuid,
-            T::Boolean,
-            T::Date,
-            T::Timestamp,
-            T::Double,
-            T::Float,
-            T::Decimal,
-            T::InetAddress,
-            T::CounterColumn,
-            T::Short,
-            T::Byte,
-            T::Empty,
-            T::SimpleDate,
-            T::Time,
-        ];
-        SIMPLE.into_iter().find(|t| t.short_name() == name)
+        Self::SIMPLE.into_iter().find(|t| t.short_name() == name)
     }
 
     /// Full Cassandra class name with parameters, as Cassandra's `toString` writes it, e.g.

@@ -496,35 +496,15 @@ fn civil_dates() {
 
 /// Every type, plus parameterised ones, for the shared suite.
 fn suite_types() -> Vec<T> {
-    vec![
-        T::Bytes,
-        T::Ascii,
-        T::Utf8,
-        T::Long,
-        T::Integer,
-        T::Int32,
-        T::LexicalUuid,
-        T::TimeUuid,
-        T::Uuid,
-        T::Boolean,
-        T::Date,
-        T::Timestamp,
-        T::Double,
-        T::Float,
-        T::Decimal,
-        T::InetAddress,
-        T::CounterColumn,
-        T::Short,
-        T::Byte,
-        T::Empty,
-        T::SimpleDate,
-        T::Time,
+    let mut types = T::SIMPLE.to_vec();
+    types.extend([
         utf8_long(),
         T::Composite(vec![T::TimeUuid, T::Reversed(Box::new(T::Integer)), T::Bytes]),
         dct(),
         T::Reversed(Box::new(T::Long)),
         T::Reversed(Box::new(T::Composite(vec![T::Ascii]))),
-    ]
+    ]);
+    types
 }
 
 fn maybe_empty(s: BoxedStrategy<Vec<u8>>) -> BoxedStrategy<Vec<u8>> {
