@@ -11,6 +11,8 @@ use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TFramed
 use thrift_idl as t;
 use thrift_idl::TCassandraSyncClient;
 
+use super::wire::{self, AsyncConn, Reply};
+
 /// Column family written by insert and read by read and range.
 pub const STANDARD_CF: &str = "Standard1";
 /// Counter column family used by counter_add.
@@ -245,15 +247,9 @@ impl From<thrift::Error> for OpError {
     }
 }
 
-/// `batch_mutate` of one row: `values` become columns `C0..`.
-pub fn insert_row(
-    client: &mut Client,
-    key: Vec<u8>,
-    values: Vec<Vec<u8>>,
-    cl: t::ConsistencyLevel,
-) -> Result<(), OpError> {
-    let ts = timestamp_micros();
-    let mutations = values
+/// The mutations of one inserted row: `values` become columns `C0..` with timestamp `ts`.
+pub fn row_mutations(values: Vec<Vec<u8>>, ts: i64) -> Vec<t::Mutation> {
+    values
         .into_iter()
         .enumerate()
         .map(|(i, value)| t::Mutation {
@@ -270,13 +266,124 @@ pub fn insert_row(
             }),
             deletion: None,
         })
-        .collect();
+        .collect()
+}
+
+/// The mutations adding 1 to counters `C0..C{columns-1}`.
+pub fn counter_mutations(columns: u32) -> Vec<t::Mutation> {
+    (0..columns)
+        .map(|i| t::Mutation {
+            column_or_supercolumn: Some(t::ColumnOrSuperColumn {
+                column: None,
+                super_column: None,
+                counter_column: Some(t::CounterColumn { name: column_name(i), value: 1 }),
+                counter_super_column: None,
+            }),
+            deletion: None,
+        })
+        .collect()
+}
+
+/// `batch_mutate` of one row: `values` become columns `C0..`.
+pub fn insert_row(
+    client: &mut Client,
+    key: Vec<u8>,
+    values: Vec<Vec<u8>>,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
     let mut by_cf = BTreeMap::new();
-    by_cf.insert(STANDARD_CF.to_string(), mutations);
+    by_cf.insert(STANDARD_CF.to_string(), row_mutations(values, timestamp_micros()));
     let mut map = BTreeMap::new();
     map.insert(key, by_cf);
     client.batch_mutate(map, cl)?;
     Ok(())
+}
+
+/// [`insert_row`] over an [`AsyncConn`].
+pub async fn insert_row_async(
+    c: &mut AsyncConn,
+    key: &[u8],
+    values: Vec<Vec<u8>>,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let mutations = row_mutations(values, timestamp_micros());
+    let framed = c.framed();
+    let (buf, seq) = c.next_call();
+    wire::encode_batch_mutate(buf, framed, seq, key, STANDARD_CF, &mutations, cl)?;
+    c.exchange("batch_mutate", false).await?;
+    Ok(())
+}
+
+/// [`read_row`] over an [`AsyncConn`].
+pub async fn read_row_async(
+    c: &mut AsyncConn,
+    key: &[u8],
+    columns: u32,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let framed = c.framed();
+    let (buf, seq) = c.next_call();
+    wire::encode_get_slice(buf, framed, seq, key, &parent(STANDARD_CF), &first_columns(columns), cl)?;
+    if c.exchange("get_slice", true).await? == Reply::List(0) {
+        return Err(OpError::Empty("read found no row (key not written?)"));
+    }
+    Ok(())
+}
+
+/// [`range_rows`] over an [`AsyncConn`].
+pub async fn range_rows_async(
+    c: &mut AsyncConn,
+    start_key: Vec<u8>,
+    rows: u32,
+    columns: u32,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let framed = c.framed();
+    let (buf, seq) = c.next_call();
+    let range = range_from(start_key, rows);
+    wire::encode_get_range_slices(buf, framed, seq, &parent(STANDARD_CF), &first_columns(columns), &range, cl)?;
+    if c.exchange("get_range_slices", true).await? == Reply::List(0) {
+        return Err(OpError::Empty("range slice found no rows"));
+    }
+    Ok(())
+}
+
+/// [`counter_add`] over an [`AsyncConn`].
+pub async fn counter_add_async(
+    c: &mut AsyncConn,
+    key: &[u8],
+    columns: u32,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let mutations = counter_mutations(columns);
+    let framed = c.framed();
+    let (buf, seq) = c.next_call();
+    wire::encode_batch_mutate(buf, framed, seq, key, COUNTER_CF, &mutations, cl)?;
+    c.exchange("batch_mutate", false).await?;
+    Ok(())
+}
+
+/// Opens an asynchronous connection and selects the keyspace.
+pub async fn connect_to_keyspace_async(opts: &ConnectOptions, keyspace: &str) -> Result<AsyncConn, ClientError> {
+    let addr = format!("{}:{}", opts.host, opts.port);
+    let mut c = AsyncConn::connect(&opts.host, opts.port, opts.framed, opts.timeout)
+        .await
+        .map_err(|source| ClientError::Connect { addr, source })?;
+    c.set_keyspace(keyspace)
+        .await
+        .map_err(|source| ClientError::Thrift { what: format!("set_keyspace {keyspace}"), source })?;
+    Ok(c)
+}
+
+fn range_from(start_key: Vec<u8>, rows: u32) -> t::KeyRange {
+    t::KeyRange {
+        start_key: Some(start_key),
+        end_key: None,
+        start_token: None,
+        end_token: None,
+        count: rows as i32,
+        row_filter: None,
+    }
 }
 
 /// `get_slice` of the first `columns` columns of a row; a row with no columns is an error.
@@ -296,14 +403,7 @@ pub fn range_rows(
     columns: u32,
     cl: t::ConsistencyLevel,
 ) -> Result<(), OpError> {
-    let range = t::KeyRange {
-        start_key: Some(start_key),
-        end_key: None,
-        start_token: None,
-        end_token: None,
-        count: rows as i32,
-        row_filter: None,
-    };
+    let range = range_from(start_key, rows);
     let got = client.get_range_slices(parent(STANDARD_CF), first_columns(columns), range, cl)?;
     if got.is_empty() {
         return Err(OpError::Empty("range slice found no rows"));
@@ -313,19 +413,8 @@ pub fn range_rows(
 
 /// `batch_mutate` adding 1 to counters `C0..C{columns-1}` of a row of `Counter1`.
 pub fn counter_add(client: &mut Client, key: Vec<u8>, columns: u32, cl: t::ConsistencyLevel) -> Result<(), OpError> {
-    let mutations = (0..columns)
-        .map(|i| t::Mutation {
-            column_or_supercolumn: Some(t::ColumnOrSuperColumn {
-                column: None,
-                super_column: None,
-                counter_column: Some(t::CounterColumn { name: column_name(i), value: 1 }),
-                counter_super_column: None,
-            }),
-            deletion: None,
-        })
-        .collect();
     let mut by_cf = BTreeMap::new();
-    by_cf.insert(COUNTER_CF.to_string(), mutations);
+    by_cf.insert(COUNTER_CF.to_string(), counter_mutations(columns));
     let mut map = BTreeMap::new();
     map.insert(key, by_cf);
     client.batch_mutate(map, cl)?;

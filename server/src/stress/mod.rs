@@ -1,7 +1,7 @@
 //! `sibyl-stress`, a load generator for Cassandra's Thrift API in the spirit of
 //! cassandra-stress: inserts, reads, mixes of both, range slices and counter increments over a
 //! chosen number of keys, columns and value size, with uniform, gaussian or sequential keys,
-//! one connection per thread, stopping after a count or a duration.
+//! `--threads` connections with one request in flight each, stopping after a count or a duration.
 //!
 //! It reports a progress line per second and ends with the op rate and latency percentiles
 //! from an HdrHistogram; `--json` prints that summary for scripts and `--graph` appends the run
@@ -10,9 +10,10 @@
 //! - [`settings`]: the command line and its small languages (ratios, durations, levels);
 //! - [`keys`]: key distributions and key format;
 //! - [`client`]: Thrift connections, the stress schema, one function per request kind;
-//! - [`runner`]: worker threads, sampling and stop rules;
+//! - [`runner`]: connection tasks on a one-thread tokio runtime, sampling and stop rules;
 //! - [`stats`]: histograms, intervals, the summary;
-//! - [`report`]: the HTML page.
+//! - [`report`]: the HTML page;
+//! - [`wire`]: the measured calls encoded and decoded by hand, and the async connection.
 
 pub mod client;
 pub mod keys;
@@ -20,3 +21,4 @@ pub mod report;
 pub mod runner;
 pub mod settings;
 pub mod stats;
+pub mod wire;
