@@ -13,7 +13,7 @@ use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, Token};
 use crate::error::Result;
 use crate::filter::{collect_live, merge_rows, ReadFilter};
-use crate::memtable::Memtable;
+use crate::memtable::{Memtable, MemtableScan};
 use crate::schema::CfDef;
 use crate::sstable::{CellFilter, Descriptor, SsTableReader};
 
@@ -225,9 +225,8 @@ impl ColumnFamilyStore {
         let from = start.as_lower_key();
         let mut sources: Vec<Source> = Vec::new();
         for m in self.memtable_snapshot() {
-            // Copy the memtable's slice eagerly but only from `from` on; memtables are bounded in size.
-            let rows: Vec<(DecoratedKey, Row)> = m.range(Bound::Included(from.clone())).collect();
-            sources.push(Box::new(rows.into_iter().map(Ok)));
+            // Lazy: a scan that stops after a few rows copies only those.
+            sources.push(Box::new(MemtableScan::new(m, Bound::Included(from.clone())).map(Ok)));
         }
         for s in self.sstables() {
             sources.push(Box::new(s.scan(Some(&from))?));

@@ -6,6 +6,7 @@
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
@@ -66,6 +67,12 @@ impl Memtable {
         self.rows.range((start, Bound::Unbounded)).map(|e| (e.key().clone(), e.value().lock().clone()))
     }
 
+    /// The first partition after `from`, copied.
+    pub fn next_after(&self, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
+        let bounds = (from.as_ref(), Bound::Unbounded);
+        self.rows.range::<DecoratedKey, _>(bounds).next().map(|e| (e.key().clone(), e.value().lock().clone()))
+    }
+
     pub fn size(&self) -> usize {
         self.size.load(Ordering::Relaxed)
     }
@@ -84,5 +91,28 @@ impl Memtable {
 
     pub fn min_timestamp(&self) -> i64 {
         self.min_timestamp.load(Ordering::Relaxed)
+    }
+}
+
+/// Partitions of a memtable in key order, copied one at a time as the caller asks for them; it
+/// holds the memtable, so it lives as long as a scan needs.
+pub struct MemtableScan {
+    memtable: Arc<Memtable>,
+    from: Bound<DecoratedKey>,
+}
+
+impl MemtableScan {
+    pub fn new(memtable: Arc<Memtable>, start: Bound<DecoratedKey>) -> MemtableScan {
+        MemtableScan { memtable, from: start }
+    }
+}
+
+impl Iterator for MemtableScan {
+    type Item = (DecoratedKey, Row);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, row) = self.memtable.next_after(&self.from)?;
+        self.from = Bound::Excluded(key.clone());
+        Some((key, row))
     }
 }
