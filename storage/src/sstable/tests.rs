@@ -597,34 +597,3 @@ proptest! {
         prop_assert_eq!(&from_mid[..], &keyed[keyed.len() / 2..]);
     }
 }
-
-/// Rough timing of writes and random point reads (run with `--ignored --nocapture`; numbers from
-/// the test profile are only indicative).
-#[test]
-#[ignore]
-fn point_read_timing() {
-    use rand::Rng;
-    let n = 200_000u32;
-    let dir = tempfile::tempdir().unwrap();
-    let started = std::time::Instant::now();
-    let desc = Descriptor::new(dir.path(), "ks", "cf", 1);
-    let chunk_size = std::env::var("CHUNK").map_or(WriterOptions::default().chunk_size, |v| v.parse().unwrap());
-    let index_interval = std::env::var("INTERVAL").map_or(128, |v| v.parse().unwrap());
-    let options = WriterOptions { chunk_size, index_interval, ..WriterOptions::default() };
-    let mut w = SsTableWriter::create(desc, n as usize, options).unwrap();
-    for i in 0..n {
-        let row = Row { cells: vec![Cell::live("c", vec![7u8; 100], 1)], ..Row::new() };
-        w.append(&key(i), &row).unwrap();
-    }
-    let reader = w.finish((0, 0), vec![]).unwrap();
-    println!("write+open: {:?} for {n} rows, {} bytes", started.elapsed(), reader.disk_size());
-    let mut rng = rand::thread_rng();
-    let started = std::time::Instant::now();
-    let reads = 200_000;
-    for _ in 0..reads {
-        let i = rng.gen_range(0..n);
-        assert!(reader.get(&key(i), &AllCells).unwrap().is_some());
-    }
-    let elapsed = started.elapsed();
-    println!("random gets: {:.2} µs/op", elapsed.as_secs_f64() * 1e6 / reads as f64);
-}
