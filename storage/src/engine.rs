@@ -127,7 +127,7 @@ impl Storage {
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
-        let (replayed_system, _) = replay_into(&config, &stores, &no_truncations, |id| system::is_system_cf(id))?;
+        let (replayed_system, _) = replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
         let mut state = load_system_state(&stores)?;
         let first_start = !state.bootstrapped;
         if first_start {
