@@ -128,7 +128,7 @@ impl Storage {
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
         let (replayed_system, _) = replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
-        let mut state = load_system_state(&stores)?;
+        let (mut state, newest_system_write) = load_system_state(&stores)?;
         let first_start = !state.bootstrapped;
         if first_start {
             for ks in &config.initial_keyspaces {
@@ -164,7 +164,7 @@ impl Storage {
             switch_lock: RwLock::new(()),
             stores: RwLock::new(stores),
             state_lock: Mutex::new(state),
-            last_system_timestamp: Mutex::new(0),
+            last_system_timestamp: Mutex::new(newest_system_write.max(0)),
             flush_tx: Mutex::new(flush_tx),
             compaction_tx: Mutex::new(compaction_tx),
             workers: Mutex::new(Vec::new()),
@@ -740,8 +740,9 @@ fn replay_into(
     Ok((replayed, report))
 }
 
-/// Reads the schema and node state from the (replayed) system keyspace.
-fn load_system_state(stores: &Stores) -> Result<SystemState> {
+/// Reads the schema and node state from the (replayed) system keyspace, with the newest
+/// timestamp found there (later system writes must be newer, even if the clock went back).
+fn load_system_state(stores: &Stores) -> Result<(SystemState, i64)> {
     let store_of = |cf: &str| {
         stores
             .by_name
@@ -751,21 +752,27 @@ fn load_system_state(stores: &Stores) -> Result<SystemState> {
             .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() })
     };
     let now = now_seconds();
-    let schema_store = store_of(system::SCHEMA_CF)?;
-    let mut rows = Vec::new();
-    for item in schema_store.scan(&KeyBound::Unbounded)? {
-        let (key, row) = item?;
-        let cells = crate::filter::collect_live(&schema_store.cmp, &row, &ReadFilter::all(), now);
-        rows.push((key.key, cells));
-    }
-    let local_store = store_of(system::LOCAL_CF)?;
-    let partitioner_free_key = local_store
-        .scan(&KeyBound::Unbounded)?
-        .filter_map(|r| r.ok())
-        .find(|(k, _)| k.key == system::LOCAL_KEY)
-        .map(|(_, row)| crate::filter::collect_live(&local_store.cmp, &row, &ReadFilter::all(), now))
+    let mut newest = i64::MIN;
+    let mut read_all = |cf: &str| -> Result<Vec<(Vec<u8>, Vec<Cell>)>> {
+        let store = store_of(cf)?;
+        let mut rows = Vec::new();
+        for item in store.scan(&KeyBound::Unbounded)? {
+            let (key, row) = item?;
+            newest = newest
+                .max(row.deletion.marked_at)
+                .max(row.cells.iter().map(|c| c.timestamp).max().unwrap_or(i64::MIN))
+                .max(row.range_tombstones.iter().map(|r| r.deletion.marked_at).max().unwrap_or(i64::MIN));
+            rows.push((key.key, crate::filter::collect_live(&store.cmp, &row, &ReadFilter::all(), now)));
+        }
+        Ok(rows)
+    };
+    let keyspaces = read_all(system::SCHEMA_CF)?;
+    let local = read_all(system::LOCAL_CF)?
+        .into_iter()
+        .find(|(key, _)| key == system::LOCAL_KEY)
+        .map(|(_, cells)| cells)
         .unwrap_or_default();
-    system::decode_state(rows, partitioner_free_key)
+    Ok((system::decode_state(keyspaces, local)?, newest))
 }
 
 /// Opens a column family's directory: removes leftovers of unfinished writes and SSTables a

@@ -173,3 +173,24 @@ fn super_column_slices_and_deletions() {
     assert_eq!(read(&ReadFilter::all()), vec![b"ax".to_vec(), b"ay".to_vec(), b"cx".to_vec(), b"cy".to_vec()]);
     s.shutdown().unwrap();
 }
+
+#[test]
+fn schema_changes_stay_ordered_when_the_clock_goes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    // A keyspace dropped while the clock ran an hour ahead: its tombstone is "in the future".
+    let ahead = storage::data::now_micros() + 3_600_000_000;
+    let mut m = RowMutation::new("system", b"Later".to_vec());
+    m.row_mut("schema_keyspaces").deletion = DeletionTime::new(ahead, storage::data::now_seconds());
+    s.apply(m).unwrap();
+    s.shutdown().unwrap();
+    drop(s);
+    // After a restart (clock back to normal), creating that keyspace must still stick.
+    let s = Storage::open(config(dir.path())).unwrap();
+    s.add_keyspace(KeyspaceDef::new("Later")).unwrap();
+    s.shutdown().unwrap();
+    drop(s);
+    let s = Storage::open(config(dir.path())).unwrap();
+    assert!(s.keyspace("Later").is_some(), "a keyspace created after a clock step back was lost at restart");
+    s.shutdown().unwrap();
+}
