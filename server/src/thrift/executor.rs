@@ -88,10 +88,11 @@ impl Executor {
         Ok(Executor { inner: Arc::new(Owner { shared }) })
     }
 
-    /// The pool sized for this machine: two executors per core, up to 64 when stalled.
+    /// The pool sized for this machine: one executor per core (more only add context switches;
+    /// measured with bench/redis-vs-sibyl.sh), up to 64 when the watchdog sees the queue stalled.
     pub fn for_this_machine() -> std::io::Result<Executor> {
         let cores = thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        Executor::new(2 * cores, 64.max(2 * cores))
+        Executor::new(cores, 64.max(2 * cores))
     }
 
     /// Queues `job`; it runs on an executor thread.
