@@ -24,7 +24,7 @@
 //! length, out of range) is read leniently instead of panicking; [`Partitioner::validate_token`]
 //! says whether a token is well formed.
 
-mod murmur3;
+pub(crate) mod murmur3;
 mod ordered;
 mod range;
 pub mod token;

@@ -7,6 +7,7 @@
 //! exactly, so this module reproduces the Java behaviour on purpose; do not "fix" it.
 //!
 //! Full 16-byte blocks are read as unsigned little-endian words, as in the reference algorithm.
+//! [`reference_x64_128`] is the reference algorithm itself (SSTable bloom filters use it).
 
 const C1: u64 = 0x87c3_7b91_1142_53d5;
 const C2: u64 = 0x4cf5_ad43_2745_937f;
@@ -14,6 +15,17 @@ const C2: u64 = 0x4cf5_ad43_2745_937f;
 /// Cassandra's `hash3_x64_128(key, seed)`: returns `(h1, h2)` as Java's two signed longs.
 /// Murmur3Partitioner uses `h1` with seed 0.
 pub fn hash3_x64_128(key: &[u8], seed: u64) -> (i64, i64) {
+    let (h1, h2) = x64_128(key, seed, sign_extended);
+    (h1 as i64, h2 as i64)
+}
+
+/// Reference MurmurHash3 x64/128 (tail bytes zero-extended); returns `(h1, h2)`.
+pub fn reference_x64_128(key: &[u8], seed: u64) -> (u64, u64) {
+    x64_128(key, seed, u64::from)
+}
+
+/// The algorithm, with the tail bytes widened to 64 bits by `widen`.
+fn x64_128(key: &[u8], seed: u64, widen: fn(u8) -> u64) -> (u64, u64) {
     let mut h1 = seed;
     let mut h2 = seed;
 
@@ -29,11 +41,11 @@ pub fn hash3_x64_128(key: &[u8], seed: u64) -> (i64, i64) {
     let tail = blocks.remainder();
     if tail.len() > 8 {
         // Tail bytes 8..15 go into k2, byte i at bit 8 * (i - 8), sign-extended like Java.
-        let k2 = tail.iter().enumerate().skip(8).fold(0u64, |k, (i, &b)| k ^ sign_extended(b) << (8 * (i - 8)));
+        let k2 = tail.iter().enumerate().skip(8).fold(0u64, |k, (i, &b)| k ^ widen(b) << (8 * (i - 8)));
         h2 ^= mix_k2(k2);
     }
     if !tail.is_empty() {
-        let k1 = tail.iter().take(8).enumerate().fold(0u64, |k, (i, &b)| k ^ sign_extended(b) << (8 * i));
+        let k1 = tail.iter().take(8).enumerate().fold(0u64, |k, (i, &b)| k ^ widen(b) << (8 * i));
         h1 ^= mix_k1(k1);
     }
 
@@ -47,7 +59,7 @@ pub fn hash3_x64_128(key: &[u8], seed: u64) -> (i64, i64) {
     h2 = fmix(h2);
     h1 = h1.wrapping_add(h2);
     h2 = h2.wrapping_add(h1);
-    (h1 as i64, h2 as i64)
+    (h1, h2)
 }
 
 /// A Java `byte` widened to `long`: values >= 0x80 become negative, filling the high bits with ones.

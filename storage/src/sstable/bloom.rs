@@ -1,7 +1,7 @@
 //! Bloom filter over partition key bytes, so most reads of absent keys touch no file.
 //!
 //! Probes use double hashing (`h1 + i * h2`) over the two halves of MurmurHash3 x64/128 of the
-//! key, as Cassandra does. The hash is implemented here because it is part of the file format:
+//! key, as Cassandra does. The hash (`dht::murmur3::reference_x64_128`) is part of the file format:
 //! a filter written today must probe the same bits in every later build.
 
 use crate::data::Reader;
@@ -85,61 +85,8 @@ impl BloomFilter {
     }
 }
 
-/// MurmurHash3 x64/128 (Austin Appleby's public-domain algorithm); returns (h1, h2).
+/// Reference MurmurHash3 x64/128; returns (h1, h2). Part of the Filter format: a test pins it
+/// to the `murmur3` crate's output.
 pub fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
-    const C1: u64 = 0x87c3_7b91_1142_53d5;
-    const C2: u64 = 0x4cf5_ad43_2745_937f;
-    let mut h1 = seed;
-    let mut h2 = seed;
-
-    let mut blocks = data.chunks_exact(16);
-    for block in &mut blocks {
-        let (a, b) = block.split_at(8);
-        let mut k1 = u64::from_le_bytes(a.try_into().unwrap_or([0; 8]));
-        let mut k2 = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-
-        k1 = k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-        h1 ^= k1;
-        h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);
-
-        k2 = k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-        h2 ^= k2;
-        h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
-    }
-
-    let tail = blocks.remainder();
-    let mut k1 = 0u64;
-    let mut k2 = 0u64;
-    for (i, &b) in tail.iter().enumerate() {
-        if i < 8 {
-            k1 |= (b as u64) << (8 * i);
-        } else {
-            k2 |= (b as u64) << (8 * (i - 8));
-        }
-    }
-    if tail.len() > 8 {
-        h2 ^= k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-    }
-    if !tail.is_empty() {
-        h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-    }
-
-    h1 ^= data.len() as u64;
-    h2 ^= data.len() as u64;
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    h1 = fmix64(h1);
-    h2 = fmix64(h2);
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    (h1, h2)
-}
-
-fn fmix64(mut k: u64) -> u64 {
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    k ^= k >> 33;
-    k
+    crate::dht::murmur3::reference_x64_128(data, seed)
 }
