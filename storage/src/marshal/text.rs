@@ -131,33 +131,33 @@ fn java_plain(plain: String) -> String {
 
 /// `Double.toString` layout: `NaN`, `Infinity`, `1.0`, `1.0E7`, `1.0E-4`.
 pub(super) fn java_double_to_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    let a = x.abs();
-    if a == 0.0 || (1e-3..1e7).contains(&a) {
-        java_plain(format!("{x}"))
-    } else {
-        java_scientific(&format!("{x:e}"))
-    }
+    java_to_string(x.is_nan(), x.is_infinite(), x.is_sign_negative(), x.abs(), &format!("{x}"), &format!("{x:e}"))
 }
 
-/// `Float.toString` layout, see [`java_double_to_string`].
+/// `Float.toString` layout, see [`java_double_to_string`]. Formatting the `f32` itself keeps the
+/// shortest digits for a float, not for the double it widens to.
 pub(super) fn java_float_to_string(x: f32) -> String {
-    if x.is_nan() {
+    java_to_string(
+        x.is_nan(),
+        x.is_infinite(),
+        x.is_sign_negative(),
+        x.abs() as f64,
+        &format!("{x}"),
+        &format!("{x:e}"),
+    )
+}
+
+fn java_to_string(nan: bool, infinite: bool, negative: bool, abs: f64, plain: &str, scientific: &str) -> String {
+    if nan {
         return "NaN".to_string();
     }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    if infinite {
+        return if negative { "-Infinity" } else { "Infinity" }.to_string();
     }
-    let a = x.abs();
-    if a == 0.0 || (1e-3..1e7).contains(&a) {
-        java_plain(format!("{x}"))
+    if abs == 0.0 || (1e-3..1e7).contains(&abs) {
+        java_plain(plain.to_string())
     } else {
-        java_scientific(&format!("{x:e}"))
+        java_scientific(scientific)
     }
 }
 
