@@ -192,14 +192,10 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         })
         .collect();
     t::CfDef {
-        keyspace: cf.keyspace.clone(),
-        name: cf.name.clone(),
         column_type: Some(cf.column_type.as_str().to_string()),
         comparator_type: Some(cf.comparator_type.clone()),
         subcomparator_type: cf.subcomparator_type.clone(),
         comment: Some(cf.comment.clone().unwrap_or_default()),
-        row_cache_size: None,
-        key_cache_size: None,
         read_repair_chance: Some(OrderedFloat(cf.read_repair_chance)),
         column_metadata: Some(column_metadata),
         gc_grace_seconds: Some(cf.gc_grace_seconds),
@@ -207,19 +203,10 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         id: Some(cf.thrift_id),
         min_compaction_threshold: Some(cf.min_compaction_threshold),
         max_compaction_threshold: Some(cf.max_compaction_threshold),
-        row_cache_save_period_in_seconds: None,
-        key_cache_save_period_in_seconds: None,
-        memtable_flush_after_mins: None,
-        memtable_throughput_in_mb: None,
-        memtable_operations_in_millions: None,
-        replicate_on_write: None,
-        merge_shards_chance: None,
         key_validation_class: Some(cf.key_validation_class.clone()),
-        row_cache_provider: None,
         key_alias: cf.key_alias.clone(),
         compaction_strategy: Some(cf.compaction_strategy.clone()),
         compaction_strategy_options: Some(cf.compaction_strategy_options.clone()),
-        row_cache_keys_to_save: None,
         compression_options: Some(cf.compression_options.clone()),
         bloom_filter_fp_chance: cf.bloom_filter_fp_chance.map(OrderedFloat),
         caching: Some(cf.caching.clone()),
@@ -227,12 +214,12 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         populate_io_cache_on_flush: cf.populate_io_cache_on_flush,
         memtable_flush_period_in_ms: Some(cf.memtable_flush_period_in_ms.unwrap_or(0)),
         default_time_to_live: Some(cf.default_time_to_live),
-        index_interval: None,
         speculative_retry: Some(cf.speculative_retry.clone().unwrap_or_else(|| "NONE".into())),
         triggers: Some(Vec::new()),
         cells_per_row_to_cache: Some(cf.cells_per_row_to_cache.clone().unwrap_or_else(|| "100".into())),
         min_index_interval: cf.min_index_interval,
         max_index_interval: cf.max_index_interval,
+        ..thrift_idl::bare_cf_def(cf.keyspace.clone(), cf.name.clone())
     }
 }
 

@@ -378,11 +378,8 @@ impl Handler {
             }
         };
         // (start, end]: wraps when start >= end, unless end is the minimum (the ring's end).
+        // start == end is the whole ring, starting after that token.
         if end != min && start >= end {
-            if start == end {
-                // A full ring starting and ending at the same token.
-                return Ok(vec![(lower(&start), KeyBound::Unbounded), (KeyBound::Unbounded, upper(&end))]);
-            }
             return Ok(vec![(lower(&start), KeyBound::Unbounded), (KeyBound::Unbounded, upper(&end))]);
         }
         Ok(vec![(lower(&start), upper(&end))])
@@ -619,26 +616,26 @@ impl t::CassandraSyncHandler for Handler {
         let mut budget = range.count as usize;
         let mut out = Vec::new();
         for (start, end) in pieces {
-            let mut from = start;
-            while budget > 0 {
-                let rows = self
-                    .node
-                    .storage
-                    .scan(&ks, &column_family, &from, &end, &ReadFilter::all(), 1)
-                    .map_err(storage_error)?;
-                let Some((key, cells)) = rows.into_iter().next() else { break };
-                from = KeyBound::Key { key: key.clone(), inclusive: false };
-                let skip_before = if Some(&key.key) == first_key.as_ref() && !start_column.is_empty() {
-                    Some(start_column.clone())
-                } else {
-                    None
-                };
+            if budget == 0 {
+                break;
+            }
+            // Every row returned has a live column, so `budget` rows fill the budget; one more
+            // covers a first row whose columns all sort before start_column.
+            let rows = self
+                .node
+                .storage
+                .scan(&ks, &column_family, &start, &end, &ReadFilter::all(), budget + 1)
+                .map_err(storage_error)?;
+            for (key, cells) in rows {
+                if budget == 0 {
+                    break;
+                }
+                let skip_before =
+                    (Some(&key.key) == first_key.as_ref() && !start_column.is_empty()).then_some(&start_column);
                 let mut columns = Vec::new();
                 for c in cells {
-                    if let Some(s) = &skip_before {
-                        if store.cmp.compare(&c.name, s) == std::cmp::Ordering::Less {
-                            continue;
-                        }
+                    if skip_before.is_some_and(|s| store.cmp.compare(&c.name, s) == std::cmp::Ordering::Less) {
+                        continue;
                     }
                     if budget == 0 {
                         break;
