@@ -486,6 +486,7 @@ impl Storage {
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
         };
         let dk = self.inner.config.partitioner.decorate(&m.key);
+        let mut full = Vec::with_capacity(targets.len());
         {
             let _switch = self.inner.switch_lock.read();
             if durable {
@@ -495,14 +496,17 @@ impl Storage {
                 self.inner.commitlog.append(&record, &ids)?;
             }
             for (store, row) in targets.iter_mut() {
-                store.active_memtable().apply(&store.cmp, &dk, std::mem::take(row));
+                let memtable = store.active_memtable();
+                memtable.apply(&store.cmp, &dk, std::mem::take(row));
+                // Remember whether this memtable filled up; the flush is started after the lock.
+                full.push(memtable.size() >= self.inner.config.memtable_flush_bytes);
             }
         }
         let elapsed = started.elapsed().as_micros() as u64;
-        for (store, _) in &targets {
+        for ((store, _), full) in targets.iter().zip(full) {
             store.counters.writes.fetch_add(1, Ordering::Relaxed);
             store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
-            if store.active_memtable().size() >= self.inner.config.memtable_flush_bytes {
+            if full {
                 // The write itself is durable in the commit log; a failed flush is retried later.
                 if let Err(e) = self.maybe_schedule_flush(store) {
                     warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed");
