@@ -48,6 +48,12 @@ impl DecoratedKey {
         head[..n].copy_from_slice(&token.0[..n]);
         DecoratedKey { prefix: u64::from_be_bytes(head), token, key }
     }
+
+    /// The token's first byte (0 for the empty token). Never decreases as keys increase, so it
+    /// can split a key-ordered structure into ordered shards.
+    pub fn token_head(&self) -> u8 {
+        (self.prefix >> 56) as u8
+    }
 }
 
 impl Ord for DecoratedKey {
