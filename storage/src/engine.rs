@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -97,6 +97,8 @@ pub(crate) struct Inner {
     compaction_tx: Mutex<mpsc::Sender<Work>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
     shutting_down: AtomicBool,
+    /// Memtables switched out and not yet flushed, over all column families.
+    flushing_memtables: AtomicUsize,
 }
 
 #[derive(Default, Clone)]
@@ -169,6 +171,7 @@ impl Storage {
             compaction_tx: Mutex::new(compaction_tx),
             workers: Mutex::new(Vec::new()),
             shutting_down: AtomicBool::new(false),
+            flushing_memtables: AtomicUsize::new(0),
         });
         let storage = Storage { inner };
 
@@ -516,6 +519,15 @@ impl Storage {
         Ok(())
     }
 
+    /// True when a write now might block for long: the commit log is in batch mode (a write
+    /// waits for an fsync), or some memtable is waiting to be flushed, so that a writer could
+    /// be the one that must flush (back-pressure). A caller that must not block, such as an
+    /// event loop, sends writes elsewhere while this holds.
+    pub fn writes_may_block(&self) -> bool {
+        matches!(self.inner.config.sync, SyncMode::Batch { .. })
+            || self.inner.flushing_memtables.load(Ordering::Relaxed) + 1 >= MAX_FLUSHING_MEMTABLES
+    }
+
     fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
         // Back-pressure: when flushes fall behind, the writer flushes itself instead of letting
         // full memtables pile up in memory.
@@ -604,6 +616,7 @@ impl Storage {
                 self.inner.commitlog.discard_completed(store.id, position)?;
                 return Ok(());
             }
+            self.inner.flushing_memtables.fetch_add(1, Ordering::Relaxed);
             (store.switch_memtable(), position)
         };
         let desc = store.new_descriptor();
@@ -622,6 +635,7 @@ impl Storage {
         info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
               partitions = memtable.partitions(), "flushed memtable");
         store.finish_flush(&memtable, Some(reader));
+        self.inner.flushing_memtables.fetch_sub(1, Ordering::Relaxed);
         store.counters.flushes.fetch_add(1, Ordering::Relaxed);
         self.inner.commitlog.discard_completed(store.id, position)?;
         self.request_compaction(store);
@@ -649,6 +663,7 @@ impl Storage {
             let position = self.inner.commitlog.current_position();
             let mut m = store.memtables.write();
             m.active = Arc::new(crate::memtable::Memtable::new());
+            self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::Relaxed);
             m.flushing.clear();
             position
         };

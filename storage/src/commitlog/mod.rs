@@ -20,6 +20,10 @@
 //! outside the lock, on behalf of everyone queued (leader/follower). A failed write or fsync
 //! poisons the log: every later append returns [`StorageError::Poisoned`].
 //!
+//! A server thread need not wait for another thread's write: inside [`defer_acks`], a
+//! periodic-mode append that finds a write in progress returns at once, and the caller awaits
+//! the returned [`Written`] before acknowledging (see there).
+//!
 //! Segment removal follows Cassandra's dirty tracking: each append names the column families it
 //! touches; [`CommitLog::discard_completed`] says a CF's memtable was flushed up to a position.
 //! A segment is deleted once no CF is dirty in it and it is not the active segment.
@@ -42,7 +46,7 @@ use std::time::Duration;
 
 pub use replay::ReplayReport;
 pub use segment::FormatVersion;
-pub use writer::CommitLog;
+pub use writer::{defer_acks, CommitLog, Written};
 
 use crate::error::{Result, StorageError};
 

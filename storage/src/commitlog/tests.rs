@@ -476,3 +476,141 @@ fn commit_log_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<CommitLog>();
 }
+
+/// Polls `future` to completion on this thread (the commit log's futures need no runtime).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park_timeout(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn deferred_append_is_written_by_its_future_when_the_writer_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    let cf = Uuid::new_v4();
+    log.set_writing(true);
+    let (result, written) = super::defer_acks(|| log.append(b"deferred", &[cf]));
+    result.unwrap();
+    let written = written.expect("an append that found a writer busy is deferred");
+    assert_eq!(log.written_and_synced().0, 0, "a deferred record is not written by its appender");
+    // The writer in progress goes away without having taken the record: the future writes it.
+    log.set_writing(false);
+    block_on(written).unwrap();
+    assert_eq!(log.written_and_synced().0, 1);
+    drop(log);
+    let (records, _) = replay_all(dir.path());
+    assert_eq!(records.iter().map(|(_, r)| r.as_slice()).collect::<Vec<_>>(), vec![&b"deferred"[..]]);
+}
+
+#[test]
+fn appends_are_not_deferred_outside_a_scope_or_in_batch_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    log.append(b"outside a scope", &[]).unwrap();
+    assert_eq!(log.written_and_synced().0, 1, "outside a scope an append returns once written");
+    let (result, written) = super::defer_acks(|| log.append(b"in a scope", &[]));
+    result.unwrap();
+    assert_eq!(log.written_and_synced().0, 1, "in a scope an append only queues its record");
+    block_on(written.unwrap()).unwrap();
+    assert_eq!(log.written_and_synced().0, 2);
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(open(dir.path(), 1 << 20, BATCH));
+    log.set_writing(true);
+    let appender = {
+        let log = Arc::clone(&log);
+        std::thread::spawn(move || super::defer_acks(|| log.append(b"batch", &[])).1.is_none())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!appender.is_finished(), "a batch-mode append waits for its fsync even in a scope");
+    // The role comes free; the next append writes (and fsyncs) both records and wakes it.
+    log.set_writing(false);
+    log.append(b"next", &[]).unwrap();
+    assert!(appender.join().unwrap());
+    assert_eq!(log.written_and_synced().1, log.written_and_synced().0);
+}
+
+#[test]
+fn shutdown_writes_deferred_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    log.set_writing(true);
+    let (result, written) = super::defer_acks(|| {
+        log.append(b"one", &[]).unwrap();
+        log.append(b"two", &[])
+    });
+    result.unwrap();
+    assert!(written.is_some());
+    log.set_writing(false);
+    log.shutdown().unwrap();
+    block_on(written.unwrap()).unwrap();
+    drop(log);
+    let (records, _) = replay_all(dir.path());
+    assert_eq!(records.len(), 2);
+}
+
+#[test]
+fn a_failed_write_fails_the_deferred_future() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    log.set_writing(true);
+    let (result, written) = super::defer_acks(|| log.append(b"lost", &[]));
+    result.unwrap();
+    log.set_writing(false);
+    log.inject_io_failure();
+    let error = block_on(written.unwrap()).unwrap_err();
+    assert!(error.to_string().contains("injected"), "{error}");
+    assert!(matches!(log.append(b"after", &[]), Err(StorageError::Poisoned(_))));
+}
+
+#[test]
+fn concurrent_deferred_appends_are_all_written_before_their_futures_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(open(dir.path(), 64 * 1024, PERIODIC));
+    // A dirty CF keeps rotated segments from being deleted.
+    let cf = Uuid::new_v4();
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let mut deferred = 0;
+                for i in 0..500 {
+                    let record = payload(t * 1000 + i);
+                    let (result, written) = super::defer_acks(|| log.append(&record, &[cf]));
+                    result.unwrap();
+                    if let Some(written) = written {
+                        deferred += 1;
+                        let seq = written.seq();
+                        block_on(written).unwrap();
+                        // Acknowledged: the record is in a file now.
+                        assert!(log.written_and_synced().0 >= seq);
+                    }
+                }
+                deferred
+            })
+        })
+        .collect();
+    let deferred: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    drop(log);
+    let (records, report) = replay_all(dir.path());
+    assert_eq!(report.truncated_at, None);
+    let mut got: Vec<Vec<u8>> = records.into_iter().map(|(_, r)| r).collect();
+    let mut want: Vec<Vec<u8>> = (0..4u64).flat_map(|t| (0..500).map(move |i| payload(t * 1000 + i))).collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    eprintln!("{deferred} of 2000 appends were deferred");
+}

@@ -1,11 +1,15 @@
 //! The writing side of the commit log: appends with group writes and group commit, segment
 //! rotation, the periodic sync loop, dirty tracking and segment removal.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
+use std::future::Future;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -19,6 +23,100 @@ use crate::error::{Result, StorageError};
 /// A write buffer whose capacity grew past this (one huge record) is dropped after use rather
 /// than kept for the next batch.
 const MAX_KEPT_BUFFER: usize = 4 * 1024 * 1024;
+/// A periodic-mode writer whose own record is written goes on writing what others queued
+/// meanwhile for at most this many more rounds, then hands over (see [`defer_acks`]).
+const DRAIN_ROUNDS: usize = 8;
+
+thread_local! {
+    /// Set while [`defer_acks`] runs on this thread: the newest record an append left for
+    /// another thread's write, instead of waiting for that write.
+    static DEFERRED: RefCell<Option<Option<(Arc<Shared>, u64)>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with deferred acknowledgement: in periodic mode, an append made by `f` on this
+/// thread only queues its record and returns; it neither writes nor waits for another thread's
+/// write (which would block this thread, and on a small machine leave a core idle). The caller
+/// must then await the returned [`Written`] before it acknowledges anything `f` did: only then
+/// is every record of `f` in a file, so that it survives a crash of the process. An event loop
+/// that first serves its other ready connections gets one write(2) for all their records, as
+/// Redis writes its append-only file once per loop. Appends outside such a scope, and all
+/// appends in batch mode, still return only when their record is written (or fsynced).
+pub fn defer_acks<T>(f: impl FnOnce() -> T) -> (T, Option<Written>) {
+    struct Scope(bool);
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            if self.0 {
+                DEFERRED.with(|d| d.borrow_mut().take());
+            }
+        }
+    }
+    let outermost = DEFERRED.with(|d| {
+        let mut d = d.borrow_mut();
+        d.is_none().then(|| *d = Some(None)).is_some()
+    });
+    let scope = Scope(outermost);
+    let value = f();
+    let pending = if outermost { DEFERRED.with(|d| d.borrow_mut().take().flatten()) } else { None };
+    drop(scope);
+    (value, pending.map(|(shared, seq)| Written { shared, seq }))
+}
+
+/// Notes `seq` of `shared` as deferred if this thread is in a [`defer_acks`] scope that has not
+/// yet deferred a record of another log; false means the caller must wait itself.
+fn defer(shared: &Arc<Shared>, seq: u64) -> bool {
+    DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+        Some(slot @ None) => {
+            *slot = Some((Arc::clone(shared), seq));
+            true
+        }
+        Some(Some((same, newest))) if Arc::ptr_eq(same, shared) => {
+            *newest = (*newest).max(seq);
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Resolves once every record deferred in a [`defer_acks`] scope is written to the OS, or to
+/// the error that poisoned the log first. If no write is in progress when it is polled, it
+/// writes the queued records itself (one write(2)), so nothing waits for a writer that is not
+/// coming.
+pub struct Written {
+    shared: Arc<Shared>,
+    seq: u64,
+}
+
+impl Written {
+    /// Test hook: the sequence number this waits for.
+    #[cfg(test)]
+    pub(super) fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+impl Future for Written {
+    type Output = Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let shared = &*self.shared;
+        let mut st = shared.state.lock();
+        loop {
+            if st.written >= self.seq {
+                return Poll::Ready(Ok(()));
+            }
+            if let Some(reason) = &st.poisoned {
+                return Poll::Ready(Err(StorageError::Poisoned(reason.clone())));
+            }
+            if st.writing {
+                st.waiters.push((self.seq, cx.waker().clone()));
+                return Poll::Pending;
+            }
+            if let Err(error) = shared.write_queued(&mut st, None) {
+                return Poll::Ready(Err(error));
+            }
+        }
+    }
+}
 
 /// An append-only, segmented, checksummed log of opaque records. `Send + Sync`: share it
 /// (e.g. in an `Arc`) between all writing threads.
@@ -81,6 +179,8 @@ struct State {
     batch_started: Option<Instant>,
     /// All live segments, the active one included, by id.
     segments: BTreeMap<u64, SegmentState>,
+    /// Deferred appends ([`Written`]) waiting for `written` to reach their sequence number.
+    waiters: Vec<(u64, Waker)>,
     /// Set by a failed write or fsync; the reason is returned to every later append.
     poisoned: Option<String>,
     closed: bool,
@@ -126,6 +226,19 @@ impl State {
         Ok(())
     }
 
+    /// Wakes the deferred appends whose records are written, or all of them when `all` (the log
+    /// is poisoned, or the writer role is free with records still queued: one of them takes it).
+    fn wake_waiters(&mut self, all: bool) {
+        let written = self.written;
+        self.waiters.retain(|(seq, waker)| {
+            let ready = all || *seq <= written;
+            if ready {
+                waker.wake_by_ref();
+            }
+            !ready
+        });
+    }
+
     /// Takes the buffered bytes, leaving the spare buffer in their place.
     fn take_buffer(&mut self) -> Vec<u8> {
         let spare = std::mem::take(&mut self.spare);
@@ -162,6 +275,7 @@ impl CommitLog {
             writing: false,
             batch_started: None,
             segments,
+            waiters: Vec::new(),
             poisoned: None,
             closed: false,
             #[cfg(test)]
@@ -225,6 +339,11 @@ impl CommitLog {
                 segment.dirty.insert(*cf_id, position.offset);
             }
         }
+        // Periodic mode within a `defer_acks` scope: the writer in progress or the scope's
+        // `Written` writes this record, together with whatever else is queued by then.
+        if matches!(shared.mode, SyncMode::Periodic { .. }) && defer(&self.shared, seq) {
+            return Ok(position);
+        }
         shared.wait_durable(guard, seq)?;
         Ok(position)
     }
@@ -279,9 +398,14 @@ impl CommitLog {
         {
             let mut st = shared.state.lock();
             st.closed = true;
-            // Appenders that got in before `closed` are finishing; the final fsync must cover them.
+            // Appenders that got in before `closed` are finishing; the final fsync must cover them
+            // (deferred records included: nobody may be left to write them).
             while st.poisoned.is_none() && (st.writing || st.written < st.appended) {
-                shared.progress.wait(&mut st);
+                if st.writing {
+                    shared.progress.wait(&mut st);
+                } else if shared.write_queued(&mut st, None).is_err() {
+                    break;
+                }
             }
         }
         *shared.stop.lock() = true;
@@ -298,6 +422,12 @@ impl CommitLog {
     #[cfg(test)]
     pub(super) fn inject_io_failure(&self) {
         self.shared.state.lock().fail_next_io = true;
+    }
+
+    /// Test hook: marks the writer role taken (or free) as if another thread were writing.
+    #[cfg(test)]
+    pub(super) fn set_writing(&self, writing: bool) {
+        self.shared.state.lock().writing = writing;
     }
 
     /// Test hook: records written to the OS and records fsynced.
@@ -330,9 +460,20 @@ impl Shared {
             SyncMode::Batch { window } => Some(window),
             SyncMode::Periodic { .. } => None,
         };
+        let mut rounds = 0;
         loop {
             let done = if batch_window.is_some() { st.synced >= seq } else { st.written >= seq };
             if done {
+                // Periodic mode: records queued meanwhile may be deferred ones whose appenders
+                // did not wait; write them too for a few rounds, then let one of them take over.
+                if batch_window.is_none() && !st.writing && st.written < st.appended {
+                    if rounds < DRAIN_ROUNDS {
+                        rounds += 1;
+                        self.write_queued(&mut st, None)?;
+                        continue;
+                    }
+                    st.wake_waiters(true);
+                }
                 return Ok(());
             }
             if let Some(reason) = &st.poisoned {
@@ -381,6 +522,8 @@ impl Shared {
             Err(error) => Err(st.poison(&segment.path, if sync { "write and fsync" } else { "write" }, error)),
         };
         st.recycle_buffer(bytes);
+        let poisoned = st.poisoned.is_some();
+        st.wake_waiters(poisoned);
         self.progress.notify_all();
         outcome
     }
@@ -400,12 +543,14 @@ impl Shared {
         st.recycle_buffer(bytes);
         if let Err(error) = result {
             let error = st.poison(&old.path, "write and fsync at segment rotation", error);
+            st.wake_waiters(true);
             self.progress.notify_all();
             return Err(error);
         }
         st.written = target;
         st.synced = target;
         st.batch_started = None;
+        st.wake_waiters(false);
         self.progress.notify_all();
 
         let segment = match create_segment(&self.dir, next_segment_id(old.id)) {
@@ -442,6 +587,7 @@ impl Shared {
             }
             Err(error) => {
                 let error = st.poison(&segment.path, "fsync", error);
+                st.wake_waiters(true);
                 self.progress.notify_all();
                 Err(error)
             }
