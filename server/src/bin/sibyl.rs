@@ -5,6 +5,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// jemalloc rather than glibc's malloc: a node's memtables grow and shrink by the gigabyte in
+/// small pieces from several threads, where glibc's per-thread arenas fragment and grow their
+/// heaps one mprotect at a time (3% of the server's CPU under bench/redis-vs-sibyl.sh).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(name = "sibyl", version, about = "A Cassandra-compatible database server speaking the Thrift API")]
 struct Args {
