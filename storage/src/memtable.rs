@@ -1,14 +1,19 @@
 //! The in-memory, sorted write buffer of one column family.
 //!
 //! Partitions live in 256 B-trees, one per value of the token's first byte, each behind its own
-//! mutex. Shard order is key order, so a scan walks the shards in turn. Why not one concurrent
-//! skip list: at a few hundred thousand partitions, a skip-list insert follows some twenty
-//! pointers to cold cache lines, and it was the largest single cost of a write in the server
-//! (13% of its CPU under `bench/redis-vs-sibyl.sh`). A B-tree node holds eleven keys whose
-//! token prefixes sit inline, so a lookup touches a handful of lines; with the token spreading
-//! keys over the shards (random and Murmur3 partitioners) writers rarely meet on a lock, and
-//! each lock is held only for one merge.
+//! mutex. Shard order is key order, so a scan walks the shards in turn. Each tree is keyed by
+//! the token's first eight bytes as an integer, and holds the partitions sharing them: almost
+//! always one, more under the order-preserving partitioners, where keys may share a prefix.
+//!
+//! Why not one concurrent skip list: at a few hundred thousand partitions, a skip-list insert
+//! follows some twenty pointers to cold cache lines, and it was the largest single cost of a
+//! write in the server (13% of its CPU under `bench/redis-vs-sibyl.sh`). Eleven integer keys fill
+//! two cache lines of a B-tree node and the buckets are boxed, so nodes stay small and a lookup
+//! touches few lines (with whole decorated keys and rows in the nodes it was still 9-11%; now
+//! 5%). With the token spreading keys over the shards (random and Murmur3 partitioners) writers
+//! rarely meet on a lock, and each lock is held only for one merge.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -23,7 +28,47 @@ use crate::filter::add_to_row;
 
 const SHARDS: usize = 256;
 
-type Shard = BTreeMap<DecoratedKey, Row>;
+/// The partitions whose tokens start with the same eight bytes (boxed in the tree).
+enum Bucket {
+    One(DecoratedKey, Row),
+    Many(BTreeMap<DecoratedKey, Row>),
+}
+
+type Shard = BTreeMap<u64, Box<Bucket>>;
+
+impl Bucket {
+    fn get(&self, key: &DecoratedKey) -> Option<&Row> {
+        match self {
+            Bucket::One(k, row) => (k == key).then_some(row),
+            Bucket::Many(rows) => rows.get(key),
+        }
+    }
+
+    /// Its first partition within `from`, if any.
+    fn first_from(&self, from: &Bound<DecoratedKey>) -> Option<(&DecoratedKey, &Row)> {
+        match self {
+            Bucket::One(k, row) => {
+                let inside = match from {
+                    Bound::Included(f) => k >= f,
+                    Bound::Excluded(f) => k > f,
+                    Bound::Unbounded => true,
+                };
+                inside.then_some((k, row))
+            }
+            Bucket::Many(rows) => rows.range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded)).next(),
+        }
+    }
+}
+
+/// The first partition of `shard` within `from`.
+fn first_in(shard: &Shard, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
+    let start = match from {
+        Bound::Included(k) | Bound::Excluded(k) => k.token_prefix(),
+        Bound::Unbounded => 0,
+    };
+    // Only the bucket of `from`'s own prefix can hold partitions before it.
+    shard.range(start..).find_map(|(_, bucket)| bucket.first_from(from)).map(|(k, r)| (k.clone(), r.clone()))
+}
 
 pub struct Memtable {
     shards: Box<[Mutex<Shard>]>,
@@ -42,7 +87,7 @@ impl Default for Memtable {
 }
 
 fn shard_of(key: &DecoratedKey) -> usize {
-    key.token_head() as usize
+    (key.token_prefix() >> 56) as usize
 }
 
 impl Memtable {
@@ -62,17 +107,46 @@ impl Memtable {
         if let Some(ts) = update.cells.iter().map(|c| c.timestamp).min() {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
-        {
+        let new_row = |update| {
+            let mut row = Row::new();
+            add_to_row(cmp, &mut row, update);
+            row
+        };
+        let created = {
             let mut shard = self.shards[shard_of(key)].lock();
-            match shard.get_mut(key) {
-                Some(row) => add_to_row(cmp, row, update),
-                None => {
-                    let mut row = Row::new();
-                    add_to_row(cmp, &mut row, update);
-                    shard.insert(key.clone(), row);
-                    self.partitions.fetch_add(1, Ordering::Relaxed);
+            match shard.entry(key.token_prefix()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(Box::new(Bucket::One(key.clone(), new_row(update))));
+                    true
                 }
+                Entry::Occupied(mut slot) => match &mut **slot.get_mut() {
+                    Bucket::One(k, row) if k == key => {
+                        add_to_row(cmp, row, update);
+                        false
+                    }
+                    bucket @ Bucket::One(..) => {
+                        let Bucket::One(k, row) = std::mem::replace(bucket, Bucket::Many(BTreeMap::new())) else {
+                            unreachable!("matched as One above")
+                        };
+                        let rows = BTreeMap::from([(k, row), (key.clone(), new_row(update))]);
+                        *bucket = Bucket::Many(rows);
+                        true
+                    }
+                    Bucket::Many(rows) => match rows.get_mut(key) {
+                        Some(row) => {
+                            add_to_row(cmp, row, update);
+                            false
+                        }
+                        None => {
+                            rows.insert(key.clone(), new_row(update));
+                            true
+                        }
+                    },
+                },
             }
+        };
+        if created {
+            self.partitions.fetch_add(1, Ordering::Relaxed);
         }
         self.size.fetch_add(added, Ordering::Relaxed);
         self.operations.fetch_add(1, Ordering::Relaxed);
@@ -80,11 +154,11 @@ impl Memtable {
 
     /// A copy of the partition `key`, if this memtable has it.
     pub fn get(&self, key: &DecoratedKey) -> Option<Row> {
-        self.shards[shard_of(key)].lock().get(key).cloned()
+        self.shards[shard_of(key)].lock().get(&key.token_prefix()).and_then(|b| b.get(key)).cloned()
     }
 
     pub fn contains(&self, key: &DecoratedKey) -> bool {
-        self.shards[shard_of(key)].lock().contains_key(key)
+        self.shards[shard_of(key)].lock().get(&key.token_prefix()).is_some_and(|b| b.get(key).is_some())
     }
 
     /// Partitions from `start` on, in key order, copied one at a time.
@@ -103,12 +177,10 @@ impl Memtable {
             Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
             Bound::Unbounded => 0,
         };
-        let copy = |(k, r): (&DecoratedKey, &Row)| (k.clone(), r.clone());
-        if let Some(found) = self.shards[first].lock().range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded)).next()
-        {
-            return Some(copy(found));
+        if let Some(found) = first_in(&self.shards[first].lock(), from) {
+            return Some(found);
         }
-        self.shards[first + 1..].iter().find_map(|shard| shard.lock().iter().next().map(copy))
+        self.shards[first + 1..].iter().find_map(|shard| first_in(&shard.lock(), &Bound::Unbounded))
     }
 
     pub fn size(&self) -> usize {
@@ -156,6 +228,7 @@ impl Iterator for MemtableScan {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
     use crate::data::Cell;
@@ -175,18 +248,36 @@ mod tests {
     fn scans_in_key_order_across_shards() {
         let m = Memtable::new();
         let cmp = CellComparator::standard(crate::marshal::AbstractType::Bytes);
-        let keys = [key(&[0xff, 1], "z"), key(&[], "empty"), key(&[0x00, 9], "a"), key(&[0x7f], "m"), key(&[0x7f], "n")];
+        // Keys sharing a token prefix (as the order-preserving partitioners give) share a bucket.
+        let keys = [
+            key(&[0xff, 1], "z"),
+            key(&[], "empty"),
+            key(&[0x00, 9], "a"),
+            key(&[0x7f], "m"),
+            key(&[0x7f], "n"),
+            key(&[0x7f], "l"),
+            key(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 5], "x"),
+        ];
         for k in &keys {
             m.apply(&cmp, k, row("c", 1));
         }
         m.apply(&cmp, &keys[3], row("d", 2));
-        assert_eq!(m.partitions(), 5);
+        assert_eq!(m.partitions(), 7);
+        assert!(keys.iter().all(|k| m.contains(k)) && !m.contains(&key(&[0x7f], "o")));
+        assert_eq!(m.get(&keys[3]).unwrap().cells.len(), 2);
         let mut sorted = keys.to_vec();
         sorted.sort();
         let all: Vec<_> = m.range(Bound::Unbounded).map(|(k, _)| k).collect();
         assert_eq!(all, sorted);
-        let after: Vec<_> = MemtableScan::new(Arc::new(m), Bound::Excluded(key(&[0x7f], "m"))).map(|(k, _)| k).collect();
-        assert_eq!(after, vec![key(&[0x7f], "n"), key(&[0xff, 1], "z")]);
+        let after: Vec<_> =
+            MemtableScan::new(Arc::new(m), Bound::Excluded(key(&[0x7f], "m"))).map(|(k, _)| k).collect();
+        assert_eq!(after, vec![key(&[0x7f], "n"), key(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 5], "x"), key(&[0xff, 1], "z")]);
+        let m = Memtable::new();
+        for k in &keys {
+            m.apply(&cmp, k, row("c", 1));
+        }
+        let from_included: Vec<_> = m.range(Bound::Included(key(&[0x7f], "m"))).map(|(k, _)| k).collect();
+        assert_eq!(from_included.len(), 4, "{from_included:?}");
     }
 
     #[test]

@@ -49,10 +49,10 @@ impl DecoratedKey {
         DecoratedKey { prefix: u64::from_be_bytes(head), token, key }
     }
 
-    /// The token's first byte (0 for the empty token). Never decreases as keys increase, so it
-    /// can split a key-ordered structure into ordered shards.
-    pub fn token_head(&self) -> u8 {
-        (self.prefix >> 56) as u8
+    /// The token's first eight bytes as an integer (zero-padded). Never decreases as keys
+    /// increase, so ordered structures can index by it and compare whole keys only on ties.
+    pub fn token_prefix(&self) -> u64 {
+        self.prefix
     }
 }
 
