@@ -11,6 +11,7 @@
 //! [`engine::Storage`] (the engine).
 #![deny(clippy::unwrap_used)]
 
+pub mod block_cache;
 pub mod cfs;
 pub mod commitlog;
 pub mod compaction;

@@ -27,10 +27,13 @@ const MAX_KEPT_BUFFER: usize = 4 * 1024 * 1024;
 /// meanwhile for at most this many more rounds, then hands over (see [`defer_acks`]).
 const DRAIN_ROUNDS: usize = 8;
 
+/// A log and the sequence number of the newest record deferred in it.
+type Deferred = (Arc<Shared>, u64);
+
 thread_local! {
-    /// Set while [`defer_acks`] runs on this thread: the newest record an append left for
-    /// another thread's write, instead of waiting for that write.
-    static DEFERRED: RefCell<Option<Option<(Arc<Shared>, u64)>>> = const { RefCell::new(None) };
+    /// `Some` while [`defer_acks`] runs on this thread, holding the newest record an append
+    /// only queued (if any).
+    static DEFERRED: RefCell<Option<Option<Deferred>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with deferred acknowledgement: in periodic mode, an append made by `f` on this

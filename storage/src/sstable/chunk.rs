@@ -7,7 +7,9 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::block_cache;
 use crate::error::{CorruptData, Result, StorageError};
 
 use super::corrupt;
@@ -95,6 +97,8 @@ pub struct DataFile {
     chunk_size: u64,
     /// Logical bytes (from Statistics).
     len: u64,
+    /// This file's id in the block cache.
+    cache_id: u64,
 }
 
 /// Verified chunks from the last read, as stored (each payload followed by its CRC), so that
@@ -107,6 +111,8 @@ pub struct ChunkCache {
     /// Chunks to read per system call when a chunk is missing (at least 1).
     read_ahead: u64,
     buf: Vec<u8>,
+    /// Point reads (no read-ahead): the one chunk held, verified, shared with the block cache.
+    held: Option<(u64, Arc<[u8]>)>,
 }
 
 impl ChunkCache {
@@ -119,6 +125,7 @@ impl ChunkCache {
     /// with another file.
     pub fn reset(&mut self) {
         self.count = 0;
+        self.held = None;
     }
 
     pub fn capacity(&self) -> usize {
@@ -151,7 +158,7 @@ impl DataFile {
                 CorruptData::BadValue { what: "Data file length (expected from Statistics)", value: on_disk },
             ));
         }
-        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len })
+        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len, cache_id: block_cache::next_file_id() })
     }
 
     pub fn path(&self) -> &Path {
@@ -164,6 +171,12 @@ impl DataFile {
 
     /// Makes sure chunk `i` is in the cache, verified; returns its payload.
     fn load<'c>(&self, cache: &'c mut ChunkCache, i: u64) -> Result<&'c [u8]> {
+        if cache.read_ahead == 0 {
+            if cache.held.as_ref().is_none_or(|(held, _)| *held != i) {
+                cache.held = Some((i, self.load_shared(i)?));
+            }
+            return Ok(cache.held.as_ref().map_or(&[], |(_, chunk)| &chunk[..]));
+        }
         let stride = self.chunk_size + CRC_LEN;
         if !(cache.first..cache.first + cache.count).contains(&i) {
             cache.count = 0;
@@ -195,6 +208,28 @@ impl DataFile {
         let from = ((i - cache.first) * stride) as usize;
         let len = self.chunk_size.min(self.len - i * self.chunk_size) as usize;
         Ok(&cache.buf[from..from + len])
+    }
+
+    /// Chunk `i`'s payload from the block cache, or read, verified and added to it (point reads;
+    /// scans read ahead on their own and leave the cache alone).
+    fn load_shared(&self, i: u64) -> Result<Arc<[u8]>> {
+        let cache = block_cache::global();
+        if let Some(chunk) = cache.get(self.cache_id, i) {
+            return Ok(chunk);
+        }
+        let len = self.chunk_size.min(self.len - i * self.chunk_size);
+        let pos = DATA_HEADER_LEN + i * (self.chunk_size + CRC_LEN);
+        let mut stored = vec![0; (len + CRC_LEN) as usize];
+        format::read_exact_at(&self.file, &self.path, &mut stored, pos)?;
+        let (payload, crc) = stored.split_at(len as usize);
+        let expected = u32::from_be_bytes(crc.try_into().unwrap_or_default());
+        let got = crc32fast::hash(payload);
+        if expected != got {
+            return Err(corrupt(&self.path, CorruptData::ChecksumMismatch { offset: pos, expected, got }));
+        }
+        let chunk: Arc<[u8]> = payload.into();
+        cache.insert(self.cache_id, i, Arc::clone(&chunk));
+        Ok(chunk)
     }
 
     /// The logical bytes `offset..offset + size`: borrowed from the cache when they lie in one

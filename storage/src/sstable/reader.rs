@@ -8,6 +8,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::block_cache;
 use crate::data::{decode_cell, decode_deletion, decode_range_tombstone, decode_row, Reader, Row};
 use crate::dht::DecoratedKey;
 use crate::error::{CorruptData, Result, StorageError};
@@ -28,6 +29,8 @@ struct Inner {
     data: DataFile,
     index: File,
     index_path: PathBuf,
+    /// The Index file's id in the block cache.
+    index_cache_id: u64,
     /// First key and position of every index block, in key order.
     summary: Vec<SummaryEntry>,
     filter: BloomFilter,
@@ -38,7 +41,8 @@ struct Inner {
 /// Per-thread buffers for point reads, so a get allocates only for what it returns.
 #[derive(Default)]
 struct Scratch {
-    index_block: Vec<u8>,
+    /// The index block of the last point read, verified, shared with the block cache.
+    index_block: Option<Arc<[u8]>>,
     cache: ChunkCache,
     spill: Vec<u8>,
 }
@@ -87,7 +91,9 @@ impl SsTableReader {
                 data_disk_size = len;
             }
         }
-        let inner = Inner { desc, meta, data, index, index_path, summary, filter, data_disk_size, disk_size };
+        let index_cache_id = block_cache::next_file_id();
+        let inner =
+            Inner { desc, meta, data, index, index_path, index_cache_id, summary, filter, data_disk_size, disk_size };
         Ok(SsTableReader { inner: Arc::new(inner) })
     }
 
@@ -154,7 +160,7 @@ impl SsTableReader {
             inner: Arc::clone(&self.inner),
             next_block: block,
             start: start.cloned(),
-            block: Vec::new(),
+            block: None,
             next_entry: 0,
             left: 0,
             cache: ChunkCache::with_read_ahead(SCAN_READ_AHEAD),
@@ -193,10 +199,9 @@ impl std::fmt::Debug for SsTableReader {
 
 impl Scratch {
     fn shrink(&mut self) {
-        for buf in [&mut self.index_block, &mut self.spill] {
-            if buf.capacity() > MAX_KEPT_SCRATCH {
-                *buf = Vec::new();
-            }
+        self.index_block = None;
+        if self.spill.capacity() > MAX_KEPT_SCRATCH {
+            self.spill = Vec::new();
         }
         if self.cache.capacity() > MAX_KEPT_SCRATCH {
             self.cache = ChunkCache::default();
@@ -205,12 +210,23 @@ impl Scratch {
 }
 
 impl Inner {
-    /// Reads and verifies one index block.
-    fn read_index_block<'b>(&self, block: &SummaryEntry, buf: &'b mut Vec<u8>) -> Result<IndexBlock<'b>> {
-        let size = usize::try_from(block.block_size).unwrap_or(usize::MAX);
-        buf.resize(size, 0);
-        format::read_exact_at(&self.index, &self.index_path, buf, block.block_offset)?;
-        format::verify_index_block(buf, block.block_offset).map_err(|e| corrupt(&self.index_path, e))
+    /// One index block, verified: from the block cache, or read, checked and added to it.
+    fn read_index_block<'b>(&self, block: &SummaryEntry, held: &'b mut Option<Arc<[u8]>>) -> Result<IndexBlock<'b>> {
+        let cache = block_cache::global();
+        let body = match cache.get(self.index_cache_id, block.block_offset) {
+            Some(body) => body,
+            None => {
+                let size = usize::try_from(block.block_size).unwrap_or(usize::MAX);
+                let mut buf = vec![0; size];
+                format::read_exact_at(&self.index, &self.index_path, &mut buf, block.block_offset)?;
+                let body: Arc<[u8]> =
+                    format::check_block_crc(&buf, block.block_offset).map_err(|e| corrupt(&self.index_path, e))?.into();
+                cache.insert(self.index_cache_id, block.block_offset, Arc::clone(&body));
+                body
+            }
+        };
+        let body = held.insert(body);
+        IndexBlock::parse(body).map_err(|e| corrupt(&self.index_path, e))
     }
 
     /// Reads and decodes a whole partition, checking that it holds the key the index promised.
@@ -377,7 +393,7 @@ pub struct SsTableScanner {
     /// Entries before this key are skipped (cleared once passed).
     start: Option<DecoratedKey>,
     /// The current index block (verified, CRC removed), the next entry in it and how many are left.
-    block: Vec<u8>,
+    block: Option<Arc<[u8]>>,
     next_entry: u32,
     left: u32,
     cache: ChunkCache,
@@ -393,14 +409,14 @@ impl SsTableScanner {
                 let Some(block) = self.inner.summary.get(self.next_block) else {
                     return Ok(None);
                 };
+                // Verified; kept (without its CRC) to be parsed again, cheaply, below.
                 let count = self.inner.read_index_block(block, &mut self.block)?.count;
-                // Verified: keep the block without its CRC, to be parsed again (cheaply) below.
-                self.block.truncate(self.block.len().saturating_sub(format::CRC_LEN as usize));
                 self.next_entry = 0;
                 self.left = count;
                 self.next_block += 1;
             }
-            let index_block = IndexBlock::parse(&self.block).map_err(|e| corrupt(&self.inner.index_path, e))?;
+            let body = self.block.as_deref().unwrap_or_default();
+            let index_block = IndexBlock::parse(body).map_err(|e| corrupt(&self.inner.index_path, e))?;
             let entry = index_block.entry(self.next_entry).map_err(|e| corrupt(&self.inner.index_path, e))?;
             self.next_entry += 1;
             self.left -= 1;

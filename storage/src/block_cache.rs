@@ -1,0 +1,188 @@
+//! A process-wide cache of verified SSTable blocks: index blocks and Data chunks, as they are
+//! after their CRC check, so that a read of a hot partition needs neither a pread nor a CRC.
+//! It plays the part of Cassandra's key cache and chunk cache (or RocksDB's block cache); the
+//! page cache still holds whatever this one evicts.
+//!
+//! Blocks are keyed by a file id, unique per opened SSTable component in this process (never
+//! reused, so a deleted SSTable's blocks can never be served for another; they age out), and
+//! the block's offset. Sixteen shards, each a map plus an insertion queue: eviction is FIFO,
+//! which keeps hits cheap (no reordering under the lock) and does well enough for the uniform
+//! and skewed point-read loads this serves. Capacity is in bytes of block data.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+const SHARDS: usize = 16;
+/// Capacity until [`BlockCache::set_capacity`] says otherwise.
+pub const DEFAULT_CAPACITY: usize = 64 << 20;
+
+type Key = (u64, u64);
+
+/// Keys are two integers that [`mix`] spreads already; SipHash would cost more than the lookup.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = mix(self.0 ^ n);
+    }
+}
+
+fn mix(x: u64) -> u64 {
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[derive(Default)]
+struct Shard {
+    blocks: HashMap<Key, Arc<[u8]>, BuildHasherDefault<KeyHasher>>,
+    order: VecDeque<Key>,
+    bytes: usize,
+}
+
+pub struct BlockCache {
+    shards: Box<[Mutex<Shard>]>,
+    /// Bytes each shard may hold.
+    shard_capacity: AtomicUsize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+static GLOBAL: OnceLock<BlockCache> = OnceLock::new();
+static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The cache every SSTable reader of this process shares.
+pub fn global() -> &'static BlockCache {
+    GLOBAL.get_or_init(|| BlockCache::new(DEFAULT_CAPACITY))
+}
+
+/// A fresh id for an opened file's blocks.
+pub fn next_file_id() -> u64 {
+    NEXT_FILE_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+impl BlockCache {
+    pub fn new(capacity: usize) -> BlockCache {
+        BlockCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_capacity: AtomicUsize::new(capacity / SHARDS),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets the capacity in bytes (0 turns the cache off); blocks over it are evicted.
+    pub fn set_capacity(&self, bytes: usize) {
+        let per_shard = bytes / SHARDS;
+        self.shard_capacity.store(per_shard, Ordering::Relaxed);
+        for shard in self.shards.iter() {
+            evict(&mut shard.lock(), per_shard);
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.shard_capacity.load(Ordering::Relaxed) * SHARDS
+    }
+
+    fn shard(&self, key: Key) -> &Mutex<Shard> {
+        &self.shards[(mix(key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1) >> 60) as usize % SHARDS]
+    }
+
+    pub fn get(&self, file: u64, offset: u64) -> Option<Arc<[u8]>> {
+        let found = self.shard((file, offset)).lock().blocks.get(&(file, offset)).cloned();
+        let counter = if found.is_some() { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Keeps `block` (already verified) for later reads.
+    pub fn insert(&self, file: u64, offset: u64, block: Arc<[u8]>) {
+        let capacity = self.shard_capacity.load(Ordering::Relaxed);
+        if block.len() > capacity {
+            return;
+        }
+        let mut shard = self.shard((file, offset)).lock();
+        let shard = &mut *shard;
+        let len = block.len();
+        if let Some(old) = shard.blocks.insert((file, offset), block) {
+            shard.bytes -= old.len();
+        } else {
+            shard.order.push_back((file, offset));
+        }
+        shard.bytes += len;
+        evict(shard, capacity);
+    }
+
+    /// Lookups that found their block, and lookups that did not.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        (self.hits.load(Ordering::Relaxed), self.misses.load(Ordering::Relaxed))
+    }
+
+    /// Bytes of blocks held.
+    pub fn size(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().bytes).sum()
+    }
+}
+
+fn evict(shard: &mut Shard, capacity: usize) {
+    while shard.bytes > capacity {
+        let Some(key) = shard.order.pop_front() else { break };
+        if let Some(old) = shard.blocks.remove(&key) {
+            shard.bytes -= old.len();
+        }
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    fn block(byte: u8, len: usize) -> Arc<[u8]> {
+        vec![byte; len].into()
+    }
+
+    #[test]
+    fn keeps_blocks_until_capacity_then_evicts_oldest_first() {
+        let cache = BlockCache::new(SHARDS * 100);
+        // Same file, offsets landing in whatever shards; fill well past capacity.
+        for i in 0..1000u64 {
+            cache.insert(7, i * 4096, block(i as u8, 40));
+        }
+        assert!(cache.size() <= SHARDS * 100, "{} bytes held", cache.size());
+        assert_eq!(cache.get(7, 999 * 4096).as_deref(), Some(&[999u64 as u8; 40][..]), "newest kept");
+        assert!(cache.get(7, 0).is_none(), "oldest evicted");
+        assert!(cache.get(8, 999 * 4096).is_none(), "another file's block is not this one");
+        let (hits, misses) = cache.hits_and_misses();
+        assert_eq!((hits, misses), (1, 2));
+    }
+
+    #[test]
+    fn replacing_and_shrinking() {
+        let cache = BlockCache::new(SHARDS * 1000);
+        cache.insert(1, 0, block(1, 100));
+        cache.insert(1, 0, block(2, 50));
+        assert_eq!(cache.size(), 50);
+        assert_eq!(cache.get(1, 0).unwrap()[0], 2);
+        cache.insert(1, 4096, block(3, 10_000));
+        assert!(cache.get(1, 4096).is_none(), "a block larger than a shard is not kept");
+        cache.set_capacity(0);
+        assert_eq!(cache.size(), 0);
+        assert!(cache.get(1, 0).is_none());
+    }
+}
