@@ -138,6 +138,12 @@ pub struct Config {
     pub thrift_framed_transport: bool,
     /// Extension `ThriftMaxMessageLengthInMB`: largest frame or message accepted; default 15.
     pub thrift_max_message_length_mb: u32,
+    /// Extension `ThriftEventLoops`: threads serving Thrift connections; 0 (the default) means
+    /// half the cores, at least one.
+    pub thrift_event_loops: u32,
+    /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
+    /// memory for point reads (storage::block_cache); default 64, 0 turns it off.
+    pub block_cache_size_mb: u32,
     /// Extension `AdminAddress` for the admin interface; default `127.0.0.1`.
     pub admin_address: String,
     /// Extension `AdminPort`; default 7199.

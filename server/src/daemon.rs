@@ -68,6 +68,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let authenticator = Authenticator::for_config(&config, &conf_dir).map_err(|e| StartupError::Auth(e.to_string()))?;
 
     info!(config = %config_path.display(), cluster = %config.cluster_name, "starting sibyl");
+    storage::block_cache::global().set_capacity((config.block_cache_size_mb as usize) << 20);
     let storage = Storage::open(storage_config(&config, partitioner))?;
     let local_token = local_token(&storage, &config, partitioner)?;
 
@@ -80,6 +81,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         authenticator,
         snitch: SNITCH.to_string(),
         max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
+        event_loops: config.thrift_event_loops as usize,
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;

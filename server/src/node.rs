@@ -24,4 +24,6 @@ pub struct Node {
     pub snitch: String,
     /// Largest Thrift message accepted, framed or not.
     pub max_message_bytes: usize,
+    /// Thrift event-loop threads; 0 means the default ([`crate::thrift::event_loop::default_count`]).
+    pub event_loops: usize,
 }

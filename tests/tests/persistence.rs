@@ -254,3 +254,21 @@ fn sigkill_under_concurrent_load_keeps_every_acknowledged_write() {
         }
     }
 }
+
+#[test]
+fn flushed_data_reads_back_with_the_block_cache_off_and_several_event_loops() {
+    let config =
+        Config::random().extra("<ThriftEventLoops>3</ThriftEventLoops>\n<BlockCacheSizeInMB>0</BlockCacheSizeInMB>");
+    let mut node = Node::start(config);
+    let mut c = node.client();
+    create_keyspace(&mut c, KS, schema());
+    ok("set_keyspace", c.set_keyspace(KS.into()));
+    write_rows(&mut c, "row", 60, "flushed");
+    node.restart();
+    // Several connections, dealt over the three loops, read from the SSTable without a cache.
+    for _ in 0..4 {
+        let mut c = node.client_in(KS);
+        assert_rows(&mut c, "row", 60, "flushed", "after a flush, block cache off");
+    }
+    assert!(node.log().contains("event_loops=3"), "the configured loop count is not in the log:\n{}", node.log());
+}

@@ -41,6 +41,7 @@ fn open_node(dir: &Path) -> Arc<Node> {
         authenticator: Authenticator::AllowAll,
         snitch: SNITCH.into(),
         max_message_bytes: 1 << 20,
+        event_loops: 1,
     })
 }
 

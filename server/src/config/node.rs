@@ -55,6 +55,8 @@ const NODE_ELEMENTS: &[&str] = &[
     "EndPointSnitch",
     // Extensions.
     "ThriftMaxMessageLengthInMB",
+    "ThriftEventLoops",
+    "BlockCacheSizeInMB",
     "AdminAddress",
     "AdminPort",
     "PasswdProperties",
@@ -214,6 +216,8 @@ pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, Config
         thrift_port: els.number("ThriftPort", 9160, 1, u16::MAX)?,
         thrift_framed_transport: els.bool("ThriftFramedTransport", false)?,
         thrift_max_message_length_mb: els.number("ThriftMaxMessageLengthInMB", 15, 1, 2047)?,
+        thrift_event_loops: els.number("ThriftEventLoops", 0, 0, 1024)?,
+        block_cache_size_mb: els.number("BlockCacheSizeInMB", 64, 0, 1 << 20)?,
         admin_address: els.text("AdminAddress")?.map_or_else(|| "127.0.0.1".to_string(), |(v, _)| v.to_string()),
         admin_port: els.number("AdminPort", 7199, 1, u16::MAX)?,
         endpoint_snitch: DEFAULT_SNITCH.to_string(),

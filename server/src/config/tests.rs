@@ -61,6 +61,7 @@ fn defaults_of_a_minimal_file() {
     assert_eq!(c.thrift_port, 9160);
     assert!(!c.thrift_framed_transport);
     assert_eq!(c.thrift_max_message_length_mb, 15);
+    assert_eq!((c.thrift_event_loops, c.block_cache_size_mb), (0, 64));
     assert_eq!((c.admin_address.as_str(), c.admin_port), ("127.0.0.1", 7199));
     assert_eq!(c.disk_access_mode, DiskAccessMode::Auto);
     assert_eq!(c.commit_log_sync, CommitLogSync::Periodic { period_ms: 10_000 });
@@ -476,4 +477,12 @@ fn malformed_xml_reports_a_line() {
 fn load_reports_io_errors_with_the_path() {
     let e = load(Path::new("/nonexistent/storage-conf.xml")).expect_err("no file");
     assert!(matches!(e, ConfigError::Io { ref path, .. } if path == Path::new("/nonexistent/storage-conf.xml")));
+}
+
+#[test]
+fn event_loops_and_block_cache_size() {
+    let c = ok(&doc("<ThriftEventLoops>3</ThriftEventLoops><BlockCacheSizeInMB>0</BlockCacheSizeInMB>", ""));
+    assert_eq!((c.thrift_event_loops, c.block_cache_size_mb), (3, 0));
+    let e = err(&doc("<ThriftEventLoops>-1</ThriftEventLoops>", "")).to_string();
+    assert!(e.contains("ThriftEventLoops") && e.contains("-1"), "{e}");
 }

@@ -1,5 +1,5 @@
 //! The Thrift front end: accepts connections on the RPC port and hands each to one of the
-//! event-loop threads ([`event_loop`], one per core), which reads whole messages (framed or
+//! event-loop threads ([`event_loop`]), which reads whole messages (framed or
 //! unframed, detected per connection), runs each through the generated processor and writes the
 //! reply.
 //!
@@ -39,7 +39,8 @@ use wire::{looks_unframed, measure_unframed, Measure};
 
 /// Accepts clients until `shutdown` turns true.
 pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::Receiver<bool>) {
-    let started = Executor::for_this_machine().and_then(|executor| Ok((executor, EventLoops::for_this_machine()?)));
+    let started =
+        Executor::for_this_machine().and_then(|executor| Ok((executor, EventLoops::start(node.event_loops)?)));
     let (executor, loops) = match started {
         Ok(started) => started,
         Err(e) => {
@@ -47,6 +48,7 @@ pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::
             return;
         }
     };
+    info!(event_loops = loops.count(), "thrift event loops started");
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
