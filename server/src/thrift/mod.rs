@@ -173,7 +173,8 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>, executor: Executor) 
 /// Runs one message through the processor; the reply comes back ready to send, with its frame
 /// length in front for framed connections (one write, one packet).
 fn run_processor(processor: &Processor, message: Vec<u8>, framed: bool, trace: Option<uuid::Uuid>) -> Vec<u8> {
-    let started = std::time::Instant::now();
+    // Only a traced request reads the clock.
+    let started = trace.map(|_| std::time::Instant::now());
     let method = trace.map(|_| wire::message_name(&message).unwrap_or("?").to_string());
     let mut out = Vec::with_capacity(256);
     if framed {
@@ -190,7 +191,7 @@ fn run_processor(processor: &Processor, message: Vec<u8>, framed: bool, trace: O
         let len = (out.len() - 4) as u32;
         out[..4].copy_from_slice(&len.to_be_bytes());
     }
-    if let (Some(id), Some(method)) = (trace, method) {
+    if let (Some(id), Some(method), Some(started)) = (trace, method, started) {
         info!(session = %id, method, elapsed_us = started.elapsed().as_micros() as u64, reply_bytes = out.len(), "trace: request complete");
     }
     out
