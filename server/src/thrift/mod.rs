@@ -3,14 +3,15 @@
 //! unframed, detected per connection), runs each through the generated processor and writes the
 //! reply.
 //!
-//! Where a request runs: short single-partition reads and writes run inline on the event loop,
-//! as Redis runs its commands. Handing them to another thread and back cost more than the
-//! request itself (`bench/redis-vs-sibyl.sh`: 15 µs of server CPU per insert inline against
-//! 20 µs through the executor). Everything that may take long runs on the request executor
-//! ([`executor`]) so that it cannot stall the other connections of its loop: scans, schema
-//! changes, truncation, login, large messages, and writes while [`Storage::writes_may_block`]
-//! holds (batch-mode commit log, or flushes falling behind). Inline reads may still pread
-//! SSTable blocks, which the page cache normally serves.
+//! Where a request runs: short reads (at most 16 keys and 1000 columns asked for) and writes run
+//! inline on the event loop, as Redis runs its commands. Handing them to another thread and back
+//! cost more than the request itself (`bench/redis-vs-sibyl.sh`: 15 µs of server CPU per insert
+//! inline against 20 µs through the executor). Everything that may take long runs on the request
+//! executor ([`executor`]) so that it cannot stall the other connections of its loop: scans,
+//! bigger reads, schema changes, truncation, login, messages over 16 KiB, and writes while
+//! [`Storage::writes_may_block`] holds (batch-mode commit log, or flushes falling behind).
+//! Inline reads may still pread SSTable blocks that neither the block cache nor the page cache
+//! holds.
 //!
 //! [`Storage::writes_may_block`]: storage::Storage::writes_may_block
 
@@ -88,14 +89,13 @@ pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::
 }
 
 /// Requests that run inline on the event loop (see the module documentation): reads of a few
-/// partitions, quick metadata calls, and (unless writes may block) writes.
-const INLINE_READS: &[&str] = &[
-    "get",
-    "get_slice",
-    "get_count",
-    "multiget_slice",
-    "multiget_count",
-    "get_multi_slice",
+/// partitions and columns, quick metadata calls, and (unless writes may block) writes.
+const INLINE_READS: &[&str] = &["get", "get_slice", "get_count", "multiget_slice", "multiget_count", "get_multi_slice"];
+/// A read inline asks for at most this many keys and, in a slice, columns; a bigger one (say
+/// a count of a million to fetch "all" columns) may walk a wide row and runs on the executor.
+const INLINE_MAX_KEYS: usize = 16;
+const INLINE_MAX_COLUMNS: i32 = 1000;
+const INLINE_METADATA: &[&str] = &[
     "set_keyspace",
     "describe_version",
     "describe_cluster_name",
@@ -114,7 +114,9 @@ fn runs_inline(message: &[u8], node: &Node) -> bool {
         return false;
     }
     match wire::message_name(message) {
-        Some(name) if INLINE_READS.contains(&name) => true,
+        Some(name) if INLINE_READS.contains(&name) => wire::read_size(message)
+            .is_some_and(|size| size.keys <= INLINE_MAX_KEYS && size.count <= INLINE_MAX_COLUMNS),
+        Some(name) if INLINE_METADATA.contains(&name) => true,
         Some(name) if INLINE_WRITES.contains(&name) => !node.storage.writes_may_block(),
         _ => false,
     }
