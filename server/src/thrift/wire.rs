@@ -118,6 +118,15 @@ impl Cursor<'_> {
         }
     }
 
+    /// Consumes one field's value; if it is the i32 field `wanted`, raises `count` to it.
+    fn count_field(&mut self, count: &mut i32, (id, ttype): (i16, u8), wanted: i16, depth: usize) -> Result<(), Step> {
+        if (id, ttype) == (wanted, 8) {
+            *count = (*count).max(self.i32()?);
+            return Ok(());
+        }
+        self.value(ttype, depth)
+    }
+
     fn fields(&mut self, depth: usize) -> Result<(), Step> {
         loop {
             let ttype = self.u8()?;
@@ -180,22 +189,10 @@ pub fn read_size(message: &[u8]) -> Option<ReadSize> {
                 Ok(())
             }
             (3, 12) => c.each_field(1, |c, id, ttype| match (id, ttype) {
-                (2, 12) => c.each_field(2, |c, id, ttype| match (id, ttype) {
-                    (4, 8) => {
-                        size.count = size.count.max(c.i32()?);
-                        Ok(())
-                    }
-                    _ => c.value(ttype, 3),
-                }),
+                (2, 12) => c.each_field(2, |c, id, ttype| c.count_field(&mut size.count, (id, ttype), 4, 3)),
                 _ => c.value(ttype, 2),
             }),
-            (1, 12) => c.each_field(1, |c, id, ttype| match (id, ttype) {
-                (5, 8) => {
-                    size.count = size.count.max(c.i32()?);
-                    Ok(())
-                }
-                _ => c.value(ttype, 2),
-            }),
+            (1, 12) => c.each_field(1, |c, id, ttype| c.count_field(&mut size.count, (id, ttype), 5, 2)),
             _ => c.value(ttype, 1),
         })
     })();
