@@ -316,6 +316,9 @@ fn sibyltool_reports_and_operates_a_running_node() {
     assert_eq!(line_value(&info.stdout, "Cluster"), CLUSTER);
     assert!(line_value(&info.stdout, "Uptime (seconds)").parse::<u64>().is_ok(), "{}", info.stdout);
     assert!(line_value(&info.stdout, "Memory (resident)").contains("MB"), "{}", info.stdout);
+    // The default 64 MB block cache, as the node reports it.
+    assert_eq!(info_json["block_cache_capacity_bytes"], 64 << 20, "{info_json}");
+    assert!(line_value(&info.stdout, "Block cache").contains("capacity 64.00 MB"), "{}", info.stdout);
 
     let cluster = node.tool(&["describecluster"]).ok();
     assert!(cluster.stdout.starts_with("Cluster Information:\n"), "{}", cluster.stdout);

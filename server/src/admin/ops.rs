@@ -205,6 +205,8 @@ fn info(state: &AdminState) -> InfoResult {
         operations += m.operations() as u64;
         partitions += m.partitions() as u64;
     }
+    let cache = storage::block_cache::global();
+    let (hits, misses) = cache.hits_and_misses();
     InfoResult {
         host_id: host_id(node),
         token: node.storage.partitioner().token_to_string(&node.local_token),
@@ -220,6 +222,10 @@ fn info(state: &AdminState) -> InfoResult {
         memtable_bytes: bytes,
         memtable_operations: operations,
         memtable_partitions: partitions,
+        block_cache_bytes: cache.size() as u64,
+        block_cache_capacity_bytes: cache.capacity() as u64,
+        block_cache_hits: hits,
+        block_cache_requests: hits + misses,
         datacenter: DATACENTER.into(),
         rack: RACK.into(),
         data_directory: node.storage.data_dir().display().to_string(),

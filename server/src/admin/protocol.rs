@@ -306,6 +306,12 @@ pub struct InfoResult {
     pub memtable_bytes: u64,
     pub memtable_operations: u64,
     pub memtable_partitions: u64,
+    /// The block cache (SSTable index blocks and data chunks): bytes held, capacity, and
+    /// lookups since start that found their block / all lookups.
+    pub block_cache_bytes: u64,
+    pub block_cache_capacity_bytes: u64,
+    pub block_cache_hits: u64,
+    pub block_cache_requests: u64,
     pub datacenter: String,
     pub rack: String,
     pub data_directory: String,

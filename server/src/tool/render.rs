@@ -132,6 +132,20 @@ pub fn info(i: &InfoResult) -> String {
             i.memtable_partitions
         ),
     );
+    let hit_rate = match i.block_cache_requests {
+        0 => "NaN".to_string(),
+        n => format!("{:.3}", i.block_cache_hits as f64 / n as f64),
+    };
+    row(
+        "Block cache",
+        format!(
+            "size {}, capacity {}, {} hits, {} requests, {hit_rate} hit rate",
+            format_bytes(i.block_cache_bytes),
+            format_bytes(i.block_cache_capacity_bytes),
+            i.block_cache_hits,
+            i.block_cache_requests
+        ),
+    );
     row("Schema version", i.schema_version.clone());
     row("Data Center", i.datacenter.clone());
     row("Rack", i.rack.clone());
