@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The jemalloc allocator (tikv-jemalloc-sys) is built from C sources: it needs cc and make.
+if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq build-essential
+fi
+
 if ! python3 -c 'import thrift' 2>/dev/null; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip
