@@ -477,22 +477,33 @@ fn commit_log_is_send_and_sync() {
     assert_send_sync::<CommitLog>();
 }
 
-/// Polls `future` to completion on this thread (the commit log's futures need no runtime).
+/// Polls `future` to completion on this thread (the commit log's futures need no runtime),
+/// polling again only when woken: a future left pending without a wake-up fails the test
+/// instead of being rescued by a timer.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
+    struct Unpark {
+        thread: std::thread::Thread,
+        woken: std::sync::atomic::AtomicBool,
+    }
     impl std::task::Wake for Unpark {
         fn wake(self: Arc<Self>) {
-            self.0.unpark();
+            self.woken.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.thread.unpark();
         }
     }
-    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let unpark = Arc::new(Unpark { thread: std::thread::current(), woken: false.into() });
+    let waker = std::task::Waker::from(Arc::clone(&unpark));
     let mut cx = std::task::Context::from_waker(&waker);
     let mut future = std::pin::pin!(future);
     loop {
         if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
             return out;
         }
-        std::thread::park_timeout(Duration::from_millis(10));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !unpark.woken.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            assert!(std::time::Instant::now() < deadline, "a pending Written was never woken");
+            std::thread::park_timeout(Duration::from_millis(100));
+        }
     }
 }
 
@@ -613,4 +624,30 @@ fn concurrent_deferred_appends_are_all_written_before_their_futures_resolve() {
     want.sort();
     assert_eq!(got, want);
     eprintln!("{deferred} of 2000 appends were deferred");
+}
+
+#[test]
+fn a_write_that_leaves_records_queued_wakes_their_waiters() {
+    struct Flag(std::sync::atomic::AtomicBool);
+    impl std::task::Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(dir.path(), 1 << 20, PERIODIC);
+    // Another thread is writing; this record is queued after it took the buffer.
+    log.set_writing(true);
+    let (result, written) = super::defer_acks(|| log.append(b"missed the write", &[]));
+    result.unwrap();
+    let mut written = Box::pin(written.unwrap());
+    let flag = Arc::new(Flag(false.into()));
+    let waker = std::task::Waker::from(Arc::clone(&flag));
+    let pending = std::future::Future::poll(written.as_mut(), &mut std::task::Context::from_waker(&waker));
+    assert!(pending.is_pending(), "a writer is busy: the future waits for it");
+    // That write ends without this record: the future must be woken to take the role over.
+    log.finish_simulated_write();
+    assert!(flag.0.load(std::sync::atomic::Ordering::SeqCst), "left waiting for a writer that is not coming");
+    block_on(written).unwrap();
+    assert_eq!(log.written_and_synced().0, 1);
 }

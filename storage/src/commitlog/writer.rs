@@ -242,6 +242,16 @@ impl State {
         });
     }
 
+    /// After a write, with the writer role given back: wakes the deferred appends whose records
+    /// are written, or all of them if the log is poisoned or records are still queued (appended
+    /// during the write), so that one of them takes the role and writes the rest. Without that
+    /// last case a deferred append whose record missed the write would wait for a writer that
+    /// may never come.
+    fn wake_after_write(&mut self) {
+        let all = self.poisoned.is_some() || self.written < self.appended;
+        self.wake_waiters(all);
+    }
+
     /// Takes the buffered bytes, leaving the spare buffer in their place.
     fn take_buffer(&mut self) -> Vec<u8> {
         let spare = std::mem::take(&mut self.spare);
@@ -433,6 +443,15 @@ impl CommitLog {
         self.shared.state.lock().writing = writing;
     }
 
+    /// Test hook: the writer role comes free as at the end of a write that did not take the
+    /// records queued now.
+    #[cfg(test)]
+    pub(super) fn finish_simulated_write(&self) {
+        let mut st = self.shared.state.lock();
+        st.writing = false;
+        st.wake_after_write();
+    }
+
     /// Test hook: records written to the OS and records fsynced.
     #[cfg(test)]
     pub(super) fn written_and_synced(&self) -> (u64, u64) {
@@ -469,13 +488,11 @@ impl Shared {
             if done {
                 // Periodic mode: records queued meanwhile may be deferred ones whose appenders
                 // did not wait; write them too for a few rounds, then let one of them take over.
-                if batch_window.is_none() && !st.writing && st.written < st.appended {
-                    if rounds < DRAIN_ROUNDS {
-                        rounds += 1;
-                        self.write_queued(&mut st, None)?;
-                        continue;
-                    }
-                    st.wake_waiters(true);
+                // (Each write wakes them all when it leaves records behind.)
+                if batch_window.is_none() && !st.writing && st.written < st.appended && rounds < DRAIN_ROUNDS {
+                    rounds += 1;
+                    self.write_queued(&mut st, None)?;
+                    continue;
                 }
                 return Ok(());
             }
@@ -525,8 +542,7 @@ impl Shared {
             Err(error) => Err(st.poison(&segment.path, if sync { "write and fsync" } else { "write" }, error)),
         };
         st.recycle_buffer(bytes);
-        let poisoned = st.poisoned.is_some();
-        st.wake_waiters(poisoned);
+        st.wake_after_write();
         self.progress.notify_all();
         outcome
     }
