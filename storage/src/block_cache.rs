@@ -1,7 +1,8 @@
 //! A process-wide cache of verified SSTable blocks: index blocks and Data chunks, as they are
-//! after their CRC check, so that a read of a hot partition needs neither a pread nor a CRC.
-//! It plays the part of Cassandra's key cache and chunk cache (or RocksDB's block cache); the
-//! page cache still holds whatever this one evicts.
+//! after their CRC check, so that a read of a hot partition needs neither a pread nor a CRC; and
+//! key-cache entries (a small partition's Data position, by key), which spare a read the summary
+//! search and the index block. It plays the part of Cassandra's key cache and chunk cache (or
+//! RocksDB's block cache); the page cache still holds whatever this one evicts.
 //!
 //! Blocks are keyed by a file id, unique per opened SSTable component in this process (never
 //! reused, so a deleted SSTable's blocks can never be served for another; they age out), and

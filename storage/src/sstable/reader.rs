@@ -29,8 +29,10 @@ struct Inner {
     data: DataFile,
     index: File,
     index_path: PathBuf,
-    /// The Index file's id in the block cache.
+    /// The Index file's id in the block cache, and the id of this SSTable's key-cache entries
+    /// there.
     index_cache_id: u64,
+    key_cache_id: u64,
     /// First key and position of every index block, in key order.
     summary: Vec<SummaryEntry>,
     filter: BloomFilter,
@@ -92,8 +94,20 @@ impl SsTableReader {
             }
         }
         let index_cache_id = block_cache::next_file_id();
-        let inner =
-            Inner { desc, meta, data, index, index_path, index_cache_id, summary, filter, data_disk_size, disk_size };
+        let key_cache_id = block_cache::next_file_id();
+        let inner = Inner {
+            desc,
+            meta,
+            data,
+            index,
+            index_path,
+            index_cache_id,
+            key_cache_id,
+            summary,
+            filter,
+            data_disk_size,
+            disk_size,
+        };
         Ok(SsTableReader { inner: Arc::new(inner) })
     }
 
@@ -132,6 +146,15 @@ impl SsTableReader {
 
     fn get_with(&self, key: &DecoratedKey, filter: &dyn CellFilter, scratch: &mut Scratch) -> Result<Option<Row>> {
         let inner = &*self.inner;
+        // The key cache knows where a small partition read before lies: no summary search and
+        // no index block. (The partition's own key, checked on read, still guards the result.)
+        let cache = block_cache::global();
+        let slot = key_slot(&key.key);
+        if let Some((offset, size)) = cache.get(inner.key_cache_id, slot).and_then(|e| key_entry(&e, &key.key)) {
+            let entry = IndexEntryRef { key: &key.key, token: &key.token.0, offset, size, columns: &[] };
+            scratch.cache.reset();
+            return inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill).map(Some);
+        }
         let block_no = inner.summary.partition_point(|e| e.key <= *key);
         let Some(block) = block_no.checked_sub(1).and_then(|b| inner.summary.get(b)) else {
             return Ok(None);
@@ -142,7 +165,9 @@ impl SsTableReader {
         };
         scratch.cache.reset();
         let row = if entry.columns.is_empty() {
-            inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?
+            let row = inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?;
+            cache.insert(inner.key_cache_id, slot, encode_key_entry(&key.key, entry.offset, entry.size));
+            row
         } else {
             inner.read_partition_blocks(&entry, filter, &mut scratch.cache, &mut scratch.spill)?
         };
@@ -294,6 +319,34 @@ impl Inner {
 }
 
 /// Reads the key at the start of a partition and checks it is the one the index entry names.
+/// Where the key cache keeps `key` among its SSTable's entries: a hash of the key. Two keys may
+/// share a slot; the entry holds its key, so the other one just misses.
+fn key_slot(key: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
+    h.write(key);
+    h.finish()
+}
+
+/// A key-cache entry: the partition's Data offset and size, then its key.
+fn encode_key_entry(key: &[u8], offset: u64, size: u64) -> Arc<[u8]> {
+    let mut e = Vec::with_capacity(16 + key.len());
+    e.extend_from_slice(&offset.to_be_bytes());
+    e.extend_from_slice(&size.to_be_bytes());
+    e.extend_from_slice(key);
+    e.into()
+}
+
+/// The offset and size a key-cache entry holds, if it is `key`'s.
+fn key_entry(entry: &[u8], key: &[u8]) -> Option<(u64, u64)> {
+    let (position, cached_key) = entry.split_at_checked(16)?;
+    if cached_key != key {
+        return None;
+    }
+    let (offset, size) = position.split_at(8);
+    Some((u64::from_be_bytes(offset.try_into().ok()?), u64::from_be_bytes(size.try_into().ok()?)))
+}
+
 fn check_key(r: &mut Reader<'_>, entry: &IndexEntryRef<'_>) -> Result<(), CorruptData> {
     let key = r.short_bytes()?;
     let token = r.short_bytes()?;
@@ -451,5 +504,20 @@ impl Iterator for SsTableScanner {
                 Some(Err(e))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod key_cache_tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_answers_only_for_its_own_key() {
+        let entry = encode_key_entry(b"alice", 4096, 120);
+        assert_eq!(key_entry(&entry, b"alice"), Some((4096, 120)));
+        assert_eq!(key_entry(&entry, b"alicf"), None, "another key sharing the slot misses");
+        assert_eq!(key_entry(&entry, b"alic"), None);
+        assert_eq!(key_entry(&entry[..10], b""), None, "a short entry is no entry");
+        assert_eq!(key_slot(b"alice"), key_slot(b"alice"));
     }
 }

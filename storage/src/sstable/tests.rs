@@ -134,6 +134,29 @@ fn round_trip_of_many_partitions() {
 }
 
 #[test]
+fn repeated_reads_come_from_the_key_and_block_caches() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = write(dir.path(), 1, (0..500).map(|i| i * 2), small_options());
+    let cache = crate::block_cache::global();
+    let mut hits = Vec::new();
+    for pass in 0..2 {
+        hits.push(cache.hits_and_misses().0);
+        for i in (0..500).map(|i| i * 2) {
+            assert_eq!(reader.get(&key(i), &AllCells).unwrap(), Some(row_for(i)), "pass {pass}, get {i}");
+        }
+    }
+    // The second pass finds each key's entry and its Data chunk (other tests only add hits).
+    assert!(cache.hits_and_misses().0 - hits[1] >= 2 * 500, "{hits:?}");
+    for i in (0..500).map(|i| i * 2 + 1) {
+        assert_eq!(reader.get(&key(i), &AllCells).unwrap(), None, "absent key {i}");
+    }
+    // Entries belong to one SSTable: another one with other keys is not answered from them.
+    let other = write(dir.path(), 2, (0..500).map(|i| i * 2 + 1), small_options());
+    assert_eq!(other.get(&key(2), &AllCells).unwrap(), None);
+    assert_eq!(other.get(&key(3), &AllCells).unwrap(), Some(row_for(3)));
+}
+
+#[test]
 fn absent_keys_read_as_none() {
     let dir = tempfile::tempdir().unwrap();
     let reader = write(dir.path(), 1, (1..2000).map(|i| i * 2), small_options());
