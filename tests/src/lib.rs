@@ -13,7 +13,8 @@
 //! An integration test can only get `CARGO_BIN_EXE_<name>` for binaries of its own package, and
 //! `sibyl` lives in the `server` package, so [`sibyl_bin`] finds it this way:
 //! 1. the `SIBYL_BIN` environment variable, if set (CI builds once and points every test at it);
-//! 2. otherwise it runs `cargo build -p server --bin sibyl` once per test process, with the cargo
+//! 2. otherwise it runs `cargo build -p server --bin sibyl --bin sibyltool` once per test process
+//!    (so [`sibyltool_bin`] is there too; `SIBYLTOOL_BIN` overrides it), with the cargo
 //!    that built this test (`env!("CARGO")`), this workspace's manifest, and the target directory
 //!    and profile this test executable was built into (read from its own path,
 //!    `<target>/<debug|release>/deps/<test>-<hash>`). For `debug` it builds with
@@ -68,19 +69,28 @@ pub type Client = CassandraSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TO
 
 /// The `sibyl` executable to run (see the crate docs for how it is found).
 pub fn sibyl_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("SIBYL_BIN") {
-            let p = PathBuf::from(p);
-            assert!(p.is_file(), "SIBYL_BIN={} is not a file", p.display());
-            return p;
-        }
-        build_sibyl()
-    })
-    .clone()
+    server_bin("sibyl", "SIBYL_BIN")
 }
 
-fn build_sibyl() -> PathBuf {
+/// The `sibyltool` executable, found like [`sibyl_bin`] (`SIBYLTOOL_BIN` overrides).
+pub fn sibyltool_bin() -> PathBuf {
+    server_bin("sibyltool", "SIBYLTOOL_BIN")
+}
+
+fn server_bin(name: &str, override_var: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(override_var) {
+        let p = PathBuf::from(p);
+        assert!(p.is_file(), "{override_var}={} is not a file", p.display());
+        return p;
+    }
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BUILT.get_or_init(build_server_bins).join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.is_file(), "cargo built the server binaries but {} does not exist", bin.display());
+    bin
+}
+
+/// Builds `sibyl` and `sibyltool` (one cargo run) and returns the directory they are in.
+fn build_server_bins() -> PathBuf {
     let exe = std::env::current_exe().expect("path of the running test executable");
     // <target>/<profile dir>/deps/<test>-<hash>
     let profile_dir = exe
@@ -101,7 +111,8 @@ fn build_sibyl() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("Cargo.toml");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let output = Command::new(&cargo)
-        .args(["build", "--quiet", "-p", "server", "--bin", "sibyl", "--profile", &profile, "--manifest-path"])
+        .args(["build", "--quiet", "-p", "server", "--bin", "sibyl", "--bin", "sibyltool"])
+        .args(["--profile", &profile, "--manifest-path"])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", &target_dir)
         .stdin(Stdio::null())
@@ -109,14 +120,12 @@ fn build_sibyl() -> PathBuf {
         .unwrap_or_else(|e| panic!("cannot run {} to build sibyl: {e}", Path::new(&cargo).display()));
     assert!(
         output.status.success(),
-        "building sibyl failed ({}); set SIBYL_BIN to use a prebuilt binary\n{}{}",
+        "building sibyl and sibyltool failed ({}); set SIBYL_BIN and SIBYLTOOL_BIN to use prebuilt binaries\n{}{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let bin = profile_dir.join(format!("sibyl{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.is_file(), "cargo built sibyl but {} does not exist", bin.display());
-    bin
+    profile_dir
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +184,7 @@ impl Config {
     }
 
     /// The whole file for a node rooted at `dir`.
-    pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16) -> String {
+    pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16, admin_port: u16) -> String {
         let keyspaces = if self.keyspaces_xml.trim().is_empty() {
             "  <Keyspaces/>".to_string()
         } else {
@@ -212,7 +221,6 @@ impl Config {
             dir = xml_escape(&dir.display().to_string()),
             sync = self.commit_log_sync_period_ms,
             extra = self.extra_xml,
-            admin_port = free_port(),
         )
     }
 }
@@ -254,6 +262,7 @@ pub struct Node {
     config: Config,
     child: Option<Child>,
     port: u16,
+    admin_port: u16,
     log_path: PathBuf,
     /// Log of earlier runs of this node (before restarts), kept for failure reports.
     earlier_logs: String,
@@ -277,7 +286,7 @@ impl Node {
             std::fs::write(dir.path().join(name), content).expect("write a file next to the config");
         }
         let log_path = dir.path().join("sibyl.log");
-        let mut node = Node { dir, config, child: None, port: 0, log_path, earlier_logs: String::new() };
+        let mut node = Node { dir, config, child: None, port: 0, admin_port: 0, log_path, earlier_logs: String::new() };
         node.launch();
         node
     }
@@ -298,6 +307,19 @@ impl Node {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The admin interface's port (for `sibyltool -p`); it accepts once the node is ready.
+    pub fn admin_port(&self) -> u16 {
+        self.admin_port
+    }
+
+    /// Runs `sibyltool -h 127.0.0.1 -p <admin port> ARGS` (see [`run_sibyltool`]).
+    pub fn tool(&self, args: &[&str]) -> ToolRun {
+        let port = self.admin_port.to_string();
+        let mut all = vec!["-h", "127.0.0.1", "-p", port.as_str()];
+        all.extend_from_slice(args);
+        run_sibyltool(self.dir.path(), &all)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -332,8 +354,9 @@ impl Node {
         const ATTEMPTS: usize = 3;
         for attempt in 1..=ATTEMPTS {
             self.port = free_port();
+            self.admin_port = free_port();
             let storage_port = free_port();
-            let xml = self.config.render(self.dir.path(), self.port, storage_port);
+            let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port);
             std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
             // Keep what earlier runs logged; each run starts a fresh log file.
             let previous = self.log();
@@ -503,6 +526,68 @@ impl Drop for Node {
                 self.full_log()
             );
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sibyltool
+// ---------------------------------------------------------------------------------------------
+
+/// Longest a `sibyltool` run may take.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a `sibyltool` run printed, and its exit code.
+#[derive(Debug)]
+pub struct ToolRun {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl ToolRun {
+    /// Panics unless the run exited 0.
+    pub fn ok(self) -> ToolRun {
+        assert_eq!(self.code, Some(0), "sibyltool failed: {self:?}");
+        self
+    }
+}
+
+/// Waits for `child` to exit, at most `limit`; past that it is killed and reaped, and the
+/// answer is `None`.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for a child process") {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `sibyltool ARGS` with its output in files under `dir` (no pipe can fill up), killing it
+/// after [`TOOL_TIMEOUT`].
+pub fn run_sibyltool(dir: &Path, args: &[&str]) -> ToolRun {
+    let out_path = dir.join("tool.out");
+    let err_path = dir.join("tool.err");
+    let mut child = Command::new(sibyltool_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).expect("create tool.out"))
+        .stderr(File::create(&err_path).expect("create tool.err"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", sibyltool_bin().display()));
+    let Some(status) = wait_bounded(&mut child, TOOL_TIMEOUT) else {
+        panic!("sibyltool {args:?} did not finish within {TOOL_TIMEOUT:?}");
+    };
+    ToolRun {
+        code: status.code(),
+        stdout: std::fs::read_to_string(out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err_path).unwrap_or_default(),
     }
 }
 

@@ -3,9 +3,9 @@
 //! A missing python3 or thrift module fails this test with instructions; it never skips.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use e2e::{repo_root, sibyl_bin};
+use e2e::{repo_root, sibyl_bin, wait_bounded};
 
 /// The Python test starts and stops its own node; this bounds the whole run.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -38,20 +38,11 @@ fn python_generated_client_interoperates() {
         .stderr(log.reopen().expect("reopen"))
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {py} {}: {e}", script.display()));
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the Python interop test ran longer than {LIMIT:?}:\n{}",
-                std::fs::read_to_string(log.path()).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Some(status) = wait_bounded(&mut child, LIMIT) else {
+        panic!(
+            "the Python interop test ran longer than {LIMIT:?}:\n{}",
+            std::fs::read_to_string(log.path()).unwrap_or_default()
+        );
     };
     let output = std::fs::read_to_string(log.path()).unwrap_or_default();
     eprintln!("{output}");

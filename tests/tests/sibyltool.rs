@@ -1,0 +1,197 @@
+//! `sibyltool` against a real `sibyl` process: data written over Thrift, then flush, cfstats,
+//! ring, status, info, describecluster, getendpoints, tpstats, netstats, cleanup, the ring
+//! operations that need the cluster layer, errors, and drain (after which Thrift writes fail).
+//!
+//! Every wait is bounded: node start, each tool run, Thrift sockets, node stop (the harness').
+
+use e2e::*;
+use storage::dht::Partitioner;
+
+const CLUSTER: &str = "Sibyl Tool Test";
+
+fn insert(c: &mut Client, cf: &str, key: &str) -> thrift::Result<()> {
+    c.insert(b(key), parent(cf), column(b("name"), b("value"), 1_000), ONE)
+}
+
+fn parse_json(run: &ToolRun) -> serde_json::Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
+}
+
+fn start() -> Node {
+    let keyspace = keyspace_xml(
+        "Keyspace1",
+        &[
+            r#"<ColumnFamily Name="Standard1" CompareWith="BytesType"/>"#,
+            r#"<ColumnFamily Name="Standard2" CompareWith="UTF8Type"/>"#,
+        ],
+    );
+    Node::start(Config::random().cluster_name(CLUSTER).keyspaces(keyspace))
+}
+
+fn line_value<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label).map(|rest| rest.trim_start_matches([' ', ':']).trim()))
+        .unwrap_or_else(|| panic!("no {label:?} line in:\n{text}"))
+}
+
+#[test]
+fn sibyltool_reports_and_operates_a_running_node() {
+    let mut node = start();
+    let mut client = node.client_in("Keyspace1");
+    for key in ["key1", "key2", "key3"] {
+        insert(&mut client, "Standard1", key).expect("insert");
+    }
+
+    // Before the flush: data only in the memtable.
+    let before = node.tool(&["cfstats", "Keyspace1.Standard1"]).ok();
+    assert_eq!(line_value(&before.stdout, "SSTable count"), "0", "{}", before.stdout);
+    assert_eq!(line_value(&before.stdout, "Memtable Columns Count"), "3");
+    assert_eq!(line_value(&before.stdout, "Write Count"), "3");
+
+    // flush: progress on stderr as plain lines (not a terminal), a summary on stdout.
+    let flush = node.tool(&["flush", "Keyspace1"]).ok();
+    assert!(flush.stderr.contains("[0/2] flushing Keyspace1.Standard1\n"), "{flush:?}");
+    assert!(flush.stderr.contains("[2/2] flushed 2 column families\n"), "{flush:?}");
+    assert!(flush.stdout.contains("Keyspace1.Standard1: 1 new SSTable, 1 SSTables"), "{flush:?}");
+    assert!(flush.stdout.contains("Keyspace1.Standard2: memtable was empty, 0 SSTables"), "{flush:?}");
+
+    let stats = node.tool(&["cfstats", "Keyspace1"]).ok();
+    let std1 = stats.stdout.split("Column Family: Standard2").next().expect("Standard1 first");
+    assert!(std1.contains("Column Family: Standard1"), "{}", stats.stdout);
+    assert_eq!(line_value(std1, "SSTable count"), "1", "{}", stats.stdout);
+    assert_eq!(line_value(std1, "Number of Keys (estimate)"), "3");
+    assert_eq!(line_value(std1, "Memtable Columns Count"), "0");
+    assert_eq!(line_value(std1, "Memtable Switch Count"), "1");
+    let json = parse_json(&node.tool(&["--json", "cfstats", "Keyspace1.Standard1"]).ok());
+    let cf = &json["keyspaces"][0]["column_families"][0];
+    assert_eq!(cf["sstable_count"], 1, "{json}");
+    assert_eq!(cf["key_estimate"], 3, "{json}");
+    let space = cf["space_used_live"].as_u64().expect("bytes");
+    assert!(space > 0);
+
+    // ring, status and info agree on this node's token and load.
+    let info_json = parse_json(&node.tool(&["--json", "info"]).ok());
+    let token = info_json["token"].as_str().expect("token").to_string();
+    // Load is every SSTable on the node: Standard1's and the system keyspace's (schema, state).
+    let all = parse_json(&node.tool(&["--json", "cfstats"]).ok());
+    let total: u64 = all["keyspaces"]
+        .as_array()
+        .expect("keyspaces")
+        .iter()
+        .flat_map(|k| k["column_families"].as_array().expect("cfs").iter())
+        .map(|c| c["space_used_live"].as_u64().expect("bytes"))
+        .sum();
+    assert!(total > space, "system keyspace SSTables count in the load: {all}");
+    assert_eq!(info_json["load_bytes"].as_u64(), Some(total));
+    let ring = node.tool(&["ring"]).ok();
+    let row: Vec<&str> = ring.stdout.lines().last().expect("node row").split_whitespace().collect();
+    assert_eq!(row[..5], ["127.0.0.1", "datacenter1", "rack1", "Up", "Normal"], "{}", ring.stdout);
+    assert_eq!(row[7..], ["100.00%", token.as_str()], "{}", ring.stdout);
+    let status = node.tool(&["status"]).ok();
+    let row = status.stdout.lines().last().expect("node row");
+    assert!(row.starts_with("UN  127.0.0.1"), "{}", status.stdout);
+    assert!(row.contains("100.00%") && row.ends_with("rack1"), "{}", status.stdout);
+    let info = node.tool(&["info"]).ok();
+    assert_eq!(line_value(&info.stdout, "Token"), token);
+    assert_eq!(line_value(&info.stdout, "Mode"), "NORMAL");
+    assert_eq!(line_value(&info.stdout, "Cluster"), CLUSTER);
+    assert!(line_value(&info.stdout, "Uptime (seconds)").parse::<u64>().is_ok(), "{}", info.stdout);
+    assert!(line_value(&info.stdout, "Memory (resident)").contains("MB"), "{}", info.stdout);
+    // The default 64 MB block cache, as the node reports it.
+    assert_eq!(info_json["block_cache_capacity_bytes"], 64 << 20, "{info_json}");
+    assert!(line_value(&info.stdout, "Block cache").contains("capacity 64.00 MB"), "{}", info.stdout);
+
+    let cluster = node.tool(&["describecluster"]).ok();
+    assert!(cluster.stdout.starts_with("Cluster Information:\n"), "{}", cluster.stdout);
+    assert_eq!(line_value(&cluster.stdout, "Name"), CLUSTER);
+    assert_eq!(line_value(&cluster.stdout, "Partitioner"), "org.apache.cassandra.dht.RandomPartitioner");
+    assert_eq!(line_value(&cluster.stdout, "Snitch"), "org.apache.cassandra.locator.SimpleSnitch");
+    let schema_line = cluster.stdout.lines().last().expect("a schema version line");
+    assert!(schema_line.ends_with(": [127.0.0.1]"), "{}", cluster.stdout);
+    assert_eq!(schema_line.trim().len(), 36 + ": [127.0.0.1]".len(), "a UUID: {schema_line}");
+
+    // getendpoints: this node, and the key's token by the configured partitioner.
+    let endpoints = node.tool(&["getendpoints", "Keyspace1", "Standard1", "key1"]).ok();
+    assert_eq!(endpoints.stdout, "127.0.0.1\n");
+    let json = parse_json(&node.tool(&["--json", "getendpoints", "Keyspace1", "Standard1", "key1"]).ok());
+    let p = Partitioner::Random;
+    assert_eq!(json["token"].as_str(), Some(p.token_to_string(&p.token_for_key(b"key1")).as_str()));
+
+    let tp = node.tool(&["tpstats"]).ok();
+    let mutation: Vec<&str> =
+        tp.stdout.lines().find(|l| l.starts_with("MutationStage")).expect("MutationStage").split_whitespace().collect();
+    // 3 client writes, and 3 the node made to its system keyspace at first start: the
+    // configured keyspace's definition, then the local row twice (schema version, token).
+    assert_eq!(mutation, ["MutationStage", "n/a", "n/a", "6"], "{}", tp.stdout);
+
+    let net = node.tool(&["netstats"]).ok();
+    assert_eq!(net.stdout, "Mode: NORMAL\nNot sending any streams.\nNot receiving any streams.\n");
+    let cleanup = node.tool(&["cleanup"]).ok();
+    assert!(cleanup.stdout.starts_with("Keyspace1: nothing to clean up"), "{cleanup:?}");
+    let version = node.tool(&["version"]).ok();
+    assert!(version.stdout.starts_with(&format!("ReleaseVersion: {}\n", env!("CARGO_PKG_VERSION"))));
+
+    // compact with one SSTable keeps one.
+    let compact = node.tool(&["compact", "Keyspace1", "Standard1"]).ok();
+    assert!(compact.stdout.starts_with("Keyspace1.Standard1: 1 SSTables"), "{compact:?}");
+    assert!(compact.stderr.contains("[0/1] compacting Keyspace1.Standard1"), "{compact:?}");
+
+    // Errors: exit code 1 and the node's message.
+    for (args, needle) in [
+        (&["move", "12345"][..], "move: not supported yet: needs the cluster layer"),
+        (&["decommission"][..], "decommission: not supported yet: needs the cluster layer"),
+        (&["removenode", "x"][..], "removenode: not supported yet: needs the cluster layer"),
+        (&["cfstats", "Nope"][..], "keyspace Nope does not exist"),
+        (&["flush", "Keyspace1", "Missing"][..], "column family Keyspace1.Missing does not exist"),
+    ] {
+        let run = node.tool(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:?}");
+        assert_eq!(run.stderr, format!("sibyltool: {needle}\n"), "{args:?}");
+    }
+
+    // drain: every memtable flushed, then Thrift writes fail and reads still work.
+    insert(&mut client, "Standard2", "key9").expect("insert before drain");
+    let drain = node.tool(&["drain"]).ok();
+    // Keyspace1's two column families and the system keyspace's two.
+    assert!(drain.stdout.starts_with("Drained: flushed 4 column families."), "{drain:?}");
+    assert!(drain.stderr.contains("drained"), "{drain:?}");
+    let after = parse_json(&node.tool(&["--json", "cfstats", "Keyspace1.Standard2"]).ok());
+    assert_eq!(after["keyspaces"][0]["column_families"][0]["sstable_count"], 1, "{after}");
+    match insert(&mut client, "Standard1", "key4") {
+        Err(thrift::Error::Application(e)) => {
+            assert_eq!(e.kind, thrift::ApplicationErrorKind::InternalError, "{e:?}");
+            assert_eq!(e.message, "storage is shutting down");
+        }
+        other => panic!("a write after drain must fail with an internal error, got {other:?}"),
+    }
+    let mut reader = node.client_in("Keyspace1");
+    let got = reader.get(b("key1"), path("Standard1", b("name")), ONE).expect("reads work after drain");
+    assert_eq!(got.column.and_then(|c| c.value), Some(b"value".to_vec()));
+    let info = node.tool(&["info"]).ok();
+    assert_eq!(line_value(&info.stdout, "Mode"), "DRAINED");
+    let flush = node.tool(&["flush"]);
+    assert_eq!(flush.code, Some(1), "{flush:?}");
+    assert!(flush.stderr.contains("the node is drained"), "{flush:?}");
+    let again = node.tool(&["drain"]).ok();
+    assert!(again.stdout.starts_with("Already drained."), "{again:?}");
+
+    // A drained node still stops cleanly.
+    let status = node.stop();
+    assert!(status.success(), "exit status {status}\nlog:\n{}", node.log());
+}
+
+#[test]
+fn unreachable_node_and_bad_usage_have_their_own_exit_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port().to_string();
+    let run = run_sibyltool(dir.path(), &["-p", &port, "ring"]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!("sibyltool: cannot connect to sibyl admin interface at 127.0.0.1:{port}: ")),
+        "{run:?}"
+    );
+    let usage = run_sibyltool(dir.path(), &["frobnicate"]);
+    assert_eq!(usage.code, Some(2), "{usage:?}");
+    let usage = run_sibyltool(dir.path(), &["getendpoints", "Keyspace1"]);
+    assert_eq!(usage.code, Some(2), "{usage:?}");
+}
