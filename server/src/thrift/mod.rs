@@ -161,9 +161,9 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>, executor: Executor) 
         let p = processor.clone();
         let run = move || storage::commitlog::defer_acks(|| run_processor(&p, message, framed, trace));
         let (reply, written) = if inline { run() } else { executor.run(run).await? };
-        // The reply may acknowledge writes whose commit-log records are only queued; it goes
-        // out once they are in a file.
-        // Other connections of this loop run first, so one write(2) takes all their records.
+        // The reply may acknowledge writes whose commit-log records are only queued: it goes out
+        // once they are in a file. Yielding first lets this loop's other connections queue
+        // theirs, so one write(2) takes them all.
         if let Some(written) = written {
             tokio::task::yield_now().await;
             written.await.map_err(ConnError::Unacknowledged)?;

@@ -23,9 +23,6 @@ use crate::error::{Result, StorageError};
 /// A write buffer whose capacity grew past this (one huge record) is dropped after use rather
 /// than kept for the next batch.
 const MAX_KEPT_BUFFER: usize = 4 * 1024 * 1024;
-/// A periodic-mode writer whose own record is written goes on writing what others queued
-/// meanwhile for at most this many more rounds, then hands over (see [`defer_acks`]).
-const DRAIN_ROUNDS: usize = 8;
 
 /// A log and the sequence number of the newest record deferred in it.
 type Deferred = (Arc<Shared>, u64);
@@ -482,18 +479,11 @@ impl Shared {
             SyncMode::Batch { window } => Some(window),
             SyncMode::Periodic { .. } => None,
         };
-        let mut rounds = 0;
         loop {
+            // Records queued behind this one are not left behind: deferred appends are woken by
+            // the write (`wake_after_write`), blocking ones by `progress`, and take the role.
             let done = if batch_window.is_some() { st.synced >= seq } else { st.written >= seq };
             if done {
-                // Periodic mode: records queued meanwhile may be deferred ones whose appenders
-                // did not wait; write them too for a few rounds, then let one of them take over.
-                // (Each write wakes them all when it leaves records behind.)
-                if batch_window.is_none() && !st.writing && st.written < st.appended && rounds < DRAIN_ROUNDS {
-                    rounds += 1;
-                    self.write_queued(&mut st, None)?;
-                    continue;
-                }
                 return Ok(());
             }
             if let Some(reason) = &st.poisoned {
