@@ -54,14 +54,16 @@ struct Shard {
     blocks: HashMap<Key, Arc<[u8]>, BuildHasherDefault<KeyHasher>>,
     order: VecDeque<Key>,
     bytes: usize,
+    /// Lookups that found their block, and that did not (counted under the shard's lock, so
+    /// that no counter shared by all cores sits on the read path).
+    hits: u64,
+    misses: u64,
 }
 
 pub struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     /// Bytes each shard may hold.
     shard_capacity: AtomicUsize,
-    hits: AtomicU64,
-    misses: AtomicU64,
 }
 
 static GLOBAL: OnceLock<BlockCache> = OnceLock::new();
@@ -82,8 +84,6 @@ impl BlockCache {
         BlockCache {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             shard_capacity: AtomicUsize::new(capacity / SHARDS),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
         }
     }
 
@@ -105,9 +105,12 @@ impl BlockCache {
     }
 
     pub fn get(&self, file: u64, offset: u64) -> Option<Arc<[u8]>> {
-        let found = self.shard((file, offset)).lock().blocks.get(&(file, offset)).cloned();
-        let counter = if found.is_some() { &self.hits } else { &self.misses };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let mut shard = self.shard((file, offset)).lock();
+        let found = shard.blocks.get(&(file, offset)).cloned();
+        match found {
+            Some(_) => shard.hits += 1,
+            None => shard.misses += 1,
+        }
         found
     }
 
@@ -131,7 +134,7 @@ impl BlockCache {
 
     /// Lookups that found their block, and lookups that did not.
     pub fn hits_and_misses(&self) -> (u64, u64) {
-        (self.hits.load(Ordering::Relaxed), self.misses.load(Ordering::Relaxed))
+        self.shards.iter().map(|s| s.lock()).fold((0, 0), |(h, m), s| (h + s.hits, m + s.misses))
     }
 
     /// Bytes of blocks held.
