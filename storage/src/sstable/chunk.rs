@@ -90,6 +90,18 @@ fn stored_len(len: u64, chunk_size: u64) -> u64 {
     DATA_HEADER_LEN + len + len.div_ceil(chunk_size) * CRC_LEN
 }
 
+/// The payload of one stored chunk (payload, then its CRC), if the CRC matches; `at` is where
+/// the read started, for the error.
+fn checked_payload(stored: &[u8], at: u64) -> Result<&[u8], CorruptData> {
+    let (payload, crc) = stored.split_at(stored.len().saturating_sub(CRC_LEN as usize));
+    let expected = u32::from_be_bytes(crc.try_into().unwrap_or_default());
+    let got = crc32fast::hash(payload);
+    if expected != got {
+        return Err(CorruptData::ChecksumMismatch { offset: at, expected, got });
+    }
+    Ok(payload)
+}
+
 /// An open Data component.
 pub struct DataFile {
     file: File,
@@ -189,13 +201,9 @@ impl DataFile {
             format::read_exact_at(&self.file, &self.path, &mut cache.buf, pos)?;
             let mut good = 0;
             for chunk in cache.buf.chunks(stride as usize) {
-                let (payload, crc) = chunk.split_at(chunk.len().saturating_sub(CRC_LEN as usize));
-                let expected = u32::from_be_bytes(crc.try_into().unwrap_or_default());
-                let got = crc32fast::hash(payload);
-                if expected != got {
+                if let Err(e) = checked_payload(chunk, pos) {
                     // Only a read of the bad chunk itself fails: the good ones before it are kept.
                     if good == 0 {
-                        let e = CorruptData::ChecksumMismatch { offset: pos, expected, got };
                         return Err(corrupt(&self.path, e));
                     }
                     break;
@@ -221,13 +229,7 @@ impl DataFile {
         let pos = DATA_HEADER_LEN + i * (self.chunk_size + CRC_LEN);
         let mut stored = vec![0; (len + CRC_LEN) as usize];
         format::read_exact_at(&self.file, &self.path, &mut stored, pos)?;
-        let (payload, crc) = stored.split_at(len as usize);
-        let expected = u32::from_be_bytes(crc.try_into().unwrap_or_default());
-        let got = crc32fast::hash(payload);
-        if expected != got {
-            return Err(corrupt(&self.path, CorruptData::ChecksumMismatch { offset: pos, expected, got }));
-        }
-        let chunk: Arc<[u8]> = payload.into();
+        let chunk: Arc<[u8]> = checked_payload(&stored, pos).map_err(|e| corrupt(&self.path, e))?.into();
         cache.insert(self.cache_id, i, Arc::clone(&chunk));
         Ok(chunk)
     }
