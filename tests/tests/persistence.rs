@@ -12,6 +12,15 @@ fn schema() -> Vec<t::CfDef> {
     vec![cf_def(KS, "Standard1", "UTF8Type"), super_cf_def(KS, "Super1", "UTF8Type", "BytesType")]
 }
 
+/// A node started with `config` whose keyspace Durable exists, and a client in that keyspace.
+fn start_durable(config: Config) -> (Node, Client) {
+    let node = Node::start(config);
+    let mut c = node.client();
+    create_keyspace(&mut c, KS, schema());
+    ok("set_keyspace", c.set_keyspace(KS.into()));
+    (node, c)
+}
+
 fn write_rows(c: &mut Client, prefix: &str, rows: usize, value: &str) {
     for i in 0..rows {
         let key = format!("{prefix}{i:03}");
@@ -47,10 +56,7 @@ fn assert_row_range(c: &mut Client, prefix: &str, rows: std::ops::Range<usize>, 
 
 #[test]
 fn clean_shutdown_keeps_data_and_deletions() {
-    let mut node = Node::start(Config::random());
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let (mut node, mut c) = start_durable(Config::random());
     write_rows(&mut c, "row", 100, "v1");
     ok("remove column", c.remove(b("row000"), path("Standard1", b("value")), ts(), ONE));
     ok("remove row", c.remove(b("row001"), row_path("Standard1"), ts(), ONE));
@@ -86,10 +92,7 @@ fn clean_shutdown_keeps_data_and_deletions() {
 
 #[test]
 fn sigkill_after_sync_period_replays_the_commit_log() {
-    let mut node = Node::start(Config::random());
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let (mut node, mut c) = start_durable(Config::random());
     write_rows(&mut c, "row", 50, "v1");
     // Periodic sync every 1000 ms (the harness' CommitLogSyncPeriodInMS): wait two periods.
     std::thread::sleep(Duration::from_millis(2100));
@@ -103,10 +106,7 @@ fn sigkill_after_sync_period_replays_the_commit_log() {
 fn sigkill_right_after_acknowledgement_keeps_the_write() {
     // The process dies, the OS does not: an acknowledged write is in the commit log file (as in
     // Cassandra, where periodic mode writes every mutation to the segment before acknowledging).
-    let mut node = Node::start(Config::random());
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let (mut node, mut c) = start_durable(Config::random());
     write_rows(&mut c, "row", 20, "acked");
     node.kill9();
     node.start_again();
@@ -116,10 +116,7 @@ fn sigkill_right_after_acknowledgement_keeps_the_write() {
 
 #[test]
 fn flushed_and_replayed_data_merge_by_timestamp() {
-    let mut node = Node::start(Config::random());
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let (mut node, mut c) = start_durable(Config::random());
     write_rows(&mut c, "row", 40, "old");
     drop(c);
     node.restart(); // clean: "old" is flushed to an SSTable
@@ -252,9 +249,7 @@ fn assert_acknowledged_rows(c: &mut Client, acknowledged: &[String], when: &str)
 fn sigkill_under_concurrent_load_keeps_every_acknowledged_write() {
     // Many connections writing at once: the server acknowledges a batch only after its commit-log
     // record is in a file, even when one write(2) carries the records of several connections.
-    let mut node = Node::start(Config::random());
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
+    let (mut node, _) = start_durable(Config::random());
     let writers = concurrent_writers(&node, 8, 5_000);
     std::thread::sleep(Duration::from_millis(400));
     node.kill9();
@@ -268,10 +263,7 @@ fn sigkill_under_concurrent_load_keeps_every_acknowledged_write() {
 fn flushed_data_reads_back_with_the_block_cache_off_and_several_event_loops() {
     let config =
         Config::random().extra("<ThriftEventLoops>3</ThriftEventLoops>\n<BlockCacheSizeInMB>0</BlockCacheSizeInMB>");
-    let mut node = Node::start(config);
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let (mut node, mut c) = start_durable(config);
     write_rows(&mut c, "row", 60, "flushed");
     node.restart();
     // Several connections, dealt over the three loops, read from the SSTable without a cache.
@@ -287,9 +279,7 @@ fn writers_on_several_event_loops_are_all_acknowledged() {
     // Four loops share one commit log: a loop whose records missed another loop's write must
     // still get them written and its replies sent (a lost wake-up would hang a client until
     // its socket timeout).
-    let node = Node::start(Config::random().extra("<ThriftEventLoops>4</ThriftEventLoops>"));
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
+    let (node, _) = start_durable(Config::random().extra("<ThriftEventLoops>4</ThriftEventLoops>"));
     let mut acknowledged = Vec::new();
     for writer in concurrent_writers(&node, 8, 300) {
         let keys = writer.join().unwrap();
