@@ -291,6 +291,15 @@ impl Node {
         node
     }
 
+    /// Starts a node, creates `keyspace` with `cf_defs` over Thrift and returns a client in it.
+    pub fn start_with_keyspace(config: Config, keyspace: &str, cf_defs: Vec<t::CfDef>) -> (Node, Client) {
+        let node = Node::start(config);
+        let mut c = node.client();
+        create_keyspace(&mut c, keyspace, cf_defs);
+        ok("set_keyspace", c.set_keyspace(keyspace.to_string()));
+        (node, c)
+    }
+
     /// Starts with the default configuration (RandomPartitioner, no keyspaces).
     pub fn start_default() -> Node {
         Node::start(Config::default())

@@ -23,11 +23,7 @@ fn schema() -> Vec<t::CfDef> {
 }
 
 fn setup(config: Config) -> (Node, Client) {
-    let node = Node::start(config);
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
-    (node, c)
+    Node::start_with_keyspace(config, KS, schema())
 }
 
 fn insert(c: &mut Client, key: &str, cf: &str, name: impl Into<Vec<u8>>, value: &str) {

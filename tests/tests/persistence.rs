@@ -14,11 +14,7 @@ fn schema() -> Vec<t::CfDef> {
 
 /// A node started with `config` whose keyspace Durable exists, and a client in that keyspace.
 fn start_durable(config: Config) -> (Node, Client) {
-    let node = Node::start(config);
-    let mut c = node.client();
-    create_keyspace(&mut c, KS, schema());
-    ok("set_keyspace", c.set_keyspace(KS.into()));
-    (node, c)
+    Node::start_with_keyspace(config, KS, schema())
 }
 
 fn write_rows(c: &mut Client, prefix: &str, rows: usize, value: &str) {
