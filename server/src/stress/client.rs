@@ -285,21 +285,6 @@ pub fn counter_mutations(columns: u32) -> Vec<t::Mutation> {
 }
 
 /// `batch_mutate` of one row: `values` become columns `C0..`.
-pub fn insert_row(
-    client: &mut Client,
-    key: Vec<u8>,
-    values: Vec<Vec<u8>>,
-    cl: t::ConsistencyLevel,
-) -> Result<(), OpError> {
-    let mut by_cf = BTreeMap::new();
-    by_cf.insert(STANDARD_CF.to_string(), row_mutations(values, timestamp_micros()));
-    let mut map = BTreeMap::new();
-    map.insert(key, by_cf);
-    client.batch_mutate(map, cl)?;
-    Ok(())
-}
-
-/// [`insert_row`] over an [`AsyncConn`].
 pub async fn insert_row_async(
     c: &mut AsyncConn,
     key: &[u8],
@@ -314,7 +299,7 @@ pub async fn insert_row_async(
     Ok(())
 }
 
-/// [`read_row`] over an [`AsyncConn`].
+/// `get_slice` of the first `columns` columns of a row; a row with no columns is an error.
 pub async fn read_row_async(
     c: &mut AsyncConn,
     key: &[u8],
@@ -330,7 +315,7 @@ pub async fn read_row_async(
     Ok(())
 }
 
-/// [`range_rows`] over an [`AsyncConn`].
+/// `get_range_slices` of `rows` rows from `start_key`; no rows at all is an error.
 pub async fn range_rows_async(
     c: &mut AsyncConn,
     start_key: Vec<u8>,
@@ -348,7 +333,7 @@ pub async fn range_rows_async(
     Ok(())
 }
 
-/// [`counter_add`] over an [`AsyncConn`].
+/// `batch_mutate` adding 1 to counters `C0..C{columns-1}` of a row of `Counter1`.
 pub async fn counter_add_async(
     c: &mut AsyncConn,
     key: &[u8],
@@ -384,41 +369,6 @@ fn range_from(start_key: Vec<u8>, rows: u32) -> t::KeyRange {
         count: rows as i32,
         row_filter: None,
     }
-}
-
-/// `get_slice` of the first `columns` columns of a row; a row with no columns is an error.
-pub fn read_row(client: &mut Client, key: Vec<u8>, columns: u32, cl: t::ConsistencyLevel) -> Result<(), OpError> {
-    let got = client.get_slice(key, parent(STANDARD_CF), first_columns(columns), cl)?;
-    if got.is_empty() {
-        return Err(OpError::Empty("read found no row (key not written?)"));
-    }
-    Ok(())
-}
-
-/// `get_range_slices` of `rows` rows from `start_key`; no rows at all is an error.
-pub fn range_rows(
-    client: &mut Client,
-    start_key: Vec<u8>,
-    rows: u32,
-    columns: u32,
-    cl: t::ConsistencyLevel,
-) -> Result<(), OpError> {
-    let range = range_from(start_key, rows);
-    let got = client.get_range_slices(parent(STANDARD_CF), first_columns(columns), range, cl)?;
-    if got.is_empty() {
-        return Err(OpError::Empty("range slice found no rows"));
-    }
-    Ok(())
-}
-
-/// `batch_mutate` adding 1 to counters `C0..C{columns-1}` of a row of `Counter1`.
-pub fn counter_add(client: &mut Client, key: Vec<u8>, columns: u32, cl: t::ConsistencyLevel) -> Result<(), OpError> {
-    let mut by_cf = BTreeMap::new();
-    by_cf.insert(COUNTER_CF.to_string(), counter_mutations(columns));
-    let mut map = BTreeMap::new();
-    map.insert(key, by_cf);
-    client.batch_mutate(map, cl)?;
-    Ok(())
 }
 
 /// Every row key of a column family, paging through `get_range_slices` over the whole ring
