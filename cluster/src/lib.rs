@@ -1,4 +1,12 @@
-//! Sibyl's cluster layer: token ring, replication, gossip, failure detection and the coordinator.
+//! Sibyl's cluster layer: token ring, replication, snitches, internode messaging, gossip,
+//! failure detection and the coordinator (Cassandra's `locator`, `gms`, `net` and `service`).
 //!
-//! Not built yet: a single node serves every token. The crate exists so the dependency direction
-//! `server → cluster → storage` is fixed from the start.
+//! Requests flow one way: a front end (Thrift today) calls the coordinator with the engine's own
+//! request types and a consistency level; the coordinator decides which replicas hold the data
+//! and talks to the local engine (`storage`) or, through messaging, to other nodes.
+#![deny(clippy::unwrap_used)]
+
+/// A node as the cluster knows it: its listen address and storage (internode) port. Cassandra
+/// identified nodes by address alone; carrying the port lets several nodes share one address in
+/// tests, while real deployments give each node its own address (127.0.0.1, .2, .3 locally).
+pub type Endpoint = std::net::SocketAddr;
