@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use rand::Rng;
+use storage::block_cache::{BlockCache, DEFAULT_CAPACITY};
 use storage::data::{Cell, Row};
 use storage::dht::{DecoratedKey, Token};
 use storage::sstable::{AllCells, Descriptor, SsTableWriter, WriterOptions};
@@ -26,7 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..rows {
         w.append(&key(i), &Row { cells: vec![Cell::live("c", vec![7u8; 100], 1)], ..Row::new() })?;
     }
-    let reader = w.finish((0, 0), vec![])?;
+    let cache = std::sync::Arc::new(BlockCache::new(DEFAULT_CAPACITY));
+    let reader = w.finish((0, 0), vec![], &cache)?;
     println!("write+open: {:?} for {rows} rows, {} bytes", started.elapsed(), reader.disk_size());
     let mut rng = rand::thread_rng();
     let reads = 200_000;

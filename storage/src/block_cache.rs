@@ -1,4 +1,4 @@
-//! A process-wide cache of verified SSTable blocks: index blocks and Data chunks, as they are
+//! An engine's cache of verified SSTable blocks: index blocks and Data chunks, as they are
 //! after their CRC check, so that a read of a hot partition needs neither a pread nor a CRC; and
 //! key-cache entries (a small partition's Data position, by key), which spare a read the summary
 //! search and the index block. It plays the part of Cassandra's key cache and chunk cache (or
@@ -9,16 +9,19 @@
 //! the block's offset. Sixteen shards, each a map plus an insertion queue: eviction is FIFO,
 //! which keeps hits cheap (no reordering under the lock) and does well enough for the uniform
 //! and skewed point-read loads this serves. Capacity is in bytes of block data.
+//!
+//! Each [`crate::engine::Storage`] owns one cache and hands it to the SSTable readers it opens,
+//! so two engines in one process (tests, tools) neither share nor evict each other's blocks.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 const SHARDS: usize = 16;
-/// Capacity until [`BlockCache::set_capacity`] says otherwise.
+/// Capacity when the engine's configuration does not say (BlockCacheSizeInMB).
 pub const DEFAULT_CAPACITY: usize = 64 << 20;
 
 type Key = (u64, u64);
@@ -66,13 +69,9 @@ pub struct BlockCache {
     shard_capacity: AtomicUsize,
 }
 
-static GLOBAL: OnceLock<BlockCache> = OnceLock::new();
+/// File ids are unique in the process, not just in one cache: an id can then never name
+/// another file's blocks, whichever engine's cache a reader is given.
 static NEXT_FILE_ID: AtomicU64 = AtomicU64::new(1);
-
-/// The cache every SSTable reader of this process shares.
-pub fn global() -> &'static BlockCache {
-    GLOBAL.get_or_init(|| BlockCache::new(DEFAULT_CAPACITY))
-}
 
 /// A fresh id for an opened file's blocks.
 pub fn next_file_id() -> u64 {

@@ -10,11 +10,11 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
-use crate::dht::{DecoratedKey, Token};
+use crate::dht::{DecoratedKey, KeyBound};
 use crate::error::Result;
 use crate::filter::{collect_live, merge_rows, ReadFilter};
 use crate::memtable::{Memtable, MemtableScan};
-use crate::schema::CfDef;
+use crate::schema::{CfDef, CfMetadata};
 use crate::sstable::{CellFilter, Descriptor, SsTableReader};
 
 /// The memtable taking writes, and older ones being flushed (still readable until their
@@ -35,43 +35,10 @@ pub struct CfCounters {
     pub compactions: AtomicU64,
 }
 
-/// A column family's validators and write defaults, parsed once per schema change instead of
-/// on every request.
-#[derive(Clone, Debug)]
-pub struct Validators {
-    pub key: crate::marshal::AbstractType,
-    pub default_value: crate::marshal::AbstractType,
-    /// Per-column validators (column_metadata), by column (or subcolumn) name.
-    pub columns: std::collections::HashMap<Vec<u8>, crate::marshal::AbstractType>,
-    pub default_time_to_live: i32,
-}
-
-impl Validators {
-    fn of(def: &CfDef) -> std::result::Result<Validators, crate::marshal::MarshalError> {
-        use crate::marshal::AbstractType;
-        let mut columns = std::collections::HashMap::new();
-        for c in &def.column_metadata {
-            columns.insert(c.name.clone(), AbstractType::parse(&c.validation_class)?);
-        }
-        Ok(Validators {
-            key: AbstractType::parse(&def.key_validation_class)?,
-            default_value: AbstractType::parse(&def.default_validation_class)?,
-            columns,
-            default_time_to_live: def.default_time_to_live,
-        })
-    }
-
-    /// The validator for values of column `name`.
-    pub fn value(&self, name: &[u8]) -> &crate::marshal::AbstractType {
-        self.columns.get(name).unwrap_or(&self.default_value)
-    }
-}
-
 pub struct ColumnFamilyStore {
-    /// Guarded by a lock because system_update_column_family may change options (never the
-    /// comparators, which Cassandra forbids altering).
-    def: RwLock<CfDef>,
-    validators: RwLock<Arc<Validators>>,
+    /// Replaced whole when system_update_column_family changes options (never the comparators,
+    /// which Cassandra forbids altering, so `cmp` below stays right).
+    metadata: RwLock<Arc<CfMetadata>>,
     pub id: uuid::Uuid,
     pub keyspace: String,
     pub name: String,
@@ -105,16 +72,14 @@ impl CellFilter for BlockFilter<'_> {
 
 impl ColumnFamilyStore {
     pub(crate) fn open(def: CfDef, dir: PathBuf, sstables: Vec<Arc<SsTableReader>>) -> Result<ColumnFamilyStore> {
-        let cmp = CellComparator::for_cf(&def)?;
+        let metadata = CfMetadata::new(def)?;
         let next = sstables.iter().map(|s| s.descriptor().generation).max().unwrap_or(0) + 1;
-        let validators = RwLock::new(Arc::new(Validators::of(&def)?));
         Ok(ColumnFamilyStore {
-            validators,
-            id: def.id,
-            keyspace: def.keyspace.clone(),
-            name: def.name.clone(),
-            def: RwLock::new(def),
-            cmp,
+            id: metadata.def.id,
+            keyspace: metadata.def.keyspace.clone(),
+            name: metadata.def.name.clone(),
+            cmp: metadata.cmp.clone(),
+            metadata: RwLock::new(Arc::new(metadata)),
             dir,
             memtables: RwLock::new(Memtables { active: Arc::new(Memtable::new()), flushing: Vec::new() }),
             sstables: RwLock::new(sstables),
@@ -126,23 +91,18 @@ impl ColumnFamilyStore {
         })
     }
 
-    pub fn def(&self) -> CfDef {
-        self.def.read().clone()
+    /// The definition with its parsed comparator and validators (cheap: a shared pointer).
+    pub fn metadata(&self) -> Arc<CfMetadata> {
+        self.metadata.read().clone()
     }
 
     pub(crate) fn set_def(&self, def: CfDef) -> Result<()> {
-        *self.validators.write() = Arc::new(Validators::of(&def)?);
-        *self.def.write() = def;
+        *self.metadata.write() = Arc::new(CfMetadata::new(def)?);
         Ok(())
     }
 
-    /// The parsed validators and write defaults (cheap: a shared pointer).
-    pub fn validators(&self) -> Arc<Validators> {
-        self.validators.read().clone()
-    }
-
     pub fn gc_grace_seconds(&self) -> i32 {
-        self.def.read().gc_grace_seconds
+        self.metadata.read().def.gc_grace_seconds
     }
 
     pub(crate) fn new_descriptor(&self) -> Descriptor {
@@ -232,71 +192,6 @@ impl ColumnFamilyStore {
             sources.push(Box::new(s.scan(Some(&from))?));
         }
         Ok(MergedScan::new(self.cmp.clone(), sources))
-    }
-
-    pub fn live_sstable_bytes(&self) -> u64 {
-        self.sstables().iter().map(|s| s.data_size()).sum()
-    }
-}
-
-/// Where a scan of partitions starts or stops.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeyBound {
-    Unbounded,
-    Key { key: DecoratedKey, inclusive: bool },
-    Token { token: Token, inclusive: bool },
-}
-
-impl KeyBound {
-    /// The smallest decorated key a scan starting at this bound must look at.
-    fn as_lower_key(&self) -> DecoratedKey {
-        match self {
-            KeyBound::Unbounded => DecoratedKey::new(Token(Vec::new()), Vec::new()),
-            KeyBound::Key { key, .. } => key.clone(),
-            KeyBound::Token { token, .. } => DecoratedKey::new(token.clone(), Vec::new()),
-        }
-    }
-
-    /// True when `key` is at or after this bound taken as a lower bound.
-    pub fn admits_from_below(&self, key: &DecoratedKey) -> bool {
-        match self {
-            KeyBound::Unbounded => true,
-            KeyBound::Key { key: k, inclusive } => {
-                if *inclusive {
-                    key >= k
-                } else {
-                    key > k
-                }
-            }
-            KeyBound::Token { token, inclusive } => {
-                if *inclusive {
-                    &key.token >= token
-                } else {
-                    &key.token > token
-                }
-            }
-        }
-    }
-
-    /// True when `key` is at or before this bound taken as an upper bound.
-    pub fn admits_from_above(&self, key: &DecoratedKey) -> bool {
-        match self {
-            KeyBound::Unbounded => true,
-            KeyBound::Key { key: k, inclusive } => {
-                if *inclusive {
-                    key <= k
-                } else {
-                    key < k
-                }
-            }
-            KeyBound::Token { token, inclusive } => {
-                if *inclusive {
-                    &key.token <= token
-                } else {
-                    &key.token < token
-                }
-            }
-        }
     }
 }
 

@@ -5,18 +5,36 @@
 //! point) and names its inputs as ancestors; inputs still present at start-up next to a
 //! complete output are deleted then (see `sstable::cleanup_leftovers`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::info;
 
+use crate::block_cache::BlockCache;
 use crate::cfs::ColumnFamilyStore;
 use crate::data::{now_seconds, CellKind, Row};
 use crate::dht::DecoratedKey;
-use crate::engine::Storage;
 use crate::error::{Result, StorageError};
 use crate::filter::compact_row;
-use crate::sstable::{SsTableReader, SsTableWriter};
+use crate::sstable::{SsTableReader, SsTableWriter, WriterOptions};
+
+/// What a compaction needs from the engine running it, and nothing more.
+pub(crate) struct CompactionEnv<'a> {
+    pub writer_options: WriterOptions,
+    /// Write rate limit in MB/s (0 = unthrottled).
+    pub throughput_mb_per_sec: u32,
+    /// The engine's block cache, for the output's reader.
+    pub cache: &'a Arc<BlockCache>,
+    /// Set when the engine shuts down: a running compaction gives up (its output is discarded).
+    pub stopping: &'a AtomicBool,
+}
+
+impl CompactionEnv<'_> {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+}
 
 /// SSTables below this size all count as one tier.
 const SMALL_SSTABLE_BYTES: u64 = 50 << 20;
@@ -47,12 +65,12 @@ pub fn size_tiers(mut sstables: Vec<(u64, Arc<SsTableReader>)>) -> Vec<Vec<Arc<S
 }
 
 /// Runs size-tiered compactions until no tier has enough SSTables.
-pub(crate) fn compact_if_needed(storage: &Storage, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
     loop {
-        if storage.is_shutting_down() {
+        if env.stopping() {
             return Ok(());
         }
-        let def = store.def();
+        let def = &store.metadata().def;
         let (min, max) = (def.min_compaction_threshold, def.max_compaction_threshold);
         if min <= 0 || max <= 0 {
             return Ok(()); // compaction disabled for this column family
@@ -73,12 +91,12 @@ pub(crate) fn compact_if_needed(storage: &Storage, store: &Arc<ColumnFamilyStore
         if !reserve(store, &tier) {
             return Ok(());
         }
-        compact(storage, store, tier)?;
+        compact(env, store, tier)?;
     }
 }
 
 /// Merges every SSTable of the column family (major compaction).
-pub(crate) fn compact_all(storage: &Storage, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
     let inputs = store.sstables();
     if inputs.is_empty() {
         return Ok(());
@@ -89,7 +107,7 @@ pub(crate) fn compact_all(storage: &Storage, store: &Arc<ColumnFamilyStore>) -> 
             store.keyspace, store.name
         )));
     }
-    compact(storage, store, inputs)
+    compact(env, store, inputs)
 }
 
 /// Marks `inputs` as being compacted; false if any already is.
@@ -102,8 +120,8 @@ fn reserve(store: &ColumnFamilyStore, inputs: &[Arc<SsTableReader>]) -> bool {
     true
 }
 
-fn compact(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<SsTableReader>>) -> Result<()> {
-    let result = compact_reserved(storage, store, &inputs);
+fn compact(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<SsTableReader>>) -> Result<()> {
+    let result = compact_reserved(env, store, &inputs);
     let mut busy = store.compacting.lock();
     for s in &inputs {
         busy.remove(&s.descriptor().generation);
@@ -111,7 +129,7 @@ fn compact(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<Ss
     result
 }
 
-fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &[Arc<SsTableReader>]) -> Result<()> {
+fn compact_reserved(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs: &[Arc<SsTableReader>]) -> Result<()> {
     let started = Instant::now();
     let now = now_seconds();
     let gc_before = now.saturating_sub(store.gc_grace_seconds());
@@ -141,13 +159,13 @@ fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &
 
     let expected: usize = inputs.iter().map(|s| s.metadata().key_count as usize).sum();
     let desc = store.new_descriptor();
-    let mut writer = SsTableWriter::create(desc, expected, storage.writer_options())?;
-    let throttle = Throttle::new(storage.config().compaction_throughput_mb_per_sec);
+    let mut writer = SsTableWriter::create(desc, expected, env.writer_options.clone())?;
+    let throttle = Throttle::new(env.throughput_mb_per_sec);
     let mut written_rows = 0u64;
     let merged = (|| {
         let sources = inputs.iter().map(|s| s.scan(None)).collect::<Result<Vec<_>>>()?;
         for item in crate::cfs::MergedScan::over(store.cmp.clone(), sources) {
-            if storage.is_shutting_down() {
+            if env.stopping() {
                 return Err(StorageError::ShuttingDown);
             }
             let (key, row) = item?;
@@ -171,7 +189,7 @@ fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &
         .max()
         .unwrap_or((0, 0));
     let output = if written_rows > 0 {
-        Some(Arc::new(writer.finish(replay_position, input_gens.clone())?))
+        Some(Arc::new(writer.finish(replay_position, input_gens.clone(), env.cache)?))
     } else {
         writer.abort();
         None
@@ -195,7 +213,7 @@ fn compact_reserved(storage: &Storage, store: &Arc<ColumnFamilyStore>, inputs: &
     for s in inputs {
         s.delete_files()?;
     }
-    store.counters.compactions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    store.counters.compactions.fetch_add(1, Ordering::Relaxed);
     info!(keyspace = %store.keyspace, cf = %store.name, inputs = inputs.len(), rows = written_rows,
           elapsed_ms = started.elapsed().as_millis() as u64, "compacted");
     Ok(())

@@ -9,12 +9,17 @@
 //! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions),
 //! [`mutation::RowMutation`] (a write), [`filter::ReadFilter`] (what a read wants) and
 //! [`engine::Storage`] (the engine).
+//!
+//! What other crates use: the data types (`data`, `mutation`, `filter`, `schema`, `marshal`,
+//! `comparator`, `dht`, `error`) and the engine's API (`engine::Storage`, grouped by concern).
+//! The modules behind it (`commitlog`, `memtable`, `sstable`, `block_cache`, `system`) are
+//! public for the engine's own tests, tools and benchmarks; servers never reach into them.
 #![deny(clippy::unwrap_used)]
 
 pub mod block_cache;
-pub mod cfs;
+pub(crate) mod cfs;
 pub mod commitlog;
-pub mod compaction;
+pub(crate) mod compaction;
 pub mod comparator;
 pub mod data;
 pub mod dht;

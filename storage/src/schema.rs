@@ -267,3 +267,64 @@ pub struct Schema {
     /// Changes with every schema change (Cassandra's schema version).
     pub version: Uuid,
 }
+
+/// A column family's definition with what every request needs parsed once per schema change:
+/// the cell comparator and the value validators (Cassandra's CFMetaData). Front ends validate
+/// and convert requests against it; the engine hands out a shared, immutable copy
+/// ([`crate::engine::Storage::cf_metadata`]) that a schema change replaces.
+#[derive(Clone, Debug)]
+pub struct CfMetadata {
+    pub def: CfDef,
+    pub cmp: crate::comparator::CellComparator,
+    pub validators: Validators,
+}
+
+impl CfMetadata {
+    pub fn new(def: CfDef) -> Result<CfMetadata, crate::marshal::MarshalError> {
+        let cmp = crate::comparator::CellComparator::for_cf(&def)?;
+        let validators = Validators::of(&def)?;
+        Ok(CfMetadata { def, cmp, validators })
+    }
+
+    pub fn keyspace(&self) -> &str {
+        &self.def.keyspace
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    pub fn is_super(&self) -> bool {
+        self.cmp.is_super()
+    }
+}
+
+/// A column family's validators and write defaults.
+#[derive(Clone, Debug)]
+pub struct Validators {
+    pub key: AbstractType,
+    pub default_value: AbstractType,
+    /// Per-column validators (column_metadata), by column (or subcolumn) name.
+    pub columns: std::collections::HashMap<Vec<u8>, AbstractType>,
+    pub default_time_to_live: i32,
+}
+
+impl Validators {
+    fn of(def: &CfDef) -> Result<Validators, crate::marshal::MarshalError> {
+        let mut columns = std::collections::HashMap::new();
+        for c in &def.column_metadata {
+            columns.insert(c.name.clone(), AbstractType::parse(&c.validation_class)?);
+        }
+        Ok(Validators {
+            key: AbstractType::parse(&def.key_validation_class)?,
+            default_value: AbstractType::parse(&def.default_validation_class)?,
+            columns,
+            default_time_to_live: def.default_time_to_live,
+        })
+    }
+
+    /// The validator for values of column `name`.
+    pub fn value(&self, name: &[u8]) -> &AbstractType {
+        self.columns.get(name).unwrap_or(&self.default_value)
+    }
+}

@@ -63,7 +63,7 @@ fn dropping_removes_files_and_recreating_starts_empty() {
     let s = Storage::open(config(dir.path())).unwrap();
     put(&s, "cf", "a", b"c", "v");
     s.flush("ks", "cf").unwrap();
-    let cf_dir = s.store("ks", "cf").unwrap().sstable_dir().to_path_buf();
+    let cf_dir = s.cf_directory("ks", "cf").unwrap();
     assert!(cf_dir.exists());
     s.drop_column_family("ks", "cf").unwrap();
     assert!(!cf_dir.exists(), "dropped column family's directory still exists");
@@ -87,9 +87,7 @@ fn corrupt_sstable_chunk_is_reported_with_file_name() {
         put(&s, "cf", &format!("key{i}"), b"c", &format!("value {i} {}", "x".repeat(100)));
     }
     s.flush("ks", "cf").unwrap();
-    let sstable = s.store("ks", "cf").unwrap().sstables()[0].clone();
-    let data = sstable.descriptor().path(storage::sstable::Component::Data);
-    drop(sstable);
+    let data = s.data_files("ks", "cf").unwrap()[0].clone();
     s.shutdown().unwrap();
     drop(s);
     // Flip a byte in the middle of the Data file.

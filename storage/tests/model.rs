@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use storage::cfs::KeyBound;
 use storage::data::{now_seconds, Cell, CellKind, DeletionTime, RangeTombstone};
-use storage::dht::Partitioner;
+use storage::dht::{KeyBound, Partitioner};
 use storage::engine::{Storage, StorageConfig};
 use storage::filter::ReadFilter;
 use storage::mutation::RowMutation;

@@ -36,7 +36,7 @@ use md5::{Digest, Md5};
 use num_bigint::BigInt;
 
 pub use murmur3::hash3_x64_128;
-pub use range::{Bounds, Range};
+pub use range::{Bounds, KeyBound, Range};
 pub use token::{DecoratedKey, Token};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

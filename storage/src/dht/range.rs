@@ -9,7 +9,7 @@
 //! - a range whose `right` is the minimum token runs to the end of the ring: `(t, min]` holds every
 //!   token after `t` and is not split further by [`Range::unwrap`].
 
-use super::token::Token;
+use super::token::{DecoratedKey, Token};
 
 /// The tokens in `(left, right]`, wrapping past the end of the ring when `left >= right`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -161,3 +161,65 @@ impl Bounds {
             || ((self.right.is_minimum() || self.left != self.right) && range_contains(&self.left, &self.right, token))
     }
 }
+
+/// Where a scan of partitions starts or stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyBound {
+    Unbounded,
+    Key { key: DecoratedKey, inclusive: bool },
+    Token { token: Token, inclusive: bool },
+}
+
+impl KeyBound {
+    /// The smallest decorated key a scan starting at this bound must look at.
+    pub fn as_lower_key(&self) -> DecoratedKey {
+        match self {
+            KeyBound::Unbounded => DecoratedKey::new(Token(Vec::new()), Vec::new()),
+            KeyBound::Key { key, .. } => key.clone(),
+            KeyBound::Token { token, .. } => DecoratedKey::new(token.clone(), Vec::new()),
+        }
+    }
+
+    /// True when `key` is at or after this bound taken as a lower bound.
+    pub fn admits_from_below(&self, key: &DecoratedKey) -> bool {
+        match self {
+            KeyBound::Unbounded => true,
+            KeyBound::Key { key: k, inclusive } => {
+                if *inclusive {
+                    key >= k
+                } else {
+                    key > k
+                }
+            }
+            KeyBound::Token { token, inclusive } => {
+                if *inclusive {
+                    &key.token >= token
+                } else {
+                    &key.token > token
+                }
+            }
+        }
+    }
+
+    /// True when `key` is at or before this bound taken as an upper bound.
+    pub fn admits_from_above(&self, key: &DecoratedKey) -> bool {
+        match self {
+            KeyBound::Unbounded => true,
+            KeyBound::Key { key: k, inclusive } => {
+                if *inclusive {
+                    key <= k
+                } else {
+                    key < k
+                }
+            }
+            KeyBound::Token { token, inclusive } => {
+                if *inclusive {
+                    &key.token <= token
+                } else {
+                    &key.token < token
+                }
+            }
+        }
+    }
+}
+

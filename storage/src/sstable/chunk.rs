@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::block_cache;
+use crate::block_cache::{self, BlockCache};
 use crate::error::{CorruptData, Result, StorageError};
 
 use super::corrupt;
@@ -109,7 +109,8 @@ pub struct DataFile {
     chunk_size: u64,
     /// Logical bytes (from Statistics).
     len: u64,
-    /// This file's id in the block cache.
+    /// The engine's block cache, and this file's id in it.
+    cache: Arc<BlockCache>,
     cache_id: u64,
 }
 
@@ -147,7 +148,7 @@ impl ChunkCache {
 
 impl DataFile {
     /// Opens and checks the header and the length against `len` logical bytes.
-    pub fn open(path: &Path, version: FormatVersion, len: u64) -> Result<DataFile> {
+    pub fn open(path: &Path, version: FormatVersion, len: u64, cache: Arc<BlockCache>) -> Result<DataFile> {
         let file = File::open(path).map_err(|e| StorageError::io(path, e))?;
         let mut header = [0u8; DATA_HEADER_LEN as usize];
         format::read_exact_at(&file, path, &mut header, 0)?;
@@ -170,7 +171,7 @@ impl DataFile {
                 CorruptData::BadValue { what: "Data file length (expected from Statistics)", value: on_disk },
             ));
         }
-        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len, cache_id: block_cache::next_file_id() })
+        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len, cache, cache_id: block_cache::next_file_id() })
     }
 
     pub fn path(&self) -> &Path {
@@ -221,7 +222,7 @@ impl DataFile {
     /// Chunk `i`'s payload from the block cache, or read, verified and added to it (point reads;
     /// scans read ahead on their own and leave the cache alone).
     fn load_shared(&self, i: u64) -> Result<Arc<[u8]>> {
-        let cache = block_cache::global();
+        let cache = &self.cache;
         if let Some(chunk) = cache.get(self.cache_id, i) {
             return Ok(chunk);
         }

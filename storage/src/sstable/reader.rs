@@ -8,7 +8,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::block_cache;
+use crate::block_cache::{self, BlockCache};
 use crate::data::{decode_cell, decode_deletion, decode_range_tombstone, decode_row, Reader, Row};
 use crate::dht::DecoratedKey;
 use crate::error::{CorruptData, Result, StorageError};
@@ -27,6 +27,8 @@ struct Inner {
     desc: Descriptor,
     meta: Metadata,
     data: DataFile,
+    /// The engine's cache of verified blocks (shared with `data`).
+    cache: Arc<BlockCache>,
     index: File,
     index_path: PathBuf,
     /// The Index file's id in the block cache, and the id of this SSTable's key-cache entries
@@ -62,8 +64,9 @@ const MAX_KEPT_SCRATCH: usize = 1 << 20;
 impl SsTableReader {
     /// Opens a complete SSTable, verifying every component: Statistics, Summary and Filter by
     /// their CRC, Data by header and length, Index block by block (and against the summary and
-    /// the statistics). Data chunks are verified when read.
-    pub fn open(desc: Descriptor) -> Result<SsTableReader> {
+    /// the statistics). Data chunks are verified when read. Point reads keep verified blocks in
+    /// `cache`, the opening engine's.
+    pub fn open(desc: Descriptor, cache: &Arc<BlockCache>) -> Result<SsTableReader> {
         let version = desc.version;
         let stats_path = desc.path(Component::Statistics);
         let meta = format::read_metadata(&stats_path)?;
@@ -77,7 +80,7 @@ impl SsTableReader {
         let filter = BloomFilter::decode(&body).map_err(|e| corrupt(&filter_path, e))?;
 
         let data_path = desc.path(Component::Data);
-        let data = DataFile::open(&data_path, version, meta.data_size)?;
+        let data = DataFile::open(&data_path, version, meta.data_size, Arc::clone(cache))?;
 
         let index_path = desc.path(Component::Index);
         let index = File::open(&index_path).map_err(|e| StorageError::io(&index_path, e))?;
@@ -99,6 +102,7 @@ impl SsTableReader {
             desc,
             meta,
             data,
+            cache: Arc::clone(cache),
             index,
             index_path,
             index_cache_id,
@@ -148,7 +152,7 @@ impl SsTableReader {
         let inner = &*self.inner;
         // The key cache knows where a small partition read before lies: no summary search and
         // no index block. (The partition's own key, checked on read, still guards the result.)
-        let cache = block_cache::global();
+        let cache = &inner.cache;
         let slot = key_slot(&key.key);
         if let Some((offset, size)) = cache.get(inner.key_cache_id, slot).and_then(|e| key_entry(&e, &key.key)) {
             let entry = IndexEntryRef { key: &key.key, token: &key.token.0, offset, size, columns: &[] };
@@ -237,7 +241,7 @@ impl Scratch {
 impl Inner {
     /// One index block, verified: from the block cache, or read, checked and added to it.
     fn read_index_block<'b>(&self, block: &SummaryEntry, held: &'b mut Option<Arc<[u8]>>) -> Result<IndexBlock<'b>> {
-        let cache = block_cache::global();
+        let cache = &self.cache;
         let body = match cache.get(self.index_cache_id, block.block_offset) {
             Some(body) => body,
             None => {

@@ -11,6 +11,7 @@ use proptest::prelude::*;
 
 use super::bloom::{murmur3_x64_128, BloomFilter};
 use super::*;
+use crate::block_cache::BlockCache;
 use crate::data::{Cell, DeletionTime, RangeTombstone, Row};
 use crate::dht::Token;
 
@@ -52,14 +53,29 @@ fn small_options() -> WriterOptions {
     WriterOptions { index_interval: 16, chunk_size: 1024, ..WriterOptions::default() }
 }
 
+/// A block cache of the default size for one test's readers.
+fn cache() -> Arc<BlockCache> {
+    Arc::new(BlockCache::new(crate::block_cache::DEFAULT_CAPACITY))
+}
+
 fn write(dir: &Path, generation: u64, keys: impl Iterator<Item = u32>, options: WriterOptions) -> SsTableReader {
+    write_cached(dir, generation, keys, options, &cache())
+}
+
+fn write_cached(
+    dir: &Path,
+    generation: u64,
+    keys: impl Iterator<Item = u32>,
+    options: WriterOptions,
+    cache: &Arc<BlockCache>,
+) -> SsTableReader {
     let desc = Descriptor::new(dir, "ks", "cf", generation);
     let keys: Vec<u32> = keys.collect();
     let mut w = SsTableWriter::create(desc, keys.len(), options).unwrap();
     for i in keys {
         w.append(&key(i), &row_for(i)).unwrap();
     }
-    w.finish((7, 42), vec![]).unwrap()
+    w.finish((7, 42), vec![], cache).unwrap()
 }
 
 fn corrupt_detail(e: &StorageError) -> (&Option<std::path::PathBuf>, &CorruptData) {
@@ -128,7 +144,7 @@ fn round_trip_of_many_partitions() {
     assert_eq!(samples[1], key(32));
 
     // A reopened reader sees the same.
-    let again = SsTableReader::open(reader.descriptor().clone()).unwrap();
+    let again = SsTableReader::open(reader.descriptor().clone(), &cache()).unwrap();
     assert_eq!(again.metadata(), reader.metadata());
     assert_eq!(again.get(&key(1000), &AllCells).unwrap(), Some(row_for(1000)));
 }
@@ -136,8 +152,8 @@ fn round_trip_of_many_partitions() {
 #[test]
 fn repeated_reads_come_from_the_key_and_block_caches() {
     let dir = tempfile::tempdir().unwrap();
-    let reader = write(dir.path(), 1, (0..500).map(|i| i * 2), small_options());
-    let cache = crate::block_cache::global();
+    let cache = cache();
+    let reader = write_cached(dir.path(), 1, (0..500).map(|i| i * 2), small_options(), &cache);
     let mut hits = Vec::new();
     for pass in 0..2 {
         hits.push(cache.hits_and_misses().0);
@@ -145,7 +161,7 @@ fn repeated_reads_come_from_the_key_and_block_caches() {
             assert_eq!(reader.get(&key(i), &AllCells).unwrap(), Some(row_for(i)), "pass {pass}, get {i}");
         }
     }
-    // The second pass finds each key's entry and its Data chunk (other tests only add hits).
+    // The second pass finds each key's entry and its Data chunk.
     assert!(cache.hits_and_misses().0 - hits[1] >= 2 * 500, "{hits:?}");
     for i in (0..500).map(|i| i * 2 + 1) {
         assert_eq!(reader.get(&key(i), &AllCells).unwrap(), None, "absent key {i}");
@@ -264,7 +280,7 @@ fn large_partition_reads_only_wanted_blocks() {
     w.append(&key(1), &row_for(1)).unwrap();
     w.append(&key(2), &big).unwrap();
     w.append(&key(3), &row_for(3)).unwrap();
-    let reader = w.finish((0, 0), vec![]).unwrap();
+    let reader = w.finish((0, 0), vec![], &cache()).unwrap();
 
     assert_eq!(reader.get(&key(2), &AllCells).unwrap(), Some(big.clone()));
     let filter = WantsName { name: b"c025000", asked: StdCell::new(0) };
@@ -311,7 +327,7 @@ fn out_of_order_and_duplicate_keys_are_rejected() {
     }
     // The rejected appends left no trace: the SSTable is valid.
     w.append(&key(6), &row_for(6)).unwrap();
-    let reader = w.finish((0, 0), vec![]).unwrap();
+    let reader = w.finish((0, 0), vec![], &cache()).unwrap();
     let keys: Vec<_> = reader.scan(None).unwrap().map(|r| r.unwrap().0).collect();
     assert_eq!(keys, vec![key(5), key(6)]);
 }
@@ -338,7 +354,7 @@ fn corrupt_data_chunk_spoils_only_its_partitions() {
     flip_byte(&data_path, chunk_pos + 100);
 
     // Opening does not read chunks; reads that touch the bad chunk fail, the rest succeed.
-    let reader = SsTableReader::open(reader.descriptor().clone()).unwrap();
+    let reader = SsTableReader::open(reader.descriptor().clone(), &cache()).unwrap();
     let (mut good, mut bad) = (0, 0);
     for i in 0..2000 {
         match reader.get(&key(i), &AllCells) {
@@ -391,7 +407,7 @@ fn corrupt_components_are_detected_on_open() {
         let desc = reader.descriptor().clone();
         drop(reader);
         flip_byte(&desc.path(component), at);
-        let err = SsTableReader::open(desc.clone()).unwrap_err();
+        let err = SsTableReader::open(desc.clone(), &cache()).unwrap_err();
         let (file, detail) = corrupt_detail(&err);
         assert_eq!(file.as_deref(), Some(desc.path(component).as_path()), "{component:?}: {err}");
         assert!(matches!(detail, CorruptData::ChecksumMismatch { .. }), "{component:?}: {detail:?}");
@@ -405,7 +421,7 @@ fn truncated_index_is_detected_on_open() {
     let path = desc.path(Component::Index);
     let bytes = fs::read(&path).unwrap();
     fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
-    let err = SsTableReader::open(desc).unwrap_err();
+    let err = SsTableReader::open(desc, &cache()).unwrap_err();
     assert_eq!(corrupt_detail(&err).0.as_deref(), Some(path.as_path()));
 }
 
@@ -418,7 +434,7 @@ fn unknown_versions_are_refused() {
     let mut bytes = fs::read(&path).unwrap();
     bytes[4] = 99;
     fs::write(&path, bytes).unwrap();
-    let err = SsTableReader::open(desc).unwrap_err();
+    let err = SsTableReader::open(desc, &cache()).unwrap_err();
     assert!(matches!(corrupt_detail(&err).1, CorruptData::InvalidFormatVersion(99)), "{err}");
     assert!(matches!(FormatVersion::try_from(0), Err(CorruptData::InvalidFormatVersion(0))));
     assert_eq!(FormatVersion::try_from(1), Ok(FormatVersion::A));
@@ -482,7 +498,7 @@ fn abort_and_empty_finish_remove_temp_files() {
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 
     let w = SsTableWriter::create(Descriptor::new(dir.path(), "ks", "cf", 2), 10, small_options()).unwrap();
-    let err = w.finish((0, 0), vec![]).unwrap_err();
+    let err = w.finish((0, 0), vec![], &cache()).unwrap_err();
     assert!(matches!(SsTableError::of(&err), Some(SsTableError::Empty)), "{err:?}");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -512,13 +528,13 @@ fn cleanup_removes_compaction_inputs_once_the_output_is_committed() {
     let other_cf = Descriptor::new(dir.path(), "ks", "other", 1);
     let mut w = SsTableWriter::create(other_cf.clone(), 10, small_options()).unwrap();
     w.append(&key(1), &row_for(1)).unwrap();
-    w.finish((0, 0), vec![]).unwrap();
+    w.finish((0, 0), vec![], &cache()).unwrap();
 
     let mut w = SsTableWriter::create(Descriptor::new(dir.path(), "ks", "cf", 3), 20, small_options()).unwrap();
     for i in 0..20 {
         w.append(&key(i), &row_for(i)).unwrap();
     }
-    let merged = w.finish((1, 2), vec![1, 2]).unwrap();
+    let merged = w.finish((1, 2), vec![1, 2], &cache()).unwrap();
     assert_eq!(merged.metadata().ancestors, vec![1, 2]);
     assert_eq!(list_sstables(dir.path()).unwrap().len(), 4);
 
@@ -609,7 +625,7 @@ proptest! {
         for (k, r) in &keyed {
             w.append(k, r).unwrap();
         }
-        let reader = w.finish((0, 0), vec![]).unwrap();
+        let reader = w.finish((0, 0), vec![], &cache()).unwrap();
         for (k, r) in &keyed {
             prop_assert_eq!(reader.get(k, &AllCells).unwrap(), Some(r.clone()));
         }

@@ -2,6 +2,9 @@
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
+use std::sync::Arc;
+
+use crate::block_cache::BlockCache;
 
 use crate::data::{encode_cell, encode_deletion, encode_range_tombstone, CellKind, Row};
 use crate::dht::DecoratedKey;
@@ -336,11 +339,17 @@ impl SsTableWriter {
         Ok(())
     }
 
-    /// Writes the remaining components, makes the SSTable visible atomically and opens it.
+    /// Writes the remaining components, makes the SSTable visible atomically and opens it with
+    /// the engine's block cache.
     ///
     /// `replay_position` is the commit log position up to which this SSTable holds every write;
     /// `ancestors` the generations it was compacted from (they may be deleted once this returns).
-    pub fn finish(mut self, replay_position: (u64, u64), ancestors: Vec<u64>) -> Result<SsTableReader> {
+    pub fn finish(
+        mut self,
+        replay_position: (u64, u64),
+        ancestors: Vec<u64>,
+        cache: &Arc<BlockCache>,
+    ) -> Result<SsTableReader> {
         self.check_not_failed()?;
         let stats_path = self.desc.tmp_path(Component::Statistics);
         let (Some(first_key), Some(last_key)) = (self.first_key.clone(), self.last_key.clone()) else {
@@ -387,7 +396,7 @@ impl SsTableWriter {
         rename(&self.desc, Component::Statistics)?;
         self.committed = true;
         sync_dir(&self.desc.dir)?;
-        SsTableReader::open(self.desc.clone())
+        SsTableReader::open(self.desc.clone(), cache)
     }
 
     fn caller_error(&self, e: SsTableError) -> StorageError {

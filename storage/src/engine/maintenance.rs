@@ -1,0 +1,200 @@
+//! Keeping the data in shape, and reporting on it: flush, major compaction, truncate, and the
+//! statistics an operator reads (`sibyltool cfstats`, `info`, `tpstats`).
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tracing::info;
+
+use super::Storage;
+use crate::cfs::ColumnFamilyStore;
+use crate::compaction;
+use crate::error::{Result, StorageError};
+use crate::memtable::Memtable;
+use crate::sstable::{self, SsTableReader, SsTableWriter, WriterOptions};
+
+/// One column family's figures since the node started, and its data now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CfStats {
+    pub keyspace: String,
+    pub name: String,
+    pub sstable_count: u64,
+    /// Bytes of every SSTable component on disk.
+    pub disk_bytes: u64,
+    /// Bytes of the SSTables' Data components.
+    pub data_bytes: u64,
+    pub key_estimate: u64,
+    pub sstable_cells: u64,
+    pub sstable_tombstones: u64,
+    pub memtable_operations: u64,
+    pub memtable_bytes: u64,
+    pub memtable_partitions: u64,
+    pub flushes: u64,
+    pub compactions: u64,
+    pub reads: u64,
+    pub read_micros: u64,
+    pub writes: u64,
+    pub write_micros: u64,
+    /// Oldest and newest cell timestamps in the SSTables.
+    pub min_timestamp: Option<i64>,
+    pub max_timestamp: Option<i64>,
+}
+
+/// The block cache's size and use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub bytes: u64,
+    pub capacity_bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Storage {
+    /// Writes the column family's current memtable to an SSTable and waits for it.
+    pub fn flush(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)
+    }
+
+    pub fn flush_all(&self) -> Result<()> {
+        for s in self.all_stores() {
+            self.flush_store(&s)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn flush_store(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        let _flushing = store.flush_lock.lock();
+        let (memtable, position) = {
+            let _switch = self.inner.switch_lock.write();
+            let position = self.inner.commitlog.current_position();
+            store.flush_pending.store(false, Ordering::SeqCst);
+            if store.active_memtable().is_empty() {
+                drop(_switch);
+                self.inner.commitlog.discard_completed(store.id, position)?;
+                return Ok(());
+            }
+            self.inner.flushing_memtables.fetch_add(1, Ordering::Relaxed);
+            (store.switch_memtable(), position)
+        };
+        let desc = store.new_descriptor();
+        let mut writer = SsTableWriter::create(desc, memtable.partitions(), self.writer_options())?;
+        let written = (|| {
+            for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
+                writer.append(&key, &row)?;
+            }
+            Ok::<_, StorageError>(())
+        })();
+        if let Err(e) = written {
+            writer.abort();
+            return Err(e);
+        }
+        let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new(), &self.inner.cache)?);
+        info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
+              partitions = memtable.partitions(), "flushed memtable");
+        store.finish_flush(&memtable, Some(reader));
+        self.inner.flushing_memtables.fetch_sub(1, Ordering::Relaxed);
+        store.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.inner.commitlog.discard_completed(store.id, position)?;
+        self.request_compaction(store);
+        Ok(())
+    }
+
+    pub(super) fn writer_options(&self) -> WriterOptions {
+        WriterOptions { index_interval: self.inner.config.index_interval as u32, ..WriterOptions::default() }
+    }
+
+    /// Flushes, then merges every SSTable of the column family into one.
+    pub fn major_compact(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)?;
+        compaction::compact_all(&self.compaction_env(), &store)
+    }
+
+    /// Removes all data of a column family, durably: records before this point are never
+    /// replayed again.
+    pub fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        let _flushing = store.flush_lock.lock();
+        let position = {
+            let _switch = self.inner.switch_lock.write();
+            let position = self.inner.commitlog.current_position();
+            let mut m = store.memtables.write();
+            m.active = Arc::new(Memtable::new());
+            self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::Relaxed);
+            m.flushing.clear();
+            position
+        };
+        let snapshot = {
+            let mut state = self.inner.state_lock.lock();
+            state.truncated_at.insert(store.id, (position.segment_id, position.offset));
+            state.clone()
+        };
+        self.persist_system(std::iter::empty(), &[], &snapshot)?;
+        let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
+        for s in old {
+            s.delete_files()?;
+        }
+        self.inner.commitlog.discard_completed(store.id, position)?;
+        info!(keyspace, cf, "truncated");
+        Ok(())
+    }
+
+    // ----- statistics -----
+
+    pub fn cf_stats(&self, keyspace: &str, cf: &str) -> Result<CfStats> {
+        let store = self.store(keyspace, cf)?;
+        let c = &store.counters;
+        let sstables = store.sstables();
+        let memtable = store.active_memtable();
+        Ok(CfStats {
+            keyspace: store.keyspace.clone(),
+            name: store.name.clone(),
+            sstable_count: sstables.len() as u64,
+            disk_bytes: sstables.iter().map(|s| s.disk_size()).sum(),
+            data_bytes: sstables.iter().map(|s| s.data_size()).sum(),
+            key_estimate: sstables.iter().map(|s| s.metadata().key_count).sum(),
+            sstable_cells: sstables.iter().map(|s| s.metadata().cell_count).sum(),
+            sstable_tombstones: sstables.iter().map(|s| s.metadata().tombstone_count).sum(),
+            memtable_operations: memtable.operations() as u64,
+            memtable_bytes: memtable.size() as u64,
+            memtable_partitions: memtable.partitions() as u64,
+            flushes: c.flushes.load(Ordering::Relaxed),
+            compactions: c.compactions.load(Ordering::Relaxed),
+            reads: c.reads.load(Ordering::Relaxed),
+            read_micros: c.read_micros.load(Ordering::Relaxed),
+            writes: c.writes.load(Ordering::Relaxed),
+            write_micros: c.write_micros.load(Ordering::Relaxed),
+            min_timestamp: sstables.iter().map(|s| s.metadata().min_timestamp).filter(|&t| t != i64::MAX).min(),
+            max_timestamp: sstables.iter().map(|s| s.metadata().max_timestamp).filter(|&t| t != i64::MIN).max(),
+        })
+    }
+
+    /// Statistics of every column family, in (keyspace, name) order.
+    pub fn all_cf_stats(&self) -> Vec<CfStats> {
+        self.column_families().iter().filter_map(|(ks, cf)| self.cf_stats(ks, cf).ok()).collect()
+    }
+
+    /// Bytes of SSTables on disk, over every column family (what `nodetool` calls load).
+    pub fn load_bytes(&self) -> u64 {
+        self.all_stores().iter().flat_map(|s| s.sstables()).map(|r| r.disk_size()).sum()
+    }
+
+    pub fn cache_stats(&self) -> CacheStats {
+        let cache = &self.inner.cache;
+        let (hits, misses) = cache.hits_and_misses();
+        CacheStats { bytes: cache.size() as u64, capacity_bytes: cache.capacity() as u64, hits, misses }
+    }
+
+    /// The directory holding a column family's SSTables.
+    pub fn cf_directory(&self, keyspace: &str, cf: &str) -> Result<PathBuf> {
+        Ok(self.store(keyspace, cf)?.sstable_dir().to_path_buf())
+    }
+
+    /// The Data component of every live SSTable of a column family.
+    pub fn data_files(&self, keyspace: &str, cf: &str) -> Result<Vec<PathBuf>> {
+        let store = self.store(keyspace, cf)?;
+        Ok(store.sstables().iter().map(|s| s.descriptor().path(sstable::Component::Data)).collect())
+    }
+}

@@ -1,0 +1,299 @@
+//! The storage engine of one node: schema, write path, read path, flush, compaction, recovery.
+//!
+//! ```text
+//! apply(RowMutation) → commit log append (durable per sync mode) → memtable → ack
+//!                                         memtable over threshold → flush worker → SSTable
+//!                                                   new SSTable → compaction worker
+//! open() → load schema → open SSTables → replay commit log → flush → delete replayed segments
+//! ```
+//!
+//! [`Storage`]'s methods are grouped by concern, one file each: [`schema`] (definitions and the
+//! node's saved state), [`write`] (mutations and their durability), [`read`] (point reads and
+//! scans), [`maintenance`] (flush, compaction, truncate, statistics) and [`recovery`] (start-up).
+//! Calls block on disk I/O unless said otherwise; async callers run them where blocking is
+//! allowed.
+
+mod maintenance;
+mod read;
+mod recovery;
+mod schema;
+mod write;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use tracing::{info, warn};
+use uuid::Uuid;
+
+use crate::block_cache::{self, BlockCache};
+use crate::cfs::ColumnFamilyStore;
+use crate::commitlog::{CommitLog, CommitLogConfig};
+use crate::compaction::{self, CompactionEnv};
+use crate::dht::Partitioner;
+use crate::error::{Result, StorageError};
+use crate::schema::{KeyspaceDef, Schema};
+use crate::system::{self, SystemState};
+
+pub use crate::commitlog::SyncMode;
+pub use maintenance::{CacheStats, CfStats};
+pub use write::Durable;
+
+/// What the engine needs to know; built by the server from its configuration.
+#[derive(Clone, Debug)]
+pub struct StorageConfig {
+    pub data_dir: PathBuf,
+    pub commitlog_dir: PathBuf,
+    pub sync: SyncMode,
+    pub segment_size: u64,
+    pub partitioner: Partitioner,
+    /// A memtable is flushed when it holds about this many bytes.
+    pub memtable_flush_bytes: usize,
+    /// One index entry in this many goes into an SSTable's in-memory summary.
+    pub index_interval: usize,
+    /// Background compaction after flushes (tests turn it off to control SSTable counts).
+    pub auto_compaction: bool,
+    /// Compaction write rate limit in MB/s (0 = unthrottled).
+    pub compaction_throughput_mb_per_sec: u32,
+    /// Bytes of verified SSTable blocks kept in memory for point reads (0 = no cache).
+    pub block_cache_bytes: usize,
+    /// Schema to create when the node starts for the first time.
+    pub initial_keyspaces: Vec<KeyspaceDef>,
+}
+
+impl StorageConfig {
+    pub fn new(data_dir: impl Into<PathBuf>, commitlog_dir: impl Into<PathBuf>) -> StorageConfig {
+        StorageConfig {
+            data_dir: data_dir.into(),
+            commitlog_dir: commitlog_dir.into(),
+            sync: SyncMode::Periodic { period: Duration::from_millis(10_000) },
+            segment_size: 32 << 20,
+            partitioner: Partitioner::Random,
+            memtable_flush_bytes: 64 << 20,
+            index_interval: 128,
+            auto_compaction: true,
+            compaction_throughput_mb_per_sec: 16,
+            block_cache_bytes: block_cache::DEFAULT_CAPACITY,
+            initial_keyspaces: Vec::new(),
+        }
+    }
+}
+
+/// Full memtables allowed to wait for their flush before writers flush themselves.
+const MAX_FLUSHING_MEMTABLES: usize = 2;
+
+/// Background work requests.
+enum Work {
+    Flush(Arc<ColumnFamilyStore>),
+    Compact(Arc<ColumnFamilyStore>),
+    Stop,
+}
+
+struct Inner {
+    config: StorageConfig,
+    commitlog: CommitLog,
+    /// This engine's SSTable block and key cache (never shared with another engine).
+    cache: Arc<BlockCache>,
+    /// Writers hold it shared from commit log append to memtable apply; a memtable switch holds
+    /// it exclusively, so the commit log position taken at the switch separates exactly the
+    /// records in the old memtable from those in the new one. Always taken before any column
+    /// family lock.
+    switch_lock: RwLock<()>,
+    /// The schema and the stores; copy-on-write under this lock. `state_lock` serializes changes
+    /// and saving of the system state.
+    stores: RwLock<Stores>,
+    state_lock: Mutex<SystemState>,
+    last_system_timestamp: Mutex<i64>,
+    flush_tx: Mutex<mpsc::Sender<Work>>,
+    compaction_tx: Mutex<mpsc::Sender<Work>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    shutting_down: AtomicBool,
+    /// Memtables switched out and not yet flushed, over all column families.
+    flushing_memtables: AtomicUsize,
+}
+
+#[derive(Default, Clone)]
+struct Stores {
+    schema: Schema,
+    by_id: HashMap<Uuid, Arc<ColumnFamilyStore>>,
+    /// keyspace → column family → store; looked up with borrowed names on every request.
+    by_name: HashMap<String, HashMap<String, Arc<ColumnFamilyStore>>>,
+}
+
+/// The storage engine handle; cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    inner: Arc<Inner>,
+}
+
+impl Storage {
+    /// Opens (or creates) the node's data, replays the commit log and starts the background
+    /// flush and compaction workers.
+    pub fn open(config: StorageConfig) -> Result<Storage> {
+        for d in [&config.data_dir, &config.commitlog_dir] {
+            std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
+        }
+        let cache = Arc::new(BlockCache::new(config.block_cache_bytes));
+        let mut stores = Stores::default();
+        let system_def = system::keyspace_def();
+        for cf in &system_def.cf_defs {
+            recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
+        }
+        // Pass 1 replays the system keyspace, which says what the rest of the schema is.
+        let no_truncations = BTreeMap::new();
+        let (replayed_system, _) =
+            recovery::replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
+        let (mut state, newest_system_write) = recovery::load_system_state(&stores)?;
+        let first_start = !state.bootstrapped;
+        if first_start {
+            for ks in &config.initial_keyspaces {
+                ks.validate().map_err(StorageError::InvalidSchema)?;
+                state.schema.keyspaces.insert(ks.name.clone(), ks.clone());
+            }
+            state.schema.version = Uuid::new_v4();
+            state.bootstrapped = true;
+        }
+        state.schema.keyspaces.insert(system_def.name.clone(), system_def);
+        stores.schema = state.schema.clone();
+        for ks in state.schema.keyspaces.values().filter(|k| k.name != system::KEYSPACE) {
+            for cf in &ks.cf_defs {
+                recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
+            }
+        }
+        // Pass 2 replays everything else, skipping what SSTables or a truncate already cover.
+        let (replayed, report) =
+            recovery::replay_into(&config, &stores, &state.truncated_at, |id| !system::is_system_cf(id))?;
+        if replayed + replayed_system > 0 {
+            info!(records = replayed + replayed_system, segments = report.segments.len(), "replayed commit log");
+        }
+
+        let commitlog = CommitLog::open(CommitLogConfig {
+            dir: config.commitlog_dir.clone(),
+            segment_size: config.segment_size,
+            sync: config.sync,
+        })?;
+        let (flush_tx, flush_rx) = mpsc::channel();
+        let (compaction_tx, compaction_rx) = mpsc::channel();
+        let inner = Arc::new(Inner {
+            config,
+            commitlog,
+            cache,
+            switch_lock: RwLock::new(()),
+            stores: RwLock::new(stores),
+            state_lock: Mutex::new(state),
+            last_system_timestamp: Mutex::new(newest_system_write.max(0)),
+            flush_tx: Mutex::new(flush_tx),
+            compaction_tx: Mutex::new(compaction_tx),
+            workers: Mutex::new(Vec::new()),
+            shutting_down: AtomicBool::new(false),
+            flushing_memtables: AtomicUsize::new(0),
+        });
+        let storage = Storage { inner };
+
+        if first_start {
+            let state = storage.inner.state_lock.lock().clone();
+            let keyspaces: Vec<&KeyspaceDef> =
+                state.schema.keyspaces.values().filter(|k| k.name != system::KEYSPACE).collect();
+            storage.persist_system(keyspaces.into_iter(), &[], &state)?;
+        }
+        // Everything replayed goes to SSTables before the old segments are removed.
+        for store in storage.all_stores() {
+            storage.flush_store(&store)?;
+        }
+        CommitLog::delete_segments(&report.segments)?;
+
+        storage.start_worker("flush", flush_rx);
+        storage.start_worker("compaction", compaction_rx);
+        if storage.inner.config.auto_compaction {
+            for store in storage.all_stores() {
+                storage.submit(Work::Compact(store));
+            }
+        }
+        Ok(storage)
+    }
+
+    pub fn partitioner(&self) -> Partitioner {
+        self.inner.config.partitioner
+    }
+
+    pub fn config(&self) -> &StorageConfig {
+        &self.inner.config
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.config.data_dir
+    }
+
+    /// Flushes everything and stops the background workers (clean shutdown, SIGTERM). Writes are
+    /// refused from the moment it starts; reads keep working.
+    pub fn shutdown(&self) -> Result<()> {
+        if self.inner.shutting_down.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let result = self.flush_all();
+        let _ = self.inner.flush_tx.lock().send(Work::Stop);
+        let _ = self.inner.compaction_tx.lock().send(Work::Stop);
+        let workers: Vec<_> = std::mem::take(&mut *self.inner.workers.lock());
+        for w in workers {
+            let _ = w.join();
+        }
+        self.inner.commitlog.shutdown()?;
+        result
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        self.inner.shutting_down.load(Ordering::Relaxed)
+    }
+
+    // ----- background workers -----
+
+    fn start_worker(&self, name: &str, rx: mpsc::Receiver<Work>) {
+        let weak = Arc::downgrade(&self.inner);
+        let handle = std::thread::Builder::new().name(format!("sibyl-{name}")).spawn(move || {
+            while let Ok(work) = rx.recv() {
+                let Some(inner) = weak.upgrade() else { break };
+                let storage = Storage { inner };
+                let result = match &work {
+                    Work::Flush(store) => storage.flush_store(store),
+                    Work::Compact(store) => compaction::compact_if_needed(&storage.compaction_env(), store),
+                    Work::Stop => break,
+                };
+                if let Err(e) = result {
+                    warn!(error = %e, "background work failed");
+                }
+            }
+        });
+        match handle {
+            Ok(h) => self.inner.workers.lock().push(h),
+            Err(e) => warn!(error = %e, "cannot start {name} worker"),
+        }
+    }
+
+    fn submit(&self, work: Work) {
+        let tx = match &work {
+            Work::Flush(_) => &self.inner.flush_tx,
+            _ => &self.inner.compaction_tx,
+        };
+        let _ = tx.lock().send(work);
+    }
+
+    fn request_compaction(&self, store: &Arc<ColumnFamilyStore>) {
+        if self.inner.config.auto_compaction && !self.is_shutting_down() {
+            self.submit(Work::Compact(store.clone()));
+        }
+    }
+
+    fn compaction_env(&self) -> CompactionEnv<'_> {
+        CompactionEnv {
+            writer_options: self.writer_options(),
+            throughput_mb_per_sec: self.inner.config.compaction_throughput_mb_per_sec,
+            cache: &self.inner.cache,
+            stopping: &self.inner.shutting_down,
+        }
+    }
+}

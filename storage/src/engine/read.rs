@@ -1,0 +1,73 @@
+//! The read path: one partition, or partitions in token order, merged from memtables and
+//! SSTables; plus the key-count estimate range splitting needs.
+
+use super::Storage;
+use crate::data::{now_seconds, Cell};
+use crate::dht::{DecoratedKey, KeyBound, Range};
+use crate::error::Result;
+use crate::filter::ReadFilter;
+
+impl Storage {
+    pub fn decorate(&self, key: &[u8]) -> DecoratedKey {
+        self.inner.config.partitioner.decorate(key)
+    }
+
+    /// The live cells of one row that `filter` selects.
+    pub fn read(&self, keyspace: &str, cf: &str, key: &[u8], filter: &ReadFilter) -> Result<Vec<Cell>> {
+        let store = self.store(keyspace, cf)?;
+        store.read(&self.decorate(key), filter, now_seconds())
+    }
+
+    /// Rows in key order between `start` and `end` (non-wrapping), with the cells `filter`
+    /// selects; rows with no such live cell are left out. At most `max_rows` rows.
+    pub fn scan(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        start: &KeyBound,
+        end: &KeyBound,
+        filter: &ReadFilter,
+        max_rows: usize,
+    ) -> Result<Vec<(DecoratedKey, Vec<Cell>)>> {
+        let store = self.store(keyspace, cf)?;
+        let now = now_seconds();
+        let mut out = Vec::new();
+        if max_rows == 0 {
+            return Ok(out);
+        }
+        for item in store.scan(start)? {
+            let (key, row) = item?;
+            if !start.admits_from_below(&key) {
+                continue;
+            }
+            if !end.admits_from_above(&key) {
+                break;
+            }
+            let cells = crate::filter::collect_live(&store.cmp, &row, filter, now);
+            if !cells.is_empty() {
+                out.push((key, cells));
+                if out.len() >= max_rows {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// About how many partitions of a column family lie in `range`: each SSTable's key count
+    /// scaled by the share of its key samples inside the range, plus the active memtable's
+    /// partitions (all counted: they are few next to SSTables, and an estimate).
+    pub fn estimate_keys(&self, keyspace: &str, cf: &str, range: &Range) -> Result<u64> {
+        let store = self.store(keyspace, cf)?;
+        let mut total = 0u64;
+        for s in store.sstables() {
+            let samples = s.sample_keys();
+            if samples.is_empty() {
+                continue;
+            }
+            let inside = samples.iter().filter(|k| range.contains(&k.token)).count() as u64;
+            total += s.metadata().key_count * inside / samples.len() as u64;
+        }
+        Ok(total + store.active_memtable().partitions() as u64)
+    }
+}

@@ -1,0 +1,117 @@
+//! Start-up: opening column family directories, replaying the commit log, and reading the node's
+//! state back from the system keyspace.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use super::{StorageConfig, Stores};
+use crate::block_cache::BlockCache;
+use crate::cfs::ColumnFamilyStore;
+use crate::commitlog::{CommitLog, ReplayPosition, ReplayReport};
+use crate::data::{now_seconds, Cell};
+use crate::dht::KeyBound;
+use crate::error::{Result, StorageError};
+use crate::filter::ReadFilter;
+use crate::mutation::decode_record;
+use crate::schema::CfDef;
+use crate::sstable::{self, SsTableReader};
+use crate::system::{self, SystemState};
+
+pub(super) fn add_store(stores: &mut Stores, store: Arc<ColumnFamilyStore>) {
+    stores.by_name.entry(store.keyspace.clone()).or_default().insert(store.name.clone(), store.clone());
+    stores.by_id.insert(store.id, store);
+}
+
+/// Replays the commit log into the memtables of the column families `wanted` selects, skipping
+/// records their SSTables or a truncate already cover. Returns the records applied.
+pub(super) fn replay_into(
+    config: &StorageConfig,
+    stores: &Stores,
+    truncated_at: &BTreeMap<Uuid, (u64, u64)>,
+    wanted: impl Fn(&Uuid) -> bool,
+) -> Result<(u64, ReplayReport)> {
+    let mut floors: HashMap<Uuid, ReplayPosition> = HashMap::new();
+    for (id, store) in stores.by_id.iter().filter(|(id, _)| wanted(id)) {
+        let mut floor = store
+            .sstables()
+            .iter()
+            .map(|s| {
+                let rp = s.metadata().replay_position;
+                ReplayPosition { segment_id: rp.segment_id, offset: rp.offset }
+            })
+            .max()
+            .unwrap_or(ReplayPosition { segment_id: 0, offset: 0 });
+        if let Some(&(segment_id, offset)) = truncated_at.get(id) {
+            floor = floor.max(ReplayPosition { segment_id, offset });
+        }
+        floors.insert(*id, floor);
+    }
+    let mut replayed = 0u64;
+    let report = CommitLog::replay(&config.commitlog_dir, |pos, bytes| {
+        let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
+        let dk = config.partitioner.decorate(&record.key);
+        for (id, row) in record.updates {
+            let (Some(store), Some(floor)) = (stores.by_id.get(&id), floors.get(&id)) else {
+                continue; // not replayed in this pass, or the column family was dropped
+            };
+            if pos < *floor {
+                continue;
+            }
+            store.active_memtable().apply(&store.cmp, &dk, row);
+            replayed += 1;
+        }
+        Ok(())
+    })?;
+    Ok((replayed, report))
+}
+
+/// Reads the schema and node state from the (replayed) system keyspace, with the newest
+/// timestamp found there (later system writes must be newer, even if the clock went back).
+pub(super) fn load_system_state(stores: &Stores) -> Result<(SystemState, i64)> {
+    let store_of = |cf: &str| {
+        stores
+            .by_name
+            .get(system::KEYSPACE)
+            .and_then(|k| k.get(cf))
+            .cloned()
+            .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() })
+    };
+    let now = now_seconds();
+    let mut newest = i64::MIN;
+    let mut read_all = |cf: &str| -> Result<Vec<(Vec<u8>, Vec<Cell>)>> {
+        let store = store_of(cf)?;
+        let mut rows = Vec::new();
+        for item in store.scan(&KeyBound::Unbounded)? {
+            let (key, row) = item?;
+            newest = newest
+                .max(row.deletion.marked_at)
+                .max(row.cells.iter().map(|c| c.timestamp).max().unwrap_or(i64::MIN))
+                .max(row.range_tombstones.iter().map(|r| r.deletion.marked_at).max().unwrap_or(i64::MIN));
+            rows.push((key.key, crate::filter::collect_live(&store.cmp, &row, &ReadFilter::all(), now)));
+        }
+        Ok(rows)
+    };
+    let keyspaces = read_all(system::SCHEMA_CF)?;
+    let local = read_all(system::LOCAL_CF)?
+        .into_iter()
+        .find(|(key, _)| key == system::LOCAL_KEY)
+        .map(|(_, cells)| cells)
+        .unwrap_or_default();
+    Ok((system::decode_state(keyspaces, local)?, newest))
+}
+
+/// Opens a column family's directory: removes leftovers of unfinished writes and SSTables a
+/// finished compaction replaced (`sstable::cleanup_leftovers`), then opens the rest.
+pub(super) fn open_store(data_dir: &Path, def: CfDef, cache: &Arc<BlockCache>) -> Result<ColumnFamilyStore> {
+    let dir = data_dir.join(&def.keyspace).join(format!("{}-{}", def.name, def.id.simple()));
+    std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+    sstable::cleanup_leftovers(&dir)?;
+    let mut readers = Vec::new();
+    for desc in sstable::list_sstables(&dir)? {
+        readers.push(Arc::new(SsTableReader::open(desc, cache)?));
+    }
+    ColumnFamilyStore::open(def, dir, readers)
+}

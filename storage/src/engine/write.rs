@@ -1,0 +1,124 @@
+//! The write path: a mutation goes to the commit log, then to the memtables of the column
+//! families it touches; a full memtable is handed to the flush worker.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tracing::warn;
+use uuid::Uuid;
+
+use super::{Storage, Work, MAX_FLUSHING_MEMTABLES};
+use crate::cfs::ColumnFamilyStore;
+use crate::commitlog::{self, SyncMode, Written};
+use crate::data::Row;
+use crate::error::{Result, StorageError};
+use crate::mutation::{encode_record, RowMutation};
+
+/// Resolves once a mutation applied with [`Storage::apply_deferred`] is as durable as the commit
+/// log's sync mode promises (written to the OS in periodic mode). Acknowledge the write to
+/// anyone only after it resolved `Ok`.
+pub struct Durable(Option<Written>);
+
+impl Durable {
+    /// Already durable (nothing was deferred).
+    pub fn now() -> Durable {
+        Durable(None)
+    }
+}
+
+impl Future for Durable {
+    type Output = Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        match self.0.as_mut() {
+            None => Poll::Ready(Ok(())),
+            Some(written) => Pin::new(written).poll(cx),
+        }
+    }
+}
+
+impl Storage {
+    /// Applies a mutation: durable per the commit log's sync mode when this returns.
+    pub fn apply(&self, m: RowMutation) -> Result<()> {
+        if self.is_shutting_down() {
+            return Err(StorageError::ShuttingDown);
+        }
+        let started = std::time::Instant::now();
+        let mut targets = Vec::with_capacity(m.updates.len());
+        for (cf, row) in m.updates {
+            targets.push((self.store(&m.keyspace, &cf)?, row));
+        }
+        let durable = {
+            let stores = self.inner.stores.read();
+            stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
+        };
+        let dk = self.inner.config.partitioner.decorate(&m.key);
+        let mut full = Vec::with_capacity(targets.len());
+        {
+            let _switch = self.inner.switch_lock.read();
+            if durable {
+                let ids: Vec<Uuid> = targets.iter().map(|(s, _)| s.id).collect();
+                let parts: Vec<(Uuid, &Row)> = targets.iter().map(|(s, r)| (s.id, r)).collect();
+                let record = encode_record(&m.key, &parts);
+                self.inner.commitlog.append(&record, &ids)?;
+            }
+            for (store, row) in targets.iter_mut() {
+                let memtable = store.active_memtable();
+                memtable.apply(&store.cmp, &dk, std::mem::take(row));
+                // Remember whether this memtable filled up; the flush is started after the lock.
+                full.push(memtable.size() >= self.inner.config.memtable_flush_bytes);
+            }
+        }
+        let elapsed = started.elapsed().as_micros() as u64;
+        for ((store, _), full) in targets.iter().zip(full) {
+            store.counters.writes.fetch_add(1, Ordering::Relaxed);
+            store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
+            if full {
+                // The write itself is durable in the commit log; a failed flush is retried later.
+                if let Err(e) = self.maybe_schedule_flush(store) {
+                    warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a mutation without waiting for the commit log write in periodic mode: the record
+    /// is queued and the returned [`Durable`] resolves once it is in a file. Many mutations
+    /// applied in a row by one event loop then share one write(2), which the first `Durable`
+    /// polled makes if no write is under way. In batch mode this waits for the fsync like
+    /// [`Storage::apply`] and the `Durable` is ready at once.
+    ///
+    /// IMPORTANT: the mutation is visible to reads when this returns, but it may be
+    /// acknowledged to a client only after its `Durable` resolved `Ok`.
+    pub fn apply_deferred(&self, m: RowMutation) -> Result<Durable> {
+        let (applied, written) = commitlog::defer_acks(|| self.apply(m));
+        applied.map(|()| Durable(written))
+    }
+
+    /// True when a write now might block for long: the commit log is in batch mode (a write
+    /// waits for an fsync), or some memtable is waiting to be flushed, so that a writer could
+    /// be the one that must flush (back-pressure). A caller that must not block, such as an
+    /// event loop, sends writes elsewhere while this holds.
+    pub fn writes_may_block(&self) -> bool {
+        matches!(self.inner.config.sync, SyncMode::Batch { .. })
+            || self.inner.flushing_memtables.load(Ordering::Relaxed) + 1 >= MAX_FLUSHING_MEMTABLES
+    }
+
+    fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        // Back-pressure: when flushes fall behind, the writer flushes itself instead of letting
+        // full memtables pile up in memory.
+        if store.memtables.read().flushing.len() >= MAX_FLUSHING_MEMTABLES {
+            return self.flush_store(store);
+        }
+        // One queued flush per column family; the flag is cleared when that flush switches
+        // memtables.
+        if !store.flush_pending.swap(true, Ordering::SeqCst) {
+            self.submit(Work::Flush(store.clone()));
+        }
+        Ok(())
+    }
+}
