@@ -359,19 +359,19 @@ impl TSerializable for Column {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
@@ -448,11 +448,11 @@ impl TSerializable for SuperColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -526,11 +526,11 @@ impl TSerializable for CounterColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_2 = Some(val);
         },
@@ -594,11 +594,11 @@ impl TSerializable for CounterSuperColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<CounterColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -678,19 +678,19 @@ impl TSerializable for ColumnOrSuperColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = Column::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SuperColumn::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = CounterColumn::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = CounterSuperColumn::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -838,7 +838,7 @@ impl TSerializable for InvalidRequestException {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -976,15 +976,15 @@ impl TSerializable for TimedOutException {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_3 = Some(val);
         },
@@ -1077,7 +1077,7 @@ impl TSerializable for AuthenticationException {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -1147,7 +1147,7 @@ impl TSerializable for AuthorizationException {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -1282,11 +1282,11 @@ impl TSerializable for ColumnParent {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
@@ -1354,15 +1354,15 @@ impl TSerializable for ColumnPath {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
@@ -1439,19 +1439,19 @@ impl TSerializable for SliceRange {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
@@ -1525,7 +1525,7 @@ impl TSerializable for SlicePredicate {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -1535,7 +1535,7 @@ impl TSerializable for SlicePredicate {
           i_prot.read_list_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SliceRange::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -1617,15 +1617,15 @@ impl TSerializable for IndexExpression {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = IndexOperator::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
@@ -1697,7 +1697,7 @@ impl TSerializable for IndexClause {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<IndexExpression> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -1707,11 +1707,11 @@ impl TSerializable for IndexClause {
           i_prot.read_list_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_3 = Some(val);
         },
@@ -1796,27 +1796,27 @@ impl TSerializable for KeyRange {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<IndexExpression> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -1915,11 +1915,11 @@ impl TSerializable for KeySlice {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -1993,11 +1993,11 @@ impl TSerializable for KeyCount {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
@@ -2064,15 +2064,15 @@ impl TSerializable for Deletion {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -2154,11 +2154,11 @@ impl TSerializable for Mutation {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = Deletion::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -2236,15 +2236,15 @@ impl TSerializable for EndpointDetails {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
@@ -2326,11 +2326,11 @@ impl TSerializable for CASResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -2414,15 +2414,15 @@ impl TSerializable for TokenRange {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -2432,7 +2432,7 @@ impl TSerializable for TokenRange {
           i_prot.read_list_end()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -2442,7 +2442,7 @@ impl TSerializable for TokenRange {
           i_prot.read_list_end()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<EndpointDetails> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -2538,7 +2538,7 @@ impl TSerializable for AuthenticationRequest {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -2618,23 +2618,23 @@ impl TSerializable for ColumnDef {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = IndexType::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -2728,11 +2728,11 @@ impl TSerializable for TriggerDef {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -2925,43 +2925,43 @@ impl TSerializable for CfDef {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_6 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_9 = Some(val);
         },
-        11 => {
+        11 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_11 = Some(val);
         },
-        12 => {
+        12 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_12 = Some(val);
         },
-        13 => {
+        13 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<ColumnDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -2971,71 +2971,71 @@ impl TSerializable for CfDef {
           i_prot.read_list_end()?;
           f_13 = Some(val);
         },
-        14 => {
+        14 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_14 = Some(val);
         },
-        15 => {
+        15 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_15 = Some(val);
         },
-        16 => {
+        16 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_16 = Some(val);
         },
-        17 => {
+        17 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_17 = Some(val);
         },
-        18 => {
+        18 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_18 = Some(val);
         },
-        19 => {
+        19 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_19 = Some(val);
         },
-        20 => {
+        20 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_20 = Some(val);
         },
-        21 => {
+        21 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_21 = Some(val);
         },
-        22 => {
+        22 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_22 = Some(val);
         },
-        23 => {
+        23 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_23 = Some(val);
         },
-        24 => {
+        24 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_24 = Some(val);
         },
-        25 => {
+        25 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_25 = Some(val);
         },
-        26 => {
+        26 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_26 = Some(val);
         },
-        27 => {
+        27 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_27 = Some(val);
         },
-        28 => {
+        28 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_28 = Some(val);
         },
-        29 => {
+        29 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_29 = Some(val);
         },
-        30 => {
+        30 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -3046,11 +3046,11 @@ impl TSerializable for CfDef {
           i_prot.read_map_end()?;
           f_30 = Some(val);
         },
-        31 => {
+        31 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_31 = Some(val);
         },
-        32 => {
+        32 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -3061,39 +3061,39 @@ impl TSerializable for CfDef {
           i_prot.read_map_end()?;
           f_32 = Some(val);
         },
-        33 => {
+        33 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_33 = Some(val);
         },
-        34 => {
+        34 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_34 = Some(val);
         },
-        37 => {
+        37 if field_ident.field_type == TType::Double => {
           let val = OrderedFloat::from(i_prot.read_double()?);
           f_37 = Some(val);
         },
-        38 => {
+        38 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_38 = Some(val);
         },
-        39 => {
+        39 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_39 = Some(val);
         },
-        40 => {
+        40 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_40 = Some(val);
         },
-        41 => {
+        41 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_41 = Some(val);
         },
-        42 => {
+        42 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_42 = Some(val);
         },
-        43 => {
+        43 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<TriggerDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3103,15 +3103,15 @@ impl TSerializable for CfDef {
           i_prot.read_list_end()?;
           f_43 = Some(val);
         },
-        44 => {
+        44 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_44 = Some(val);
         },
-        45 => {
+        45 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_45 = Some(val);
         },
-        46 => {
+        46 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_46 = Some(val);
         },
@@ -3439,15 +3439,15 @@ impl TSerializable for KsDef {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -3458,11 +3458,11 @@ impl TSerializable for KsDef {
           i_prot.read_map_end()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<CfDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3472,7 +3472,7 @@ impl TSerializable for KsDef {
           i_prot.read_list_end()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_6 = Some(val);
         },
@@ -3568,11 +3568,11 @@ impl TSerializable for CqlRow {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3652,7 +3652,7 @@ impl TSerializable for CqlMetadata {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -3663,7 +3663,7 @@ impl TSerializable for CqlMetadata {
           i_prot.read_map_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -3674,11 +3674,11 @@ impl TSerializable for CqlMetadata {
           i_prot.read_map_end()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
@@ -3768,11 +3768,11 @@ impl TSerializable for CqlResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = CqlResultType::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<CqlRow> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3782,11 +3782,11 @@ impl TSerializable for CqlResult {
           i_prot.read_list_end()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = CqlMetadata::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -3873,15 +3873,15 @@ impl TSerializable for CqlPreparedResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3891,7 +3891,7 @@ impl TSerializable for CqlPreparedResult {
           i_prot.read_list_end()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -3984,15 +3984,15 @@ impl TSerializable for CfSplit {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
@@ -4061,11 +4061,11 @@ impl TSerializable for ColumnSlice {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
@@ -4152,15 +4152,15 @@ impl TSerializable for MultiSliceRequest {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<ColumnSlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -4170,15 +4170,15 @@ impl TSerializable for MultiSliceRequest {
           i_prot.read_list_end()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
@@ -8936,13 +8936,14 @@ impl <H: CassandraSyncHandler> TProcessor for CassandraSyncProcessor<H> {
 // CassandraLoginArgs
 //
 
+/// Arguments of `login` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraLoginArgs {
-  auth_request: AuthenticationRequest,
+pub struct CassandraLoginArgs {
+  pub auth_request: AuthenticationRequest,
 }
 
 impl CassandraLoginArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<AuthenticationRequest> = None;
     loop {
@@ -8952,7 +8953,7 @@ impl CassandraLoginArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = AuthenticationRequest::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8969,7 +8970,7 @@ impl CassandraLoginArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("login_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("auth_request", TType::Struct, 1))?;
@@ -8984,10 +8985,11 @@ impl CassandraLoginArgs {
 // CassandraLoginResult
 //
 
+/// Result of `login`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraLoginResult {
-  authnx: Option<AuthenticationException>,
-  authzx: Option<AuthorizationException>,
+pub struct CassandraLoginResult {
+  pub authnx: Option<AuthenticationException>,
+  pub authzx: Option<AuthorizationException>,
 }
 
 impl CassandraLoginResult {
@@ -9000,7 +9002,7 @@ impl CassandraLoginResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<AuthenticationException> = None;
     let mut f_2: Option<AuthorizationException> = None;
@@ -9011,11 +9013,11 @@ impl CassandraLoginResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = AuthenticationException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = AuthorizationException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -9032,7 +9034,7 @@ impl CassandraLoginResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraLoginResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.authnx {
@@ -9054,13 +9056,14 @@ impl CassandraLoginResult {
 // CassandraSetKeyspaceArgs
 //
 
+/// Arguments of `set_keyspace` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSetKeyspaceArgs {
-  keyspace: String,
+pub struct CassandraSetKeyspaceArgs {
+  pub keyspace: String,
 }
 
 impl CassandraSetKeyspaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -9070,7 +9073,7 @@ impl CassandraSetKeyspaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -9087,7 +9090,7 @@ impl CassandraSetKeyspaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("set_keyspace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
@@ -9102,9 +9105,10 @@ impl CassandraSetKeyspaceArgs {
 // CassandraSetKeyspaceResult
 //
 
+/// Result of `set_keyspace`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSetKeyspaceResult {
-  ire: Option<InvalidRequestException>,
+pub struct CassandraSetKeyspaceResult {
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraSetKeyspaceResult {
@@ -9115,7 +9119,7 @@ impl CassandraSetKeyspaceResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     loop {
@@ -9125,7 +9129,7 @@ impl CassandraSetKeyspaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9141,7 +9145,7 @@ impl CassandraSetKeyspaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSetKeyspaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -9158,19 +9162,20 @@ impl CassandraSetKeyspaceResult {
 // CassandraGetArgs
 //
 
+/// Arguments of `get` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetArgs {
-  key: Vec<u8>,
-  column_path: ColumnPath,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetArgs {
+  pub key: Vec<u8>,
+  pub column_path: ColumnPath,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
-    let mut f_3: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_3: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -9178,15 +9183,15 @@ impl CassandraGetArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnPath::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -9207,7 +9212,7 @@ impl CassandraGetArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -9228,13 +9233,14 @@ impl CassandraGetArgs {
 // CassandraGetResult
 //
 
+/// Result of `get`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetResult {
-  result_value: Option<ColumnOrSuperColumn>,
-  ire: Option<InvalidRequestException>,
-  nfe: Option<NotFoundException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetResult {
+  pub result_value: Option<ColumnOrSuperColumn>,
+  pub ire: Option<InvalidRequestException>,
+  pub nfe: Option<NotFoundException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetResult {
@@ -9260,7 +9266,7 @@ impl CassandraGetResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ColumnOrSuperColumn> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9274,23 +9280,23 @@ impl CassandraGetResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = ColumnOrSuperColumn::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = NotFoundException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -9310,7 +9316,7 @@ impl CassandraGetResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9347,21 +9353,22 @@ impl CassandraGetResult {
 // CassandraGetSliceArgs
 //
 
+/// Arguments of `get_slice` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetSliceArgs {
-  key: Vec<u8>,
-  column_parent: ColumnParent,
-  predicate: SlicePredicate,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetSliceArgs {
+  pub key: Vec<u8>,
+  pub column_parent: ColumnParent,
+  pub predicate: SlicePredicate,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetSliceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<SlicePredicate> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -9369,19 +9376,19 @@ impl CassandraGetSliceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -9404,7 +9411,7 @@ impl CassandraGetSliceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_slice_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -9428,12 +9435,13 @@ impl CassandraGetSliceArgs {
 // CassandraGetSliceResult
 //
 
+/// Result of `get_slice`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetSliceResult {
-  result_value: Option<Vec<ColumnOrSuperColumn>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetSliceResult {
+  pub result_value: Option<Vec<ColumnOrSuperColumn>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetSliceResult {
@@ -9457,7 +9465,7 @@ impl CassandraGetSliceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9470,7 +9478,7 @@ impl CassandraGetSliceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -9480,15 +9488,15 @@ impl CassandraGetSliceResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -9507,7 +9515,7 @@ impl CassandraGetSliceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetSliceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9543,21 +9551,22 @@ impl CassandraGetSliceResult {
 // CassandraGetCountArgs
 //
 
+/// Arguments of `get_count` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetCountArgs {
-  key: Vec<u8>,
-  column_parent: ColumnParent,
-  predicate: SlicePredicate,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetCountArgs {
+  pub key: Vec<u8>,
+  pub column_parent: ColumnParent,
+  pub predicate: SlicePredicate,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetCountArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<SlicePredicate> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -9565,19 +9574,19 @@ impl CassandraGetCountArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -9600,7 +9609,7 @@ impl CassandraGetCountArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_count_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -9624,12 +9633,13 @@ impl CassandraGetCountArgs {
 // CassandraGetCountResult
 //
 
+/// Result of `get_count`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetCountResult {
-  result_value: Option<i32>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetCountResult {
+  pub result_value: Option<i32>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetCountResult {
@@ -9653,7 +9663,7 @@ impl CassandraGetCountResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<i32> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9666,19 +9676,19 @@ impl CassandraGetCountResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -9697,7 +9707,7 @@ impl CassandraGetCountResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetCountResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -9729,21 +9739,22 @@ impl CassandraGetCountResult {
 // CassandraMultigetSliceArgs
 //
 
+/// Arguments of `multiget_slice` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraMultigetSliceArgs {
-  keys: Vec<Vec<u8>>,
-  column_parent: ColumnParent,
-  predicate: SlicePredicate,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraMultigetSliceArgs {
+  pub keys: Vec<Vec<u8>>,
+  pub column_parent: ColumnParent,
+  pub predicate: SlicePredicate,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraMultigetSliceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<SlicePredicate> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -9751,7 +9762,7 @@ impl CassandraMultigetSliceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -9761,15 +9772,15 @@ impl CassandraMultigetSliceArgs {
           i_prot.read_list_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -9792,7 +9803,7 @@ impl CassandraMultigetSliceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("multiget_slice_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 1))?;
@@ -9820,12 +9831,13 @@ impl CassandraMultigetSliceArgs {
 // CassandraMultigetSliceResult
 //
 
+/// Result of `multiget_slice`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraMultigetSliceResult {
-  result_value: Option<BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraMultigetSliceResult {
+  pub result_value: Option<BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraMultigetSliceResult {
@@ -9849,7 +9861,7 @@ impl CassandraMultigetSliceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9862,7 +9874,7 @@ impl CassandraMultigetSliceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -9879,15 +9891,15 @@ impl CassandraMultigetSliceResult {
           i_prot.read_map_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -9906,7 +9918,7 @@ impl CassandraMultigetSliceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraMultigetSliceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9947,21 +9959,22 @@ impl CassandraMultigetSliceResult {
 // CassandraMultigetCountArgs
 //
 
+/// Arguments of `multiget_count` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraMultigetCountArgs {
-  keys: Vec<Vec<u8>>,
-  column_parent: ColumnParent,
-  predicate: SlicePredicate,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraMultigetCountArgs {
+  pub keys: Vec<Vec<u8>>,
+  pub column_parent: ColumnParent,
+  pub predicate: SlicePredicate,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraMultigetCountArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<SlicePredicate> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -9969,7 +9982,7 @@ impl CassandraMultigetCountArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -9979,15 +9992,15 @@ impl CassandraMultigetCountArgs {
           i_prot.read_list_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10010,7 +10023,7 @@ impl CassandraMultigetCountArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("multiget_count_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 1))?;
@@ -10038,12 +10051,13 @@ impl CassandraMultigetCountArgs {
 // CassandraMultigetCountResult
 //
 
+/// Result of `multiget_count`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraMultigetCountResult {
-  result_value: Option<BTreeMap<Vec<u8>, i32>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraMultigetCountResult {
+  pub result_value: Option<BTreeMap<Vec<u8>, i32>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraMultigetCountResult {
@@ -10067,7 +10081,7 @@ impl CassandraMultigetCountResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Vec<u8>, i32>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10080,7 +10094,7 @@ impl CassandraMultigetCountResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, i32> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -10091,15 +10105,15 @@ impl CassandraMultigetCountResult {
           i_prot.read_map_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -10118,7 +10132,7 @@ impl CassandraMultigetCountResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraMultigetCountResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10155,21 +10169,22 @@ impl CassandraMultigetCountResult {
 // CassandraGetRangeSlicesArgs
 //
 
+/// Arguments of `get_range_slices` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetRangeSlicesArgs {
-  column_parent: ColumnParent,
-  predicate: SlicePredicate,
-  range: KeyRange,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetRangeSlicesArgs {
+  pub column_parent: ColumnParent,
+  pub predicate: SlicePredicate,
+  pub range: KeyRange,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetRangeSlicesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnParent> = None;
     let mut f_2: Option<SlicePredicate> = None;
     let mut f_3: Option<KeyRange> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -10177,19 +10192,19 @@ impl CassandraGetRangeSlicesArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = KeyRange::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10212,7 +10227,7 @@ impl CassandraGetRangeSlicesArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_range_slices_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 1))?;
@@ -10236,12 +10251,13 @@ impl CassandraGetRangeSlicesArgs {
 // CassandraGetRangeSlicesResult
 //
 
+/// Result of `get_range_slices`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetRangeSlicesResult {
-  result_value: Option<Vec<KeySlice>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetRangeSlicesResult {
+  pub result_value: Option<Vec<KeySlice>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetRangeSlicesResult {
@@ -10265,7 +10281,7 @@ impl CassandraGetRangeSlicesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10278,7 +10294,7 @@ impl CassandraGetRangeSlicesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -10288,15 +10304,15 @@ impl CassandraGetRangeSlicesResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -10315,7 +10331,7 @@ impl CassandraGetRangeSlicesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetRangeSlicesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10351,21 +10367,22 @@ impl CassandraGetRangeSlicesResult {
 // CassandraGetPagedSliceArgs
 //
 
+/// Arguments of `get_paged_slice` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetPagedSliceArgs {
-  column_family: String,
-  range: KeyRange,
-  start_column: Vec<u8>,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetPagedSliceArgs {
+  pub column_family: String,
+  pub range: KeyRange,
+  pub start_column: Vec<u8>,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetPagedSliceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<KeyRange> = None;
     let mut f_3: Option<Vec<u8>> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -10373,19 +10390,19 @@ impl CassandraGetPagedSliceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = KeyRange::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10408,7 +10425,7 @@ impl CassandraGetPagedSliceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_paged_slice_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 1))?;
@@ -10432,12 +10449,13 @@ impl CassandraGetPagedSliceArgs {
 // CassandraGetPagedSliceResult
 //
 
+/// Result of `get_paged_slice`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetPagedSliceResult {
-  result_value: Option<Vec<KeySlice>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetPagedSliceResult {
+  pub result_value: Option<Vec<KeySlice>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetPagedSliceResult {
@@ -10461,7 +10479,7 @@ impl CassandraGetPagedSliceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10474,7 +10492,7 @@ impl CassandraGetPagedSliceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -10484,15 +10502,15 @@ impl CassandraGetPagedSliceResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -10511,7 +10529,7 @@ impl CassandraGetPagedSliceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetPagedSliceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10547,21 +10565,22 @@ impl CassandraGetPagedSliceResult {
 // CassandraGetIndexedSlicesArgs
 //
 
+/// Arguments of `get_indexed_slices` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetIndexedSlicesArgs {
-  column_parent: ColumnParent,
-  index_clause: IndexClause,
-  column_predicate: SlicePredicate,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraGetIndexedSlicesArgs {
+  pub column_parent: ColumnParent,
+  pub index_clause: IndexClause,
+  pub column_predicate: SlicePredicate,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraGetIndexedSlicesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnParent> = None;
     let mut f_2: Option<IndexClause> = None;
     let mut f_3: Option<SlicePredicate> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -10569,19 +10588,19 @@ impl CassandraGetIndexedSlicesArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IndexClause::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = SlicePredicate::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10604,7 +10623,7 @@ impl CassandraGetIndexedSlicesArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_indexed_slices_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 1))?;
@@ -10628,12 +10647,13 @@ impl CassandraGetIndexedSlicesArgs {
 // CassandraGetIndexedSlicesResult
 //
 
+/// Result of `get_indexed_slices`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetIndexedSlicesResult {
-  result_value: Option<Vec<KeySlice>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetIndexedSlicesResult {
+  pub result_value: Option<Vec<KeySlice>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetIndexedSlicesResult {
@@ -10657,7 +10677,7 @@ impl CassandraGetIndexedSlicesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10670,7 +10690,7 @@ impl CassandraGetIndexedSlicesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<KeySlice> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -10680,15 +10700,15 @@ impl CassandraGetIndexedSlicesResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -10707,7 +10727,7 @@ impl CassandraGetIndexedSlicesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetIndexedSlicesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10743,21 +10763,22 @@ impl CassandraGetIndexedSlicesResult {
 // CassandraInsertArgs
 //
 
+/// Arguments of `insert` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraInsertArgs {
-  key: Vec<u8>,
-  column_parent: ColumnParent,
-  column: Column,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraInsertArgs {
+  pub key: Vec<u8>,
+  pub column_parent: ColumnParent,
+  pub column: Column,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraInsertArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<Column> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -10765,19 +10786,19 @@ impl CassandraInsertArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = Column::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10800,7 +10821,7 @@ impl CassandraInsertArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("insert_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -10824,11 +10845,12 @@ impl CassandraInsertArgs {
 // CassandraInsertResult
 //
 
+/// Result of `insert`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraInsertResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraInsertResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraInsertResult {
@@ -10843,7 +10865,7 @@ impl CassandraInsertResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -10855,15 +10877,15 @@ impl CassandraInsertResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -10881,7 +10903,7 @@ impl CassandraInsertResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraInsertResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -10908,21 +10930,22 @@ impl CassandraInsertResult {
 // CassandraAddArgs
 //
 
+/// Arguments of `add` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraAddArgs {
-  key: Vec<u8>,
-  column_parent: ColumnParent,
-  column: CounterColumn,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraAddArgs {
+  pub key: Vec<u8>,
+  pub column_parent: ColumnParent,
+  pub column: CounterColumn,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraAddArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
     let mut f_3: Option<CounterColumn> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -10930,19 +10953,19 @@ impl CassandraAddArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnParent::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = CounterColumn::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -10965,7 +10988,7 @@ impl CassandraAddArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("add_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -10989,11 +11012,12 @@ impl CassandraAddArgs {
 // CassandraAddResult
 //
 
+/// Result of `add`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraAddResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraAddResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraAddResult {
@@ -11008,7 +11032,7 @@ impl CassandraAddResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11020,15 +11044,15 @@ impl CassandraAddResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11046,7 +11070,7 @@ impl CassandraAddResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraAddResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11073,25 +11097,26 @@ impl CassandraAddResult {
 // CassandraCasArgs
 //
 
+/// Arguments of `cas` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraCasArgs {
-  key: Vec<u8>,
-  column_family: String,
-  expected: Vec<Column>,
-  updates: Vec<Column>,
-  serial_consistency_level: ConsistencyLevel,
-  commit_consistency_level: ConsistencyLevel,
+pub struct CassandraCasArgs {
+  pub key: Vec<u8>,
+  pub column_family: String,
+  pub expected: Vec<Column>,
+  pub updates: Vec<Column>,
+  pub serial_consistency_level: ConsistencyLevel,
+  pub commit_consistency_level: ConsistencyLevel,
 }
 
 impl CassandraCasArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<String> = None;
     let mut f_3: Option<Vec<Column>> = None;
     let mut f_4: Option<Vec<Column>> = None;
-    let mut f_5: Option<ConsistencyLevel> = Some(ConsistencyLevel::SERIAL); // IDL default (apply_arg_defaults.py)
-    let mut f_6: Option<ConsistencyLevel> = Some(ConsistencyLevel::QUORUM); // IDL default (apply_arg_defaults.py)
+    let mut f_5: Option<ConsistencyLevel> = Some(ConsistencyLevel::SERIAL); // IDL default (postprocess_rs.py)
+    let mut f_6: Option<ConsistencyLevel> = Some(ConsistencyLevel::QUORUM); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -11099,15 +11124,15 @@ impl CassandraCasArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -11117,7 +11142,7 @@ impl CassandraCasArgs {
           i_prot.read_list_end()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Column> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -11127,11 +11152,11 @@ impl CassandraCasArgs {
           i_prot.read_list_end()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
@@ -11158,7 +11183,7 @@ impl CassandraCasArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("cas_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -11196,12 +11221,13 @@ impl CassandraCasArgs {
 // CassandraCasResult
 //
 
+/// Result of `cas`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraCasResult {
-  result_value: Option<CASResult>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraCasResult {
+  pub result_value: Option<CASResult>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraCasResult {
@@ -11225,7 +11251,7 @@ impl CassandraCasResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CASResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -11238,19 +11264,19 @@ impl CassandraCasResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CASResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11269,7 +11295,7 @@ impl CassandraCasResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraCasResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11301,21 +11327,22 @@ impl CassandraCasResult {
 // CassandraRemoveArgs
 //
 
+/// Arguments of `remove` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraRemoveArgs {
-  key: Vec<u8>,
-  column_path: ColumnPath,
-  timestamp: i64,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraRemoveArgs {
+  pub key: Vec<u8>,
+  pub column_path: ColumnPath,
+  pub timestamp: i64,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraRemoveArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
     let mut f_3: Option<i64> = None;
-    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_4: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -11323,19 +11350,19 @@ impl CassandraRemoveArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnPath::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -11358,7 +11385,7 @@ impl CassandraRemoveArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("remove_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -11382,11 +11409,12 @@ impl CassandraRemoveArgs {
 // CassandraRemoveResult
 //
 
+/// Result of `remove`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraRemoveResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraRemoveResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraRemoveResult {
@@ -11401,7 +11429,7 @@ impl CassandraRemoveResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11413,15 +11441,15 @@ impl CassandraRemoveResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11439,7 +11467,7 @@ impl CassandraRemoveResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraRemoveResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11466,19 +11494,20 @@ impl CassandraRemoveResult {
 // CassandraRemoveCounterArgs
 //
 
+/// Arguments of `remove_counter` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraRemoveCounterArgs {
-  key: Vec<u8>,
-  path: ColumnPath,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraRemoveCounterArgs {
+  pub key: Vec<u8>,
+  pub path: ColumnPath,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraRemoveCounterArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
-    let mut f_3: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_3: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -11486,15 +11515,15 @@ impl CassandraRemoveCounterArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = ColumnPath::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11515,7 +11544,7 @@ impl CassandraRemoveCounterArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("remove_counter_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
@@ -11536,11 +11565,12 @@ impl CassandraRemoveCounterArgs {
 // CassandraRemoveCounterResult
 //
 
+/// Result of `remove_counter`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraRemoveCounterResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraRemoveCounterResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraRemoveCounterResult {
@@ -11555,7 +11585,7 @@ impl CassandraRemoveCounterResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11567,15 +11597,15 @@ impl CassandraRemoveCounterResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11593,7 +11623,7 @@ impl CassandraRemoveCounterResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraRemoveCounterResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11620,17 +11650,18 @@ impl CassandraRemoveCounterResult {
 // CassandraBatchMutateArgs
 //
 
+/// Arguments of `batch_mutate` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraBatchMutateArgs {
-  mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraBatchMutateArgs {
+  pub mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraBatchMutateArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>> = None;
-    let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -11638,7 +11669,7 @@ impl CassandraBatchMutateArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -11662,7 +11693,7 @@ impl CassandraBatchMutateArgs {
           i_prot.read_map_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11681,7 +11712,7 @@ impl CassandraBatchMutateArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("batch_mutate_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("mutation_map", TType::Map, 1))?;
@@ -11713,11 +11744,12 @@ impl CassandraBatchMutateArgs {
 // CassandraBatchMutateResult
 //
 
+/// Result of `batch_mutate`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraBatchMutateResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraBatchMutateResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraBatchMutateResult {
@@ -11732,7 +11764,7 @@ impl CassandraBatchMutateResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11744,15 +11776,15 @@ impl CassandraBatchMutateResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11770,7 +11802,7 @@ impl CassandraBatchMutateResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraBatchMutateResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11797,17 +11829,18 @@ impl CassandraBatchMutateResult {
 // CassandraAtomicBatchMutateArgs
 //
 
+/// Arguments of `atomic_batch_mutate` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraAtomicBatchMutateArgs {
-  mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>,
-  consistency_level: ConsistencyLevel,
+pub struct CassandraAtomicBatchMutateArgs {
+  pub mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>,
+  pub consistency_level: ConsistencyLevel,
 }
 
 impl CassandraAtomicBatchMutateArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>> = None;
-    let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (apply_arg_defaults.py)
+    let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -11815,7 +11848,7 @@ impl CassandraAtomicBatchMutateArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -11839,7 +11872,7 @@ impl CassandraAtomicBatchMutateArgs {
           i_prot.read_map_end()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11858,7 +11891,7 @@ impl CassandraAtomicBatchMutateArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("atomic_batch_mutate_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("mutation_map", TType::Map, 1))?;
@@ -11890,11 +11923,12 @@ impl CassandraAtomicBatchMutateArgs {
 // CassandraAtomicBatchMutateResult
 //
 
+/// Result of `atomic_batch_mutate`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraAtomicBatchMutateResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraAtomicBatchMutateResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraAtomicBatchMutateResult {
@@ -11909,7 +11943,7 @@ impl CassandraAtomicBatchMutateResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11921,15 +11955,15 @@ impl CassandraAtomicBatchMutateResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -11947,7 +11981,7 @@ impl CassandraAtomicBatchMutateResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraAtomicBatchMutateResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11974,13 +12008,14 @@ impl CassandraAtomicBatchMutateResult {
 // CassandraTruncateArgs
 //
 
+/// Arguments of `truncate` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraTruncateArgs {
-  cfname: String,
+pub struct CassandraTruncateArgs {
+  pub cfname: String,
 }
 
 impl CassandraTruncateArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -11990,7 +12025,7 @@ impl CassandraTruncateArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -12007,7 +12042,7 @@ impl CassandraTruncateArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("truncate_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("cfname", TType::String, 1))?;
@@ -12022,11 +12057,12 @@ impl CassandraTruncateArgs {
 // CassandraTruncateResult
 //
 
+/// Result of `truncate`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraTruncateResult {
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraTruncateResult {
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraTruncateResult {
@@ -12041,7 +12077,7 @@ impl CassandraTruncateResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -12053,15 +12089,15 @@ impl CassandraTruncateResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -12079,7 +12115,7 @@ impl CassandraTruncateResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraTruncateResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -12106,13 +12142,14 @@ impl CassandraTruncateResult {
 // CassandraGetMultiSliceArgs
 //
 
+/// Arguments of `get_multi_slice` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetMultiSliceArgs {
-  request: MultiSliceRequest,
+pub struct CassandraGetMultiSliceArgs {
+  pub request: MultiSliceRequest,
 }
 
 impl CassandraGetMultiSliceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<MultiSliceRequest> = None;
     loop {
@@ -12122,7 +12159,7 @@ impl CassandraGetMultiSliceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = MultiSliceRequest::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12139,7 +12176,7 @@ impl CassandraGetMultiSliceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_multi_slice_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("request", TType::Struct, 1))?;
@@ -12154,12 +12191,13 @@ impl CassandraGetMultiSliceArgs {
 // CassandraGetMultiSliceResult
 //
 
+/// Result of `get_multi_slice`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraGetMultiSliceResult {
-  result_value: Option<Vec<ColumnOrSuperColumn>>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
+pub struct CassandraGetMultiSliceResult {
+  pub result_value: Option<Vec<ColumnOrSuperColumn>>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
 }
 
 impl CassandraGetMultiSliceResult {
@@ -12183,7 +12221,7 @@ impl CassandraGetMultiSliceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12196,7 +12234,7 @@ impl CassandraGetMultiSliceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<ColumnOrSuperColumn> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -12206,15 +12244,15 @@ impl CassandraGetMultiSliceResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -12233,7 +12271,7 @@ impl CassandraGetMultiSliceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraGetMultiSliceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12269,12 +12307,13 @@ impl CassandraGetMultiSliceResult {
 // CassandraDescribeSchemaVersionsArgs
 //
 
+/// Arguments of `describe_schema_versions` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSchemaVersionsArgs {
+pub struct CassandraDescribeSchemaVersionsArgs {
 }
 
 impl CassandraDescribeSchemaVersionsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12293,7 +12332,7 @@ impl CassandraDescribeSchemaVersionsArgs {
     let ret = CassandraDescribeSchemaVersionsArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_schema_versions_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12305,10 +12344,11 @@ impl CassandraDescribeSchemaVersionsArgs {
 // CassandraDescribeSchemaVersionsResult
 //
 
+/// Result of `describe_schema_versions`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSchemaVersionsResult {
-  result_value: Option<BTreeMap<String, Vec<String>>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeSchemaVersionsResult {
+  pub result_value: Option<BTreeMap<String, Vec<String>>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeSchemaVersionsResult {
@@ -12328,7 +12368,7 @@ impl CassandraDescribeSchemaVersionsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, Vec<String>>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12339,7 +12379,7 @@ impl CassandraDescribeSchemaVersionsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, Vec<String>> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -12356,7 +12396,7 @@ impl CassandraDescribeSchemaVersionsResult {
           i_prot.read_map_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12373,7 +12413,7 @@ impl CassandraDescribeSchemaVersionsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeSchemaVersionsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12404,12 +12444,13 @@ impl CassandraDescribeSchemaVersionsResult {
 // CassandraDescribeKeyspacesArgs
 //
 
+/// Arguments of `describe_keyspaces` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeKeyspacesArgs {
+pub struct CassandraDescribeKeyspacesArgs {
 }
 
 impl CassandraDescribeKeyspacesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12428,7 +12469,7 @@ impl CassandraDescribeKeyspacesArgs {
     let ret = CassandraDescribeKeyspacesArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_keyspaces_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12440,10 +12481,11 @@ impl CassandraDescribeKeyspacesArgs {
 // CassandraDescribeKeyspacesResult
 //
 
+/// Result of `describe_keyspaces`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeKeyspacesResult {
-  result_value: Option<Vec<KsDef>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeKeyspacesResult {
+  pub result_value: Option<Vec<KsDef>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeKeyspacesResult {
@@ -12463,7 +12505,7 @@ impl CassandraDescribeKeyspacesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KsDef>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12474,7 +12516,7 @@ impl CassandraDescribeKeyspacesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<KsDef> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -12484,7 +12526,7 @@ impl CassandraDescribeKeyspacesResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12501,7 +12543,7 @@ impl CassandraDescribeKeyspacesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspacesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12527,12 +12569,13 @@ impl CassandraDescribeKeyspacesResult {
 // CassandraDescribeClusterNameArgs
 //
 
+/// Arguments of `describe_cluster_name` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeClusterNameArgs {
+pub struct CassandraDescribeClusterNameArgs {
 }
 
 impl CassandraDescribeClusterNameArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12551,7 +12594,7 @@ impl CassandraDescribeClusterNameArgs {
     let ret = CassandraDescribeClusterNameArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_cluster_name_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12563,9 +12606,10 @@ impl CassandraDescribeClusterNameArgs {
 // CassandraDescribeClusterNameResult
 //
 
+/// Result of `describe_cluster_name`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeClusterNameResult {
-  result_value: Option<String>,
+pub struct CassandraDescribeClusterNameResult {
+  pub result_value: Option<String>,
 }
 
 impl CassandraDescribeClusterNameResult {
@@ -12583,7 +12627,7 @@ impl CassandraDescribeClusterNameResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -12593,7 +12637,7 @@ impl CassandraDescribeClusterNameResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -12609,7 +12653,7 @@ impl CassandraDescribeClusterNameResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeClusterNameResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12626,12 +12670,13 @@ impl CassandraDescribeClusterNameResult {
 // CassandraDescribeVersionArgs
 //
 
+/// Arguments of `describe_version` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeVersionArgs {
+pub struct CassandraDescribeVersionArgs {
 }
 
 impl CassandraDescribeVersionArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12650,7 +12695,7 @@ impl CassandraDescribeVersionArgs {
     let ret = CassandraDescribeVersionArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_version_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12662,9 +12707,10 @@ impl CassandraDescribeVersionArgs {
 // CassandraDescribeVersionResult
 //
 
+/// Result of `describe_version`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeVersionResult {
-  result_value: Option<String>,
+pub struct CassandraDescribeVersionResult {
+  pub result_value: Option<String>,
 }
 
 impl CassandraDescribeVersionResult {
@@ -12682,7 +12728,7 @@ impl CassandraDescribeVersionResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -12692,7 +12738,7 @@ impl CassandraDescribeVersionResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -12708,7 +12754,7 @@ impl CassandraDescribeVersionResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeVersionResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12725,13 +12771,14 @@ impl CassandraDescribeVersionResult {
 // CassandraDescribeRingArgs
 //
 
+/// Arguments of `describe_ring` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeRingArgs {
-  keyspace: String,
+pub struct CassandraDescribeRingArgs {
+  pub keyspace: String,
 }
 
 impl CassandraDescribeRingArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12741,7 +12788,7 @@ impl CassandraDescribeRingArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -12758,7 +12805,7 @@ impl CassandraDescribeRingArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_ring_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
@@ -12773,10 +12820,11 @@ impl CassandraDescribeRingArgs {
 // CassandraDescribeRingResult
 //
 
+/// Result of `describe_ring`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeRingResult {
-  result_value: Option<Vec<TokenRange>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeRingResult {
+  pub result_value: Option<Vec<TokenRange>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeRingResult {
@@ -12796,7 +12844,7 @@ impl CassandraDescribeRingResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TokenRange>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12807,7 +12855,7 @@ impl CassandraDescribeRingResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<TokenRange> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -12817,7 +12865,7 @@ impl CassandraDescribeRingResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12834,7 +12882,7 @@ impl CassandraDescribeRingResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeRingResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12860,13 +12908,14 @@ impl CassandraDescribeRingResult {
 // CassandraDescribeLocalRingArgs
 //
 
+/// Arguments of `describe_local_ring` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeLocalRingArgs {
-  keyspace: String,
+pub struct CassandraDescribeLocalRingArgs {
+  pub keyspace: String,
 }
 
 impl CassandraDescribeLocalRingArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12876,7 +12925,7 @@ impl CassandraDescribeLocalRingArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -12893,7 +12942,7 @@ impl CassandraDescribeLocalRingArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_local_ring_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
@@ -12908,10 +12957,11 @@ impl CassandraDescribeLocalRingArgs {
 // CassandraDescribeLocalRingResult
 //
 
+/// Result of `describe_local_ring`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeLocalRingResult {
-  result_value: Option<Vec<TokenRange>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeLocalRingResult {
+  pub result_value: Option<Vec<TokenRange>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeLocalRingResult {
@@ -12931,7 +12981,7 @@ impl CassandraDescribeLocalRingResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TokenRange>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12942,7 +12992,7 @@ impl CassandraDescribeLocalRingResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<TokenRange> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -12952,7 +13002,7 @@ impl CassandraDescribeLocalRingResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12969,7 +13019,7 @@ impl CassandraDescribeLocalRingResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeLocalRingResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12995,12 +13045,13 @@ impl CassandraDescribeLocalRingResult {
 // CassandraDescribeTokenMapArgs
 //
 
+/// Arguments of `describe_token_map` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeTokenMapArgs {
+pub struct CassandraDescribeTokenMapArgs {
 }
 
 impl CassandraDescribeTokenMapArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13019,7 +13070,7 @@ impl CassandraDescribeTokenMapArgs {
     let ret = CassandraDescribeTokenMapArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_token_map_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13031,10 +13082,11 @@ impl CassandraDescribeTokenMapArgs {
 // CassandraDescribeTokenMapResult
 //
 
+/// Result of `describe_token_map`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeTokenMapResult {
-  result_value: Option<BTreeMap<String, String>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeTokenMapResult {
+  pub result_value: Option<BTreeMap<String, String>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeTokenMapResult {
@@ -13054,7 +13106,7 @@ impl CassandraDescribeTokenMapResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, String>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13065,7 +13117,7 @@ impl CassandraDescribeTokenMapResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Map => {
           let map_ident = i_prot.read_map_begin()?;
           let mut val: BTreeMap<String, String> = BTreeMap::new();
           for _ in 0..map_ident.size {
@@ -13076,7 +13128,7 @@ impl CassandraDescribeTokenMapResult {
           i_prot.read_map_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13093,7 +13145,7 @@ impl CassandraDescribeTokenMapResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeTokenMapResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13120,12 +13172,13 @@ impl CassandraDescribeTokenMapResult {
 // CassandraDescribePartitionerArgs
 //
 
+/// Arguments of `describe_partitioner` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribePartitionerArgs {
+pub struct CassandraDescribePartitionerArgs {
 }
 
 impl CassandraDescribePartitionerArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13144,7 +13197,7 @@ impl CassandraDescribePartitionerArgs {
     let ret = CassandraDescribePartitionerArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_partitioner_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13156,9 +13209,10 @@ impl CassandraDescribePartitionerArgs {
 // CassandraDescribePartitionerResult
 //
 
+/// Result of `describe_partitioner`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribePartitionerResult {
-  result_value: Option<String>,
+pub struct CassandraDescribePartitionerResult {
+  pub result_value: Option<String>,
 }
 
 impl CassandraDescribePartitionerResult {
@@ -13176,7 +13230,7 @@ impl CassandraDescribePartitionerResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -13186,7 +13240,7 @@ impl CassandraDescribePartitionerResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -13202,7 +13256,7 @@ impl CassandraDescribePartitionerResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribePartitionerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13219,12 +13273,13 @@ impl CassandraDescribePartitionerResult {
 // CassandraDescribeSnitchArgs
 //
 
+/// Arguments of `describe_snitch` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSnitchArgs {
+pub struct CassandraDescribeSnitchArgs {
 }
 
 impl CassandraDescribeSnitchArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13243,7 +13298,7 @@ impl CassandraDescribeSnitchArgs {
     let ret = CassandraDescribeSnitchArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_snitch_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13255,9 +13310,10 @@ impl CassandraDescribeSnitchArgs {
 // CassandraDescribeSnitchResult
 //
 
+/// Result of `describe_snitch`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSnitchResult {
-  result_value: Option<String>,
+pub struct CassandraDescribeSnitchResult {
+  pub result_value: Option<String>,
 }
 
 impl CassandraDescribeSnitchResult {
@@ -13275,7 +13331,7 @@ impl CassandraDescribeSnitchResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -13285,7 +13341,7 @@ impl CassandraDescribeSnitchResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -13301,7 +13357,7 @@ impl CassandraDescribeSnitchResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeSnitchResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13318,13 +13374,14 @@ impl CassandraDescribeSnitchResult {
 // CassandraDescribeKeyspaceArgs
 //
 
+/// Arguments of `describe_keyspace` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeKeyspaceArgs {
-  keyspace: String,
+pub struct CassandraDescribeKeyspaceArgs {
+  pub keyspace: String,
 }
 
 impl CassandraDescribeKeyspaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -13334,7 +13391,7 @@ impl CassandraDescribeKeyspaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -13351,7 +13408,7 @@ impl CassandraDescribeKeyspaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_keyspace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
@@ -13366,11 +13423,12 @@ impl CassandraDescribeKeyspaceArgs {
 // CassandraDescribeKeyspaceResult
 //
 
+/// Result of `describe_keyspace`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeKeyspaceResult {
-  result_value: Option<KsDef>,
-  nfe: Option<NotFoundException>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeKeyspaceResult {
+  pub result_value: Option<KsDef>,
+  pub nfe: Option<NotFoundException>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeKeyspaceResult {
@@ -13392,7 +13450,7 @@ impl CassandraDescribeKeyspaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<KsDef> = None;
     let mut f_1: Option<NotFoundException> = None;
@@ -13404,15 +13462,15 @@ impl CassandraDescribeKeyspaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = KsDef::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = NotFoundException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -13430,7 +13488,7 @@ impl CassandraDescribeKeyspaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13457,16 +13515,17 @@ impl CassandraDescribeKeyspaceResult {
 // CassandraDescribeSplitsArgs
 //
 
+/// Arguments of `describe_splits` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSplitsArgs {
-  cf_name: String,
-  start_token: String,
-  end_token: String,
-  keys_per_split: i32,
+pub struct CassandraDescribeSplitsArgs {
+  pub cf_name: String,
+  pub start_token: String,
+  pub end_token: String,
+  pub keys_per_split: i32,
 }
 
 impl CassandraDescribeSplitsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -13479,19 +13538,19 @@ impl CassandraDescribeSplitsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
@@ -13514,7 +13573,7 @@ impl CassandraDescribeSplitsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_splits_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("cfName", TType::String, 1))?;
@@ -13538,10 +13597,11 @@ impl CassandraDescribeSplitsArgs {
 // CassandraDescribeSplitsResult
 //
 
+/// Result of `describe_splits`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSplitsResult {
-  result_value: Option<Vec<String>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeSplitsResult {
+  pub result_value: Option<Vec<String>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeSplitsResult {
@@ -13561,7 +13621,7 @@ impl CassandraDescribeSplitsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<String>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13572,7 +13632,7 @@ impl CassandraDescribeSplitsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<String> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -13582,7 +13642,7 @@ impl CassandraDescribeSplitsResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13599,7 +13659,7 @@ impl CassandraDescribeSplitsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeSplitsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13625,12 +13685,13 @@ impl CassandraDescribeSplitsResult {
 // CassandraTraceNextQueryArgs
 //
 
+/// Arguments of `trace_next_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraTraceNextQueryArgs {
+pub struct CassandraTraceNextQueryArgs {
 }
 
 impl CassandraTraceNextQueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13649,7 +13710,7 @@ impl CassandraTraceNextQueryArgs {
     let ret = CassandraTraceNextQueryArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("trace_next_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13661,9 +13722,10 @@ impl CassandraTraceNextQueryArgs {
 // CassandraTraceNextQueryResult
 //
 
+/// Result of `trace_next_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraTraceNextQueryResult {
-  result_value: Option<Vec<u8>>,
+pub struct CassandraTraceNextQueryResult {
+  pub result_value: Option<Vec<u8>>,
 }
 
 impl CassandraTraceNextQueryResult {
@@ -13681,7 +13743,7 @@ impl CassandraTraceNextQueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<u8>> = None;
     loop {
@@ -13691,7 +13753,7 @@ impl CassandraTraceNextQueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_0 = Some(val);
         },
@@ -13707,7 +13769,7 @@ impl CassandraTraceNextQueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraTraceNextQueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13724,16 +13786,17 @@ impl CassandraTraceNextQueryResult {
 // CassandraDescribeSplitsExArgs
 //
 
+/// Arguments of `describe_splits_ex` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSplitsExArgs {
-  cf_name: String,
-  start_token: String,
-  end_token: String,
-  keys_per_split: i32,
+pub struct CassandraDescribeSplitsExArgs {
+  pub cf_name: String,
+  pub start_token: String,
+  pub end_token: String,
+  pub keys_per_split: i32,
 }
 
 impl CassandraDescribeSplitsExArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -13746,19 +13809,19 @@ impl CassandraDescribeSplitsExArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
@@ -13781,7 +13844,7 @@ impl CassandraDescribeSplitsExArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("describe_splits_ex_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("cfName", TType::String, 1))?;
@@ -13805,10 +13868,11 @@ impl CassandraDescribeSplitsExArgs {
 // CassandraDescribeSplitsExResult
 //
 
+/// Result of `describe_splits_ex`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraDescribeSplitsExResult {
-  result_value: Option<Vec<CfSplit>>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraDescribeSplitsExResult {
+  pub result_value: Option<Vec<CfSplit>>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraDescribeSplitsExResult {
@@ -13828,7 +13892,7 @@ impl CassandraDescribeSplitsExResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<CfSplit>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13839,7 +13903,7 @@ impl CassandraDescribeSplitsExResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<CfSplit> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -13849,7 +13913,7 @@ impl CassandraDescribeSplitsExResult {
           i_prot.read_list_end()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13866,7 +13930,7 @@ impl CassandraDescribeSplitsExResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraDescribeSplitsExResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13892,13 +13956,14 @@ impl CassandraDescribeSplitsExResult {
 // CassandraSystemAddColumnFamilyArgs
 //
 
+/// Arguments of `system_add_column_family` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemAddColumnFamilyArgs {
-  cf_def: CfDef,
+pub struct CassandraSystemAddColumnFamilyArgs {
+  pub cf_def: CfDef,
 }
 
 impl CassandraSystemAddColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<CfDef> = None;
     loop {
@@ -13908,7 +13973,7 @@ impl CassandraSystemAddColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = CfDef::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13925,7 +13990,7 @@ impl CassandraSystemAddColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_add_column_family_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("cf_def", TType::Struct, 1))?;
@@ -13940,11 +14005,12 @@ impl CassandraSystemAddColumnFamilyArgs {
 // CassandraSystemAddColumnFamilyResult
 //
 
+/// Result of `system_add_column_family`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemAddColumnFamilyResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemAddColumnFamilyResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemAddColumnFamilyResult {
@@ -13966,7 +14032,7 @@ impl CassandraSystemAddColumnFamilyResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13978,15 +14044,15 @@ impl CassandraSystemAddColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14004,7 +14070,7 @@ impl CassandraSystemAddColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemAddColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14031,13 +14097,14 @@ impl CassandraSystemAddColumnFamilyResult {
 // CassandraSystemDropColumnFamilyArgs
 //
 
+/// Arguments of `system_drop_column_family` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemDropColumnFamilyArgs {
-  column_family: String,
+pub struct CassandraSystemDropColumnFamilyArgs {
+  pub column_family: String,
 }
 
 impl CassandraSystemDropColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14047,7 +14114,7 @@ impl CassandraSystemDropColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -14064,7 +14131,7 @@ impl CassandraSystemDropColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_drop_column_family_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 1))?;
@@ -14079,11 +14146,12 @@ impl CassandraSystemDropColumnFamilyArgs {
 // CassandraSystemDropColumnFamilyResult
 //
 
+/// Result of `system_drop_column_family`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemDropColumnFamilyResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemDropColumnFamilyResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemDropColumnFamilyResult {
@@ -14105,7 +14173,7 @@ impl CassandraSystemDropColumnFamilyResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14117,15 +14185,15 @@ impl CassandraSystemDropColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14143,7 +14211,7 @@ impl CassandraSystemDropColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemDropColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14170,13 +14238,14 @@ impl CassandraSystemDropColumnFamilyResult {
 // CassandraSystemAddKeyspaceArgs
 //
 
+/// Arguments of `system_add_keyspace` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemAddKeyspaceArgs {
-  ks_def: KsDef,
+pub struct CassandraSystemAddKeyspaceArgs {
+  pub ks_def: KsDef,
 }
 
 impl CassandraSystemAddKeyspaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<KsDef> = None;
     loop {
@@ -14186,7 +14255,7 @@ impl CassandraSystemAddKeyspaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = KsDef::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14203,7 +14272,7 @@ impl CassandraSystemAddKeyspaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_add_keyspace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("ks_def", TType::Struct, 1))?;
@@ -14218,11 +14287,12 @@ impl CassandraSystemAddKeyspaceArgs {
 // CassandraSystemAddKeyspaceResult
 //
 
+/// Result of `system_add_keyspace`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemAddKeyspaceResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemAddKeyspaceResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemAddKeyspaceResult {
@@ -14244,7 +14314,7 @@ impl CassandraSystemAddKeyspaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14256,15 +14326,15 @@ impl CassandraSystemAddKeyspaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14282,7 +14352,7 @@ impl CassandraSystemAddKeyspaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemAddKeyspaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14309,13 +14379,14 @@ impl CassandraSystemAddKeyspaceResult {
 // CassandraSystemDropKeyspaceArgs
 //
 
+/// Arguments of `system_drop_keyspace` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemDropKeyspaceArgs {
-  keyspace: String,
+pub struct CassandraSystemDropKeyspaceArgs {
+  pub keyspace: String,
 }
 
 impl CassandraSystemDropKeyspaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14325,7 +14396,7 @@ impl CassandraSystemDropKeyspaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -14342,7 +14413,7 @@ impl CassandraSystemDropKeyspaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_drop_keyspace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
@@ -14357,11 +14428,12 @@ impl CassandraSystemDropKeyspaceArgs {
 // CassandraSystemDropKeyspaceResult
 //
 
+/// Result of `system_drop_keyspace`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemDropKeyspaceResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemDropKeyspaceResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemDropKeyspaceResult {
@@ -14383,7 +14455,7 @@ impl CassandraSystemDropKeyspaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14395,15 +14467,15 @@ impl CassandraSystemDropKeyspaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14421,7 +14493,7 @@ impl CassandraSystemDropKeyspaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemDropKeyspaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14448,13 +14520,14 @@ impl CassandraSystemDropKeyspaceResult {
 // CassandraSystemUpdateKeyspaceArgs
 //
 
+/// Arguments of `system_update_keyspace` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemUpdateKeyspaceArgs {
-  ks_def: KsDef,
+pub struct CassandraSystemUpdateKeyspaceArgs {
+  pub ks_def: KsDef,
 }
 
 impl CassandraSystemUpdateKeyspaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<KsDef> = None;
     loop {
@@ -14464,7 +14537,7 @@ impl CassandraSystemUpdateKeyspaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = KsDef::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14481,7 +14554,7 @@ impl CassandraSystemUpdateKeyspaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_update_keyspace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("ks_def", TType::Struct, 1))?;
@@ -14496,11 +14569,12 @@ impl CassandraSystemUpdateKeyspaceArgs {
 // CassandraSystemUpdateKeyspaceResult
 //
 
+/// Result of `system_update_keyspace`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemUpdateKeyspaceResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemUpdateKeyspaceResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemUpdateKeyspaceResult {
@@ -14522,7 +14596,7 @@ impl CassandraSystemUpdateKeyspaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14534,15 +14608,15 @@ impl CassandraSystemUpdateKeyspaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14560,7 +14634,7 @@ impl CassandraSystemUpdateKeyspaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemUpdateKeyspaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14587,13 +14661,14 @@ impl CassandraSystemUpdateKeyspaceResult {
 // CassandraSystemUpdateColumnFamilyArgs
 //
 
+/// Arguments of `system_update_column_family` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemUpdateColumnFamilyArgs {
-  cf_def: CfDef,
+pub struct CassandraSystemUpdateColumnFamilyArgs {
+  pub cf_def: CfDef,
 }
 
 impl CassandraSystemUpdateColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<CfDef> = None;
     loop {
@@ -14603,7 +14678,7 @@ impl CassandraSystemUpdateColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = CfDef::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14620,7 +14695,7 @@ impl CassandraSystemUpdateColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("system_update_column_family_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("cf_def", TType::Struct, 1))?;
@@ -14635,11 +14710,12 @@ impl CassandraSystemUpdateColumnFamilyArgs {
 // CassandraSystemUpdateColumnFamilyResult
 //
 
+/// Result of `system_update_column_family`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSystemUpdateColumnFamilyResult {
-  result_value: Option<String>,
-  ire: Option<InvalidRequestException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraSystemUpdateColumnFamilyResult {
+  pub result_value: Option<String>,
+  pub ire: Option<InvalidRequestException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraSystemUpdateColumnFamilyResult {
@@ -14661,7 +14737,7 @@ impl CassandraSystemUpdateColumnFamilyResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14673,15 +14749,15 @@ impl CassandraSystemUpdateColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14699,7 +14775,7 @@ impl CassandraSystemUpdateColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSystemUpdateColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14726,14 +14802,15 @@ impl CassandraSystemUpdateColumnFamilyResult {
 // CassandraExecuteCqlQueryArgs
 //
 
+/// Arguments of `execute_cql_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecuteCqlQueryArgs {
-  query: Vec<u8>,
-  compression: Compression,
+pub struct CassandraExecuteCqlQueryArgs {
+  pub query: Vec<u8>,
+  pub compression: Compression,
 }
 
 impl CassandraExecuteCqlQueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -14744,11 +14821,11 @@ impl CassandraExecuteCqlQueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = Compression::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14767,7 +14844,7 @@ impl CassandraExecuteCqlQueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("execute_cql_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
@@ -14785,13 +14862,14 @@ impl CassandraExecuteCqlQueryArgs {
 // CassandraExecuteCqlQueryResult
 //
 
+/// Result of `execute_cql_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecuteCqlQueryResult {
-  result_value: Option<CqlResult>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraExecuteCqlQueryResult {
+  pub result_value: Option<CqlResult>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraExecuteCqlQueryResult {
@@ -14817,7 +14895,7 @@ impl CassandraExecuteCqlQueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14831,23 +14909,23 @@ impl CassandraExecuteCqlQueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -14867,7 +14945,7 @@ impl CassandraExecuteCqlQueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraExecuteCqlQueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14904,15 +14982,16 @@ impl CassandraExecuteCqlQueryResult {
 // CassandraExecuteCql3QueryArgs
 //
 
+/// Arguments of `execute_cql3_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecuteCql3QueryArgs {
-  query: Vec<u8>,
-  compression: Compression,
-  consistency: ConsistencyLevel,
+pub struct CassandraExecuteCql3QueryArgs {
+  pub query: Vec<u8>,
+  pub compression: Compression,
+  pub consistency: ConsistencyLevel,
 }
 
 impl CassandraExecuteCql3QueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -14924,15 +15003,15 @@ impl CassandraExecuteCql3QueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = Compression::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -14953,7 +15032,7 @@ impl CassandraExecuteCql3QueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("execute_cql3_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
@@ -14974,13 +15053,14 @@ impl CassandraExecuteCql3QueryArgs {
 // CassandraExecuteCql3QueryResult
 //
 
+/// Result of `execute_cql3_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecuteCql3QueryResult {
-  result_value: Option<CqlResult>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraExecuteCql3QueryResult {
+  pub result_value: Option<CqlResult>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraExecuteCql3QueryResult {
@@ -15006,7 +15086,7 @@ impl CassandraExecuteCql3QueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15020,23 +15100,23 @@ impl CassandraExecuteCql3QueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -15056,7 +15136,7 @@ impl CassandraExecuteCql3QueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraExecuteCql3QueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15093,14 +15173,15 @@ impl CassandraExecuteCql3QueryResult {
 // CassandraPrepareCqlQueryArgs
 //
 
+/// Arguments of `prepare_cql_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraPrepareCqlQueryArgs {
-  query: Vec<u8>,
-  compression: Compression,
+pub struct CassandraPrepareCqlQueryArgs {
+  pub query: Vec<u8>,
+  pub compression: Compression,
 }
 
 impl CassandraPrepareCqlQueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -15111,11 +15192,11 @@ impl CassandraPrepareCqlQueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = Compression::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -15134,7 +15215,7 @@ impl CassandraPrepareCqlQueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("prepare_cql_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
@@ -15152,10 +15233,11 @@ impl CassandraPrepareCqlQueryArgs {
 // CassandraPrepareCqlQueryResult
 //
 
+/// Result of `prepare_cql_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraPrepareCqlQueryResult {
-  result_value: Option<CqlPreparedResult>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraPrepareCqlQueryResult {
+  pub result_value: Option<CqlPreparedResult>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraPrepareCqlQueryResult {
@@ -15175,7 +15257,7 @@ impl CassandraPrepareCqlQueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlPreparedResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15186,11 +15268,11 @@ impl CassandraPrepareCqlQueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlPreparedResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15207,7 +15289,7 @@ impl CassandraPrepareCqlQueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraPrepareCqlQueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15229,14 +15311,15 @@ impl CassandraPrepareCqlQueryResult {
 // CassandraPrepareCql3QueryArgs
 //
 
+/// Arguments of `prepare_cql3_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraPrepareCql3QueryArgs {
-  query: Vec<u8>,
-  compression: Compression,
+pub struct CassandraPrepareCql3QueryArgs {
+  pub query: Vec<u8>,
+  pub compression: Compression,
 }
 
 impl CassandraPrepareCql3QueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -15247,11 +15330,11 @@ impl CassandraPrepareCql3QueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = Compression::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -15270,7 +15353,7 @@ impl CassandraPrepareCql3QueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("prepare_cql3_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
@@ -15288,10 +15371,11 @@ impl CassandraPrepareCql3QueryArgs {
 // CassandraPrepareCql3QueryResult
 //
 
+/// Result of `prepare_cql3_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraPrepareCql3QueryResult {
-  result_value: Option<CqlPreparedResult>,
-  ire: Option<InvalidRequestException>,
+pub struct CassandraPrepareCql3QueryResult {
+  pub result_value: Option<CqlPreparedResult>,
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraPrepareCql3QueryResult {
@@ -15311,7 +15395,7 @@ impl CassandraPrepareCql3QueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlPreparedResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15322,11 +15406,11 @@ impl CassandraPrepareCql3QueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlPreparedResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15343,7 +15427,7 @@ impl CassandraPrepareCql3QueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraPrepareCql3QueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15365,14 +15449,15 @@ impl CassandraPrepareCql3QueryResult {
 // CassandraExecutePreparedCqlQueryArgs
 //
 
+/// Arguments of `execute_prepared_cql_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecutePreparedCqlQueryArgs {
-  item_id: i32,
-  values: Vec<Vec<u8>>,
+pub struct CassandraExecutePreparedCqlQueryArgs {
+  pub item_id: i32,
+  pub values: Vec<Vec<u8>>,
 }
 
 impl CassandraExecutePreparedCqlQueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -15383,11 +15468,11 @@ impl CassandraExecutePreparedCqlQueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -15412,7 +15497,7 @@ impl CassandraExecutePreparedCqlQueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("execute_prepared_cql_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("itemId", TType::I32, 1))?;
@@ -15434,13 +15519,14 @@ impl CassandraExecutePreparedCqlQueryArgs {
 // CassandraExecutePreparedCqlQueryResult
 //
 
+/// Result of `execute_prepared_cql_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecutePreparedCqlQueryResult {
-  result_value: Option<CqlResult>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraExecutePreparedCqlQueryResult {
+  pub result_value: Option<CqlResult>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraExecutePreparedCqlQueryResult {
@@ -15466,7 +15552,7 @@ impl CassandraExecutePreparedCqlQueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15480,23 +15566,23 @@ impl CassandraExecutePreparedCqlQueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -15516,7 +15602,7 @@ impl CassandraExecutePreparedCqlQueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraExecutePreparedCqlQueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15553,15 +15639,16 @@ impl CassandraExecutePreparedCqlQueryResult {
 // CassandraExecutePreparedCql3QueryArgs
 //
 
+/// Arguments of `execute_prepared_cql3_query` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecutePreparedCql3QueryArgs {
-  item_id: i32,
-  values: Vec<Vec<u8>>,
-  consistency: ConsistencyLevel,
+pub struct CassandraExecutePreparedCql3QueryArgs {
+  pub item_id: i32,
+  pub values: Vec<Vec<u8>>,
+  pub consistency: ConsistencyLevel,
 }
 
 impl CassandraExecutePreparedCql3QueryArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -15573,11 +15660,11 @@ impl CassandraExecutePreparedCql3QueryArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::List => {
           let list_ident = i_prot.read_list_begin()?;
           let mut val: Vec<Vec<u8>> = Vec::with_capacity((list_ident.size as usize).min(1024));
           for _ in 0..list_ident.size {
@@ -15587,7 +15674,7 @@ impl CassandraExecutePreparedCql3QueryArgs {
           i_prot.read_list_end()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = ConsistencyLevel::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -15608,7 +15695,7 @@ impl CassandraExecutePreparedCql3QueryArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("execute_prepared_cql3_query_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("itemId", TType::I32, 1))?;
@@ -15633,13 +15720,14 @@ impl CassandraExecutePreparedCql3QueryArgs {
 // CassandraExecutePreparedCql3QueryResult
 //
 
+/// Result of `execute_prepared_cql3_query`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraExecutePreparedCql3QueryResult {
-  result_value: Option<CqlResult>,
-  ire: Option<InvalidRequestException>,
-  ue: Option<UnavailableException>,
-  te: Option<TimedOutException>,
-  sde: Option<SchemaDisagreementException>,
+pub struct CassandraExecutePreparedCql3QueryResult {
+  pub result_value: Option<CqlResult>,
+  pub ire: Option<InvalidRequestException>,
+  pub ue: Option<UnavailableException>,
+  pub te: Option<TimedOutException>,
+  pub sde: Option<SchemaDisagreementException>,
 }
 
 impl CassandraExecutePreparedCql3QueryResult {
@@ -15665,7 +15753,7 @@ impl CassandraExecutePreparedCql3QueryResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15679,23 +15767,23 @@ impl CassandraExecutePreparedCql3QueryResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = CqlResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = UnavailableException::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = TimedOutException::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = SchemaDisagreementException::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -15715,7 +15803,7 @@ impl CassandraExecutePreparedCql3QueryResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraExecutePreparedCql3QueryResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15752,13 +15840,14 @@ impl CassandraExecutePreparedCql3QueryResult {
 // CassandraSetCqlVersionArgs
 //
 
+/// Arguments of `set_cql_version` as they travel in its CALL message.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSetCqlVersionArgs {
-  version: String,
+pub struct CassandraSetCqlVersionArgs {
+  pub version: String,
 }
 
 impl CassandraSetCqlVersionArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -15768,7 +15857,7 @@ impl CassandraSetCqlVersionArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -15785,7 +15874,7 @@ impl CassandraSetCqlVersionArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("set_cql_version_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("version", TType::String, 1))?;
@@ -15800,9 +15889,10 @@ impl CassandraSetCqlVersionArgs {
 // CassandraSetCqlVersionResult
 //
 
+/// Result of `set_cql_version`: field 0 is the return value, the others its exceptions.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct CassandraSetCqlVersionResult {
-  ire: Option<InvalidRequestException>,
+pub struct CassandraSetCqlVersionResult {
+  pub ire: Option<InvalidRequestException>,
 }
 
 impl CassandraSetCqlVersionResult {
@@ -15813,7 +15903,7 @@ impl CassandraSetCqlVersionResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     loop {
@@ -15823,7 +15913,7 @@ impl CassandraSetCqlVersionResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = InvalidRequestException::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15839,7 +15929,7 @@ impl CassandraSetCqlVersionResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("CassandraSetCqlVersionResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {

@@ -1,25 +1,48 @@
-//! Cassandra's Thrift RPC interface, API version 20.1.0, as Rust types.
+//! Cassandra's Thrift RPC interface as Rust types: API version 20.1.0 at the crate root, and the
+//! 0.6 API (version 2.2.0) in [`v06`].
 //!
 //! `cassandra.thrift` (next to this crate's `Cargo.toml`) is our own IDL, wire-compatible with the
 //! interface of Cassandra 2.1–3.11. [`cassandra`] is generated from it by the Thrift 0.17 compiler
 //! (`thrift-idl/regenerate.sh`; do not edit it by hand) and re-exported here, so users write
 //! `thrift_idl::ColumnParent`, `thrift_idl::CassandraSyncHandler`, and so on.
+//! `cassandra-0.6.thrift` is our IDL of Cassandra 0.6's interface (keyspace as argument 1 of every
+//! data call, `string` row keys, `ConsistencyLevel::ZERO`...), generated the same way into [`v06`];
+//! it is not re-exported, since most of its names are also 20.1.0 names:
+//! write `thrift_idl::v06::ColumnParent`.
 //!
-//! [`VERSION`] (`"20.1.0"`, from the IDL constant) is what `describe_version` answers.
+//! [`VERSION`] (`"20.1.0"`, from the IDL constant) is what `describe_version` answers; a 0.6 client
+//! expects [`v06::VERSION`] (`"2.2.0"`).
 //!
-//! Shape of the generated service API:
+//! Shape of the generated service API (the same in both modules):
 //! - server side: implement [`CassandraSyncHandler`] (one `handle_<method>` per method, all
 //!   arguments by value) and wrap it in [`CassandraSyncProcessor`], a `thrift::server::TProcessor`;
 //! - client side: [`CassandraSyncClient`] implements [`TCassandraSyncClient`];
 //! - a declared exception (e.g. [`InvalidRequestException`]) travels as
 //!   `thrift::Error::User(Box<dyn Error + Send + Sync>)` holding that exception struct, see
-//!   [`user_error`].
+//!   [`user_error`];
+//! - each method `m` has public `Cassandra<M>Args` and `Cassandra<M>Result` structs (e.g.
+//!   [`CassandraGetSliceArgs`], [`CassandraGetSliceResult`]) with public fields named as in the IDL
+//!   and public inherent `read_from_in_protocol` / `write_to_out_protocol` (they do not implement
+//!   `TSerializable`). Args hold the arguments in IDL order; a Result holds `result_value` (field
+//!   0, absent for `void` methods) and one `Option` per declared exception, at its declared id.
+//!   They let a dispatcher of its own decode a call after `read_message_begin` and encode its
+//!   reply, and a client encode calls without the generated client.
 //!
-//! One deliberate difference from the raw generator output: method arguments that have an IDL
-//! default (every defaulted `consistency_level`, `cas`' two levels) take that default when a client
-//! leaves them out, as Cassandra's server does (see `apply_arg_defaults.py`). Optional *struct*
-//! fields with an IDL default (e.g. `CfDef::column_type`, `KsDef::durable_writes`) still decode as
-//! `None` when absent; the server applies their defaults when converting.
+//! Differences from the raw generator output, made by `postprocess_rs.py` (each step refuses to
+//! run if the generated code has changed shape):
+//! - the Args and Result structs above are public;
+//! - **Thrift's wire-type rule**: every reader (structs, exceptions, Args, Results) reads a known
+//!   field id only when its wire type is the one our writer uses for that id, and skips it like an
+//!   unknown field otherwise, as Thrift's Java and C++ code does. A client of another API
+//!   generation therefore cannot make a reader misparse the rest of a message: a mistyped field is
+//!   simply absent, and if it is required the read fails with the missing-field error;
+//! - method arguments that have an IDL default (every defaulted `consistency_level`, `cas`' two
+//!   levels, 0.6's `get_range_slice` key bounds) take that default when a client leaves them out,
+//!   as Cassandra's server does. As in Java, a required argument of a primitive type keeps no
+//!   default (0.6's `get_range_slice.row_count` must be sent). Optional *struct* fields with an
+//!   IDL default (e.g. `CfDef::column_type`, `KsDef::durable_writes`) still decode as `None` when
+//!   absent; the server applies their defaults when converting;
+//! - a list's declared size reserves at most 1024 elements up front.
 //!
 //! Enums are newtypes over `i32` (`ConsistencyLevel(pub i32)`): unknown values from clients decode
 //! without error, so the server must validate them.
@@ -40,6 +63,24 @@
     missing_docs
 )]
 pub mod cassandra;
+
+/// Cassandra 0.6's Thrift interface, API version 2.2.0, generated from `cassandra-0.6.thrift`.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::nursery,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    non_camel_case_types,
+    non_snake_case,
+    dead_code,
+    unused,
+    missing_docs
+)]
+#[path = "cassandra_06.rs"]
+pub mod v06;
 
 pub use cassandra::*;
 
