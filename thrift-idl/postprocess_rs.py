@@ -147,7 +147,9 @@ def replace_once(block: str, old: str, new: str, where: str) -> str:
 FIELD_LINE_RE = re.compile(r"^  (\w+): (.+),$")
 
 
-def publish_struct(rs: str, name: str, doc: str) -> str:
+def publish_struct(rs: str, name: str, doc: str, default: bool = False) -> str:
+    """Makes `struct name` public; with `default`, it also derives Default (every field must be an
+    Option), so that a server can fill in just the field its outcome needs."""
     derive = "#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]\n"
     start, end = block_span(rs, f"struct {name} {{")
     if not rs[:start].endswith(derive):
@@ -158,9 +160,12 @@ def publish_struct(rs: str, name: str, doc: str) -> str:
         m = FIELD_LINE_RE.match(line)
         if m is None:
             fail(f"unexpected line in `struct {name}`: {line!r}")
+        if default and not m.group(2).startswith("Option<"):
+            fail(f"`struct {name}` field {m.group(1)} is not an Option: cannot derive Default")
         fields.append(f"  pub {m.group(1)}: {m.group(2)},")
     struct = "\n".join([f"pub struct {name} {{", *fields, "}"]) + "\n"
-    rs = rs[: start - len(derive)] + f"/// {doc}\n" + derive + struct + rs[end:]
+    new_derive = derive.replace("PartialOrd)]", "PartialOrd, Default)]") if default else derive
+    rs = rs[: start - len(derive)] + f"/// {doc}\n" + new_derive + struct + rs[end:]
 
     start, end = block_span(rs, f"impl {name} {{")
     block = rs[start:end]
@@ -175,7 +180,9 @@ def publish_args_results(rs: str, service: str, methods: List[Method]) -> Tuple[
         args, result = f"{service}{camel(method.name)}Args", f"{service}{camel(method.name)}Result"
         expected |= {args, result}
         rs = publish_struct(rs, args, f"Arguments of `{method.name}` as they travel in its CALL message.")
-        rs = publish_struct(rs, result, f"Result of `{method.name}`: field 0 is the return value, the others its exceptions.")
+        rs = publish_struct(
+            rs, result, f"Result of `{method.name}`: field 0 is the return value, the others its exceptions.", True
+        )
     left = set(re.findall(r"^struct (\w+) \{", rs, flags=re.M))
     if left:
         fail(f"private structs the IDL's methods do not account for: {sorted(left)}")

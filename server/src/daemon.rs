@@ -4,16 +4,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use storage::commitlog::SyncMode;
+use cluster::coordinator::{Coordinator, LocalNode};
 use storage::dht::Partitioner;
-use storage::engine::{Storage, StorageConfig};
+use storage::engine::{Storage, StorageConfig, SyncMode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::auth::Authenticator;
 use crate::config::{self, CommitLogSync, Config};
-use crate::node::{Node, SNITCH};
+use crate::node::Node;
+use crate::thrift::handler::ThriftContext;
+use crate::thrift::ServeOptions;
+
+/// Until the cluster layer places nodes, every node reports itself in one data centre and rack,
+/// as Cassandra's SimpleSnitch does.
+const DATACENTER: &str = "datacenter1";
+const RACK: &str = "rack1";
+const SNITCH: &str = "org.apache.cassandra.locator.SimpleSnitch";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -50,6 +58,7 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     sc.partitioner = partitioner;
     sc.memtable_flush_bytes = (config.memtable_throughput_mb.max(1) as usize) << 20;
     sc.index_interval = config.index_interval.max(1) as usize;
+    sc.block_cache_bytes = (config.block_cache_size_mb as usize) << 20;
     sc.initial_keyspaces = config.keyspaces.clone();
     sc
 }
@@ -68,21 +77,24 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let authenticator = Authenticator::for_config(&config, &conf_dir).map_err(|e| StartupError::Auth(e.to_string()))?;
 
     info!(config = %config_path.display(), cluster = %config.cluster_name, "starting sibyl");
-    storage::block_cache::global().set_capacity((config.block_cache_size_mb as usize) << 20);
     let storage = Storage::open(storage_config(&config, partitioner))?;
     let local_token = local_token(&storage, &config, partitioner)?;
-
-    let node = Arc::new(Node {
-        storage: storage.clone(),
+    let local = LocalNode {
         cluster_name: config.cluster_name.clone(),
-        local_token,
         listen_address: config.listen_address.clone(),
         rpc_address: config.thrift_address.clone(),
-        authenticator,
-        snitch: SNITCH.to_string(),
+        token: local_token,
+        datacenter: DATACENTER.into(),
+        rack: RACK.into(),
+        snitch: SNITCH.into(),
+    };
+    let coordinator = Coordinator::single_node(storage.clone(), local).map_err(StartupError::Runtime)?;
+    let node = Arc::new(Node { storage: storage.clone(), coordinator: coordinator.clone() });
+    let thrift = Arc::new(ThriftContext { coordinator, authenticator });
+    let options = ServeOptions {
         max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
         event_loops: config.thrift_event_loops as usize,
-    });
+    };
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;
     let addr = format!("{}:{}", config.thrift_address, config.thrift_port);
@@ -96,7 +108,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             .map_err(|source| StartupError::AdminBind { addr: admin_addr.clone(), source })?;
         let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx.clone()));
         info!("Admin interface (sibyltool) listening on {admin_addr}");
-        let server = tokio::spawn(crate::thrift::serve(listener, node, shutdown_rx));
+        let server = tokio::spawn(crate::thrift::serve(listener, thrift, options, shutdown_rx));
         info!("Listening for thrift clients on {addr}");
         wait_for_signal().await;
         info!("shutting down: flushing memtables");

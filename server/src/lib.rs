@@ -1,5 +1,7 @@
-//! The `sibyl` daemon: configuration (`storage-conf.xml`), the Thrift front end, startup and
-//! shutdown. It turns Thrift requests into storage engine calls; it knows no file formats.
+//! The `sibyl` daemon: configuration (`storage-conf.xml`), the Thrift front end, the admin
+//! interface, startup and shutdown. The front end turns Thrift requests into the engine's request
+//! types and hands them to the coordinator (`cluster`); it knows no file formats, caches or
+//! commit log.
 
 pub mod admin;
 pub mod auth;

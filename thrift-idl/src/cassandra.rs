@@ -8986,7 +8986,7 @@ impl CassandraLoginArgs {
 //
 
 /// Result of `login`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraLoginResult {
   pub authnx: Option<AuthenticationException>,
   pub authzx: Option<AuthorizationException>,
@@ -9106,7 +9106,7 @@ impl CassandraSetKeyspaceArgs {
 //
 
 /// Result of `set_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSetKeyspaceResult {
   pub ire: Option<InvalidRequestException>,
 }
@@ -9234,7 +9234,7 @@ impl CassandraGetArgs {
 //
 
 /// Result of `get`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetResult {
   pub result_value: Option<ColumnOrSuperColumn>,
   pub ire: Option<InvalidRequestException>,
@@ -9436,7 +9436,7 @@ impl CassandraGetSliceArgs {
 //
 
 /// Result of `get_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetSliceResult {
   pub result_value: Option<Vec<ColumnOrSuperColumn>>,
   pub ire: Option<InvalidRequestException>,
@@ -9634,7 +9634,7 @@ impl CassandraGetCountArgs {
 //
 
 /// Result of `get_count`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetCountResult {
   pub result_value: Option<i32>,
   pub ire: Option<InvalidRequestException>,
@@ -9832,7 +9832,7 @@ impl CassandraMultigetSliceArgs {
 //
 
 /// Result of `multiget_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraMultigetSliceResult {
   pub result_value: Option<BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>>>,
   pub ire: Option<InvalidRequestException>,
@@ -10052,7 +10052,7 @@ impl CassandraMultigetCountArgs {
 //
 
 /// Result of `multiget_count`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraMultigetCountResult {
   pub result_value: Option<BTreeMap<Vec<u8>, i32>>,
   pub ire: Option<InvalidRequestException>,
@@ -10252,7 +10252,7 @@ impl CassandraGetRangeSlicesArgs {
 //
 
 /// Result of `get_range_slices`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetRangeSlicesResult {
   pub result_value: Option<Vec<KeySlice>>,
   pub ire: Option<InvalidRequestException>,
@@ -10450,7 +10450,7 @@ impl CassandraGetPagedSliceArgs {
 //
 
 /// Result of `get_paged_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetPagedSliceResult {
   pub result_value: Option<Vec<KeySlice>>,
   pub ire: Option<InvalidRequestException>,
@@ -10648,7 +10648,7 @@ impl CassandraGetIndexedSlicesArgs {
 //
 
 /// Result of `get_indexed_slices`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetIndexedSlicesResult {
   pub result_value: Option<Vec<KeySlice>>,
   pub ire: Option<InvalidRequestException>,
@@ -10846,7 +10846,7 @@ impl CassandraInsertArgs {
 //
 
 /// Result of `insert`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraInsertResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -11013,7 +11013,7 @@ impl CassandraAddArgs {
 //
 
 /// Result of `add`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraAddResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -11222,7 +11222,7 @@ impl CassandraCasArgs {
 //
 
 /// Result of `cas`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraCasResult {
   pub result_value: Option<CASResult>,
   pub ire: Option<InvalidRequestException>,
@@ -11410,7 +11410,7 @@ impl CassandraRemoveArgs {
 //
 
 /// Result of `remove`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraRemoveResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -11566,7 +11566,7 @@ impl CassandraRemoveCounterArgs {
 //
 
 /// Result of `remove_counter`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraRemoveCounterResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -11745,7 +11745,7 @@ impl CassandraBatchMutateArgs {
 //
 
 /// Result of `batch_mutate`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraBatchMutateResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -11924,7 +11924,7 @@ impl CassandraAtomicBatchMutateArgs {
 //
 
 /// Result of `atomic_batch_mutate`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraAtomicBatchMutateResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -12058,7 +12058,7 @@ impl CassandraTruncateArgs {
 //
 
 /// Result of `truncate`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraTruncateResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -12192,7 +12192,7 @@ impl CassandraGetMultiSliceArgs {
 //
 
 /// Result of `get_multi_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetMultiSliceResult {
   pub result_value: Option<Vec<ColumnOrSuperColumn>>,
   pub ire: Option<InvalidRequestException>,
@@ -12345,7 +12345,7 @@ impl CassandraDescribeSchemaVersionsArgs {
 //
 
 /// Result of `describe_schema_versions`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeSchemaVersionsResult {
   pub result_value: Option<BTreeMap<String, Vec<String>>>,
   pub ire: Option<InvalidRequestException>,
@@ -12482,7 +12482,7 @@ impl CassandraDescribeKeyspacesArgs {
 //
 
 /// Result of `describe_keyspaces`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeKeyspacesResult {
   pub result_value: Option<Vec<KsDef>>,
   pub ire: Option<InvalidRequestException>,
@@ -12607,7 +12607,7 @@ impl CassandraDescribeClusterNameArgs {
 //
 
 /// Result of `describe_cluster_name`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeClusterNameResult {
   pub result_value: Option<String>,
 }
@@ -12708,7 +12708,7 @@ impl CassandraDescribeVersionArgs {
 //
 
 /// Result of `describe_version`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeVersionResult {
   pub result_value: Option<String>,
 }
@@ -12821,7 +12821,7 @@ impl CassandraDescribeRingArgs {
 //
 
 /// Result of `describe_ring`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeRingResult {
   pub result_value: Option<Vec<TokenRange>>,
   pub ire: Option<InvalidRequestException>,
@@ -12958,7 +12958,7 @@ impl CassandraDescribeLocalRingArgs {
 //
 
 /// Result of `describe_local_ring`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeLocalRingResult {
   pub result_value: Option<Vec<TokenRange>>,
   pub ire: Option<InvalidRequestException>,
@@ -13083,7 +13083,7 @@ impl CassandraDescribeTokenMapArgs {
 //
 
 /// Result of `describe_token_map`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeTokenMapResult {
   pub result_value: Option<BTreeMap<String, String>>,
   pub ire: Option<InvalidRequestException>,
@@ -13210,7 +13210,7 @@ impl CassandraDescribePartitionerArgs {
 //
 
 /// Result of `describe_partitioner`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribePartitionerResult {
   pub result_value: Option<String>,
 }
@@ -13311,7 +13311,7 @@ impl CassandraDescribeSnitchArgs {
 //
 
 /// Result of `describe_snitch`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeSnitchResult {
   pub result_value: Option<String>,
 }
@@ -13424,7 +13424,7 @@ impl CassandraDescribeKeyspaceArgs {
 //
 
 /// Result of `describe_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeKeyspaceResult {
   pub result_value: Option<KsDef>,
   pub nfe: Option<NotFoundException>,
@@ -13598,7 +13598,7 @@ impl CassandraDescribeSplitsArgs {
 //
 
 /// Result of `describe_splits`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeSplitsResult {
   pub result_value: Option<Vec<String>>,
   pub ire: Option<InvalidRequestException>,
@@ -13723,7 +13723,7 @@ impl CassandraTraceNextQueryArgs {
 //
 
 /// Result of `trace_next_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraTraceNextQueryResult {
   pub result_value: Option<Vec<u8>>,
 }
@@ -13869,7 +13869,7 @@ impl CassandraDescribeSplitsExArgs {
 //
 
 /// Result of `describe_splits_ex`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeSplitsExResult {
   pub result_value: Option<Vec<CfSplit>>,
   pub ire: Option<InvalidRequestException>,
@@ -14006,7 +14006,7 @@ impl CassandraSystemAddColumnFamilyArgs {
 //
 
 /// Result of `system_add_column_family`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemAddColumnFamilyResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14147,7 +14147,7 @@ impl CassandraSystemDropColumnFamilyArgs {
 //
 
 /// Result of `system_drop_column_family`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemDropColumnFamilyResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14288,7 +14288,7 @@ impl CassandraSystemAddKeyspaceArgs {
 //
 
 /// Result of `system_add_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemAddKeyspaceResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14429,7 +14429,7 @@ impl CassandraSystemDropKeyspaceArgs {
 //
 
 /// Result of `system_drop_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemDropKeyspaceResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14570,7 +14570,7 @@ impl CassandraSystemUpdateKeyspaceArgs {
 //
 
 /// Result of `system_update_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemUpdateKeyspaceResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14711,7 +14711,7 @@ impl CassandraSystemUpdateColumnFamilyArgs {
 //
 
 /// Result of `system_update_column_family`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSystemUpdateColumnFamilyResult {
   pub result_value: Option<String>,
   pub ire: Option<InvalidRequestException>,
@@ -14863,7 +14863,7 @@ impl CassandraExecuteCqlQueryArgs {
 //
 
 /// Result of `execute_cql_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraExecuteCqlQueryResult {
   pub result_value: Option<CqlResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15054,7 +15054,7 @@ impl CassandraExecuteCql3QueryArgs {
 //
 
 /// Result of `execute_cql3_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraExecuteCql3QueryResult {
   pub result_value: Option<CqlResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15234,7 +15234,7 @@ impl CassandraPrepareCqlQueryArgs {
 //
 
 /// Result of `prepare_cql_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraPrepareCqlQueryResult {
   pub result_value: Option<CqlPreparedResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15372,7 +15372,7 @@ impl CassandraPrepareCql3QueryArgs {
 //
 
 /// Result of `prepare_cql3_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraPrepareCql3QueryResult {
   pub result_value: Option<CqlPreparedResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15520,7 +15520,7 @@ impl CassandraExecutePreparedCqlQueryArgs {
 //
 
 /// Result of `execute_prepared_cql_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraExecutePreparedCqlQueryResult {
   pub result_value: Option<CqlResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15721,7 +15721,7 @@ impl CassandraExecutePreparedCql3QueryArgs {
 //
 
 /// Result of `execute_prepared_cql3_query`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraExecutePreparedCql3QueryResult {
   pub result_value: Option<CqlResult>,
   pub ire: Option<InvalidRequestException>,
@@ -15890,7 +15890,7 @@ impl CassandraSetCqlVersionArgs {
 //
 
 /// Result of `set_cql_version`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraSetCqlVersionResult {
   pub ire: Option<InvalidRequestException>,
 }

@@ -3730,7 +3730,7 @@ impl CassandraLoginArgs {
 //
 
 /// Result of `login`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraLoginResult {
   pub authnx: Option<AuthenticationException>,
   pub authzx: Option<AuthorizationException>,
@@ -3883,7 +3883,7 @@ impl CassandraGetArgs {
 //
 
 /// Result of `get`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetResult {
   pub result_value: Option<ColumnOrSuperColumn>,
   pub ire: Option<InvalidRequestException>,
@@ -4096,7 +4096,7 @@ impl CassandraGetSliceArgs {
 //
 
 /// Result of `get_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetSliceResult {
   pub result_value: Option<Vec<ColumnOrSuperColumn>>,
   pub ire: Option<InvalidRequestException>,
@@ -4304,7 +4304,7 @@ impl CassandraMultigetArgs {
 //
 
 /// Result of `multiget`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraMultigetResult {
   pub result_value: Option<BTreeMap<String, ColumnOrSuperColumn>>,
   pub ire: Option<InvalidRequestException>,
@@ -4525,7 +4525,7 @@ impl CassandraMultigetSliceArgs {
 //
 
 /// Result of `multiget_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraMultigetSliceResult {
   pub result_value: Option<BTreeMap<String, Vec<ColumnOrSuperColumn>>>,
   pub ire: Option<InvalidRequestException>,
@@ -4735,7 +4735,7 @@ impl CassandraGetCountArgs {
 //
 
 /// Result of `get_count`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetCountResult {
   pub result_value: Option<i32>,
   pub ire: Option<InvalidRequestException>,
@@ -4956,7 +4956,7 @@ impl CassandraGetRangeSliceArgs {
 //
 
 /// Result of `get_range_slice`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetRangeSliceResult {
   pub result_value: Option<Vec<KeySlice>>,
   pub ire: Option<InvalidRequestException>,
@@ -5165,7 +5165,7 @@ impl CassandraGetRangeSlicesArgs {
 //
 
 /// Result of `get_range_slices`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetRangeSlicesResult {
   pub result_value: Option<Vec<KeySlice>>,
   pub ire: Option<InvalidRequestException>,
@@ -5385,7 +5385,7 @@ impl CassandraInsertArgs {
 //
 
 /// Result of `insert`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraInsertResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -5574,7 +5574,7 @@ impl CassandraBatchInsertArgs {
 //
 
 /// Result of `batch_insert`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraBatchInsertResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -5752,7 +5752,7 @@ impl CassandraRemoveArgs {
 //
 
 /// Result of `remove`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraRemoveResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -5942,7 +5942,7 @@ impl CassandraBatchMutateArgs {
 //
 
 /// Result of `batch_mutate`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraBatchMutateResult {
   pub ire: Option<InvalidRequestException>,
   pub ue: Option<UnavailableException>,
@@ -6076,7 +6076,7 @@ impl CassandraGetStringPropertyArgs {
 //
 
 /// Result of `get_string_property`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetStringPropertyResult {
   pub result_value: Option<String>,
 }
@@ -6189,7 +6189,7 @@ impl CassandraGetStringListPropertyArgs {
 //
 
 /// Result of `get_string_list_property`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraGetStringListPropertyResult {
   pub result_value: Option<Vec<String>>,
 }
@@ -6300,7 +6300,7 @@ impl CassandraDescribeKeyspacesArgs {
 //
 
 /// Result of `describe_keyspaces`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeKeyspacesResult {
   pub result_value: Option<BTreeSet<String>>,
 }
@@ -6411,7 +6411,7 @@ impl CassandraDescribeClusterNameArgs {
 //
 
 /// Result of `describe_cluster_name`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeClusterNameResult {
   pub result_value: Option<String>,
 }
@@ -6512,7 +6512,7 @@ impl CassandraDescribeVersionArgs {
 //
 
 /// Result of `describe_version`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeVersionResult {
   pub result_value: Option<String>,
 }
@@ -6625,7 +6625,7 @@ impl CassandraDescribeRingArgs {
 //
 
 /// Result of `describe_ring`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeRingResult {
   pub result_value: Option<Vec<TokenRange>>,
   pub ire: Option<InvalidRequestException>,
@@ -6750,7 +6750,7 @@ impl CassandraDescribePartitionerArgs {
 //
 
 /// Result of `describe_partitioner`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribePartitionerResult {
   pub result_value: Option<String>,
 }
@@ -6863,7 +6863,7 @@ impl CassandraDescribeKeyspaceArgs {
 //
 
 /// Result of `describe_keyspace`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeKeyspaceResult {
   pub result_value: Option<BTreeMap<String, BTreeMap<String, String>>>,
   pub nfe: Option<NotFoundException>,
@@ -7036,7 +7036,7 @@ impl CassandraDescribeSplitsArgs {
 //
 
 /// Result of `describe_splits`: field 0 is the return value, the others its exceptions.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, Default)]
 pub struct CassandraDescribeSplitsResult {
   pub result_value: Option<Vec<String>>,
 }

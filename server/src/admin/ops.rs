@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
-use storage::cfs::ColumnFamilyStore;
+use storage::engine::CfStats as EngineCfStats;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
 use super::protocol::*;
 use super::{ReplyWriter, HEARTBEAT};
-use crate::node::{Node, DATACENTER, RACK};
+use crate::node::Node;
 
 /// Operation mode, as `info` and `netstats` print it.
 const MODE_NORMAL: u8 = 0;
@@ -154,29 +154,28 @@ async fn run<W: AsyncWrite + Unpin>(
 /// token (saved at first start), shaped as a version-3 UUID.
 pub fn host_id(node: &Node) -> String {
     use md5::Digest;
-    let token = node.storage.partitioner().token_to_string(&node.local_token);
+    let local = node.coordinator.local_node();
+    let token = node.coordinator.partitioner().token_to_string(&local.token);
     let digest: [u8; 16] = md5::Md5::digest(token.as_bytes()).into();
     uuid::Builder::from_md5_bytes(digest).into_uuid().to_string()
 }
 
-fn load_bytes(node: &Node) -> u64 {
-    node.storage.all_stores().iter().flat_map(|s| s.sstables()).map(|r| r.disk_size()).sum()
-}
-
 fn ring(node: &Node) -> RingResult {
-    let partitioner = node.storage.partitioner();
-    let owns = partitioner.describe_ownership(std::slice::from_ref(&node.local_token)).first().copied().unwrap_or(0.0);
+    let partitioner = node.coordinator.partitioner();
+    let local = node.coordinator.local_node();
+    let owns =
+        node.coordinator.ownership().into_iter().find(|(a, _)| *a == local.listen_address).map_or(0.0, |(_, o)| o);
     RingResult {
         partitioner: partitioner.class_name().into(),
         entries: vec![RingEntry {
-            address: node.listen_address.clone(),
-            datacenter: DATACENTER.into(),
-            rack: RACK.into(),
+            address: local.listen_address.clone(),
+            datacenter: local.datacenter.clone(),
+            rack: local.rack.clone(),
             status: "Up".into(),
             state: "Normal".into(),
-            load_bytes: load_bytes(node),
+            load_bytes: node.storage.load_bytes(),
             owns,
-            token: partitioner.token_to_string(&node.local_token),
+            token: partitioner.token_to_string(&local.token),
             host_id: host_id(node),
         }],
     }
@@ -199,48 +198,46 @@ fn info(state: &AdminState) -> InfoResult {
     let node = &state.node;
     let (rss, peak) = process_memory();
     let (mut bytes, mut operations, mut partitions) = (0u64, 0u64, 0u64);
-    for s in node.storage.all_stores() {
-        let m = s.active_memtable();
-        bytes += m.size() as u64;
-        operations += m.operations() as u64;
-        partitions += m.partitions() as u64;
+    for s in node.storage.all_cf_stats() {
+        bytes += s.memtable_bytes;
+        operations += s.memtable_operations;
+        partitions += s.memtable_partitions;
     }
-    let cache = storage::block_cache::global();
-    let (hits, misses) = cache.hits_and_misses();
+    let cache = node.storage.cache_stats();
+    let local = node.coordinator.local_node();
     InfoResult {
         host_id: host_id(node),
-        token: node.storage.partitioner().token_to_string(&node.local_token),
+        token: node.coordinator.partitioner().token_to_string(&local.token),
         mode: state.mode_name().into(),
-        cluster_name: node.cluster_name.clone(),
-        listen_address: node.listen_address.clone(),
-        rpc_address: node.rpc_address.clone(),
+        cluster_name: local.cluster_name.clone(),
+        listen_address: local.listen_address.clone(),
+        rpc_address: local.rpc_address.clone(),
         uptime_seconds: state.started.elapsed().as_secs(),
-        load_bytes: load_bytes(node),
+        load_bytes: node.storage.load_bytes(),
         schema_version: node.storage.schema_version().to_string(),
         rss_bytes: rss,
         peak_rss_bytes: peak,
         memtable_bytes: bytes,
         memtable_operations: operations,
         memtable_partitions: partitions,
-        block_cache_bytes: cache.size() as u64,
-        block_cache_capacity_bytes: cache.capacity() as u64,
-        block_cache_hits: hits,
-        block_cache_requests: hits + misses,
-        datacenter: DATACENTER.into(),
-        rack: RACK.into(),
+        block_cache_bytes: cache.bytes,
+        block_cache_capacity_bytes: cache.capacity_bytes,
+        block_cache_hits: cache.hits,
+        block_cache_requests: cache.hits + cache.misses,
+        datacenter: local.datacenter.clone(),
+        rack: local.rack.clone(),
         data_directory: node.storage.data_dir().display().to_string(),
         release_version: env!("CARGO_PKG_VERSION").into(),
     }
 }
 
 fn describe_cluster(node: &Node) -> DescribeClusterResult {
-    let mut schema_versions = std::collections::BTreeMap::new();
-    schema_versions.insert(node.storage.schema_version().to_string(), vec![node.listen_address.clone()]);
+    let c = &node.coordinator;
     DescribeClusterResult {
-        name: node.cluster_name.clone(),
-        snitch: node.snitch.clone(),
-        partitioner: node.storage.partitioner().class_name().into(),
-        schema_versions,
+        name: c.cluster_name().into(),
+        snitch: c.snitch_name().into(),
+        partitioner: c.partitioner().class_name().into(),
+        schema_versions: c.schema_versions(),
     }
 }
 
@@ -269,13 +266,12 @@ fn cf_stats(node: &Node, keyspace: Option<&str>, cf: Option<&str>) -> Result<CfS
         let mut cfs = Vec::new();
         let (mut reads, mut read_us, mut writes, mut write_us) = (0u64, 0u64, 0u64, 0u64);
         for name in names {
-            let store = storage.store(&ks.name, name)?;
-            let s = store_stats(&store);
-            reads += s.read_count;
-            writes += s.write_count;
-            read_us += store.counters.read_micros.load(Ordering::Relaxed);
-            write_us += store.counters.write_micros.load(Ordering::Relaxed);
-            cfs.push(s);
+            let stats = storage.cf_stats(&ks.name, name)?;
+            reads += stats.reads;
+            writes += stats.writes;
+            read_us += stats.read_micros;
+            write_us += stats.write_micros;
+            cfs.push(cf_stats_of(stats));
         }
         out.push(KeyspaceStats {
             name: ks.name.clone(),
@@ -289,43 +285,36 @@ fn cf_stats(node: &Node, keyspace: Option<&str>, cf: Option<&str>) -> Result<CfS
     Ok(CfStatsResult { keyspaces: out })
 }
 
-fn store_stats(store: &ColumnFamilyStore) -> CfStats {
-    let c = &store.counters;
-    let reads = c.reads.load(Ordering::Relaxed);
-    let writes = c.writes.load(Ordering::Relaxed);
-    let sstables = store.sstables();
-    let memtable = store.active_memtable();
-    let min_ts = sstables.iter().map(|s| s.metadata().min_timestamp).filter(|&t| t != i64::MAX).min();
-    let max_ts = sstables.iter().map(|s| s.metadata().max_timestamp).filter(|&t| t != i64::MIN).max();
+fn cf_stats_of(s: EngineCfStats) -> CfStats {
     CfStats {
-        name: store.name.clone(),
-        sstable_count: sstables.len() as u64,
-        space_used_live: sstables.iter().map(|s| s.disk_size()).sum(),
-        data_bytes: sstables.iter().map(|s| s.data_size()).sum(),
-        key_estimate: sstables.iter().map(|s| s.metadata().key_count).sum(),
-        sstable_cells: sstables.iter().map(|s| s.metadata().cell_count).sum(),
-        sstable_tombstones: sstables.iter().map(|s| s.metadata().tombstone_count).sum(),
-        memtable_operations: memtable.operations() as u64,
-        memtable_bytes: memtable.size() as u64,
-        memtable_partitions: memtable.partitions() as u64,
-        memtable_switch_count: c.flushes.load(Ordering::Relaxed),
-        read_count: reads,
-        read_latency_ms: mean_ms(reads, c.read_micros.load(Ordering::Relaxed)),
-        write_count: writes,
-        write_latency_ms: mean_ms(writes, c.write_micros.load(Ordering::Relaxed)),
-        compactions: c.compactions.load(Ordering::Relaxed),
-        min_timestamp: min_ts,
-        max_timestamp: max_ts,
+        name: s.name,
+        sstable_count: s.sstable_count,
+        space_used_live: s.disk_bytes,
+        data_bytes: s.data_bytes,
+        key_estimate: s.key_estimate,
+        sstable_cells: s.sstable_cells,
+        sstable_tombstones: s.sstable_tombstones,
+        memtable_operations: s.memtable_operations,
+        memtable_bytes: s.memtable_bytes,
+        memtable_partitions: s.memtable_partitions,
+        memtable_switch_count: s.flushes,
+        read_count: s.reads,
+        read_latency_ms: mean_ms(s.reads, s.read_micros),
+        write_count: s.writes,
+        write_latency_ms: mean_ms(s.writes, s.write_micros),
+        compactions: s.compactions,
+        min_timestamp: s.min_timestamp,
+        max_timestamp: s.max_timestamp,
     }
 }
 
 fn tp_stats(node: &Node) -> TpStatsResult {
     let (mut reads, mut writes, mut flushes, mut compactions) = (0u64, 0u64, 0u64, 0u64);
-    for s in node.storage.all_stores() {
-        reads += s.counters.reads.load(Ordering::Relaxed);
-        writes += s.counters.writes.load(Ordering::Relaxed);
-        flushes += s.counters.flushes.load(Ordering::Relaxed);
-        compactions += s.counters.compactions.load(Ordering::Relaxed);
+    for s in node.storage.all_cf_stats() {
+        reads += s.reads;
+        writes += s.writes;
+        flushes += s.flushes;
+        compactions += s.compactions;
     }
     let pool = |name: &str, completed| PoolStats { name: name.into(), active: None, pending: None, completed };
     TpStatsResult {
@@ -347,13 +336,13 @@ fn tp_stats(node: &Node) -> TpStatsResult {
 
 // ----- flush, compact, cleanup, drain -----
 
-/// Column families named by a flush or compact request, in (keyspace, name) order. Every name is
-/// checked before any work starts.
-fn select_stores(node: &Node, keyspace: Option<&str>, cfs: &[String]) -> Result<Vec<Arc<ColumnFamilyStore>>, OpError> {
+/// Column families named by a flush or compact request, as (keyspace, name) in that order. Every
+/// name is checked before any work starts.
+fn select_stores(node: &Node, keyspace: Option<&str>, cfs: &[String]) -> Result<Vec<(String, String)>, OpError> {
     let storage = &node.storage;
     let mut stores = match keyspace {
         None if !cfs.is_empty() => return Err(OpError::BadRequest("column families need their keyspace".into())),
-        None => storage.all_stores(),
+        None => storage.column_families(),
         Some(k) => {
             let ks = storage.keyspace(k).ok_or_else(|| StorageError::UnknownKeyspace(k.into()))?;
             let names: Vec<&str> = if cfs.is_empty() {
@@ -361,11 +350,16 @@ fn select_stores(node: &Node, keyspace: Option<&str>, cfs: &[String]) -> Result<
             } else {
                 cfs.iter().map(String::as_str).collect()
             };
-            names.into_iter().map(|n| storage.store(k, n)).collect::<Result<Vec<_>, _>>()?
+            let mut selected = Vec::new();
+            for n in names {
+                storage.cf_metadata(k, n)?;
+                selected.push((k.to_string(), n.to_string()));
+            }
+            selected
         }
     };
-    stores.sort_by(|a, b| (&a.keyspace, &a.name).cmp(&(&b.keyspace, &b.name)));
-    stores.dedup_by(|a, b| a.id == b.id);
+    stores.sort();
+    stores.dedup();
     Ok(stores)
 }
 
@@ -375,15 +369,15 @@ enum Work {
     Compact,
 }
 
-fn sstable_totals(store: &ColumnFamilyStore) -> (u64, u64) {
-    let s = store.sstables();
-    (s.len() as u64, s.iter().map(|r| r.disk_size()).sum())
+fn sstable_totals(node: &Node, (ks, cf): &(String, String)) -> Result<(u64, u64), OpError> {
+    let s = node.storage.cf_stats(ks, cf)?;
+    Ok((s.sstable_count, s.disk_bytes))
 }
 
 /// Flushes or major-compacts each store in turn, reporting progress per column family.
 async fn per_cf<W: AsyncWrite + Unpin>(
     node: &Node,
-    stores: &[Arc<ColumnFamilyStore>],
+    stores: &[(String, String)],
     work: Work,
     out: &mut ReplyWriter<W>,
 ) -> Result<WorkResult, OpError> {
@@ -391,18 +385,18 @@ async fn per_cf<W: AsyncWrite + Unpin>(
     let verb = if work == Work::Flush { "flushing" } else { "compacting" };
     let mut done = Vec::new();
     for (i, store) in stores.iter().enumerate() {
-        let name = format!("{}.{}", store.keyspace, store.name);
+        let name = format!("{}.{}", store.0, store.1);
         let progress = Progress { done: i as u64, total, what: format!("{verb} {name}") };
         out.progress(progress.clone()).await;
-        let (sstables_before, bytes_before) = sstable_totals(store);
+        let (sstables_before, bytes_before) = sstable_totals(node, store)?;
         let storage = node.storage.clone();
-        let (ks, cf) = (store.keyspace.clone(), store.name.clone());
+        let (ks, cf) = store.clone();
         run_blocking(out, &progress, move || match work {
             Work::Flush => storage.flush(&ks, &cf),
             Work::Compact => storage.major_compact(&ks, &cf),
         })
         .await??;
-        let (sstables_after, bytes_after) = sstable_totals(store);
+        let (sstables_after, bytes_after) = sstable_totals(node, store)?;
         done.push(CfWork { name, sstables_before, sstables_after, bytes_before, bytes_after });
     }
     let noun = if total == 1 { "column family" } else { "column families" };
@@ -477,11 +471,11 @@ async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<
     let total = stores.len() as u64 + 1;
     let mut flushed = Vec::new();
     for (i, store) in stores.iter().enumerate() {
-        let name = format!("{}.{}", store.keyspace, store.name);
+        let name = format!("{}.{}", store.0, store.1);
         let progress = Progress { done: i as u64, total, what: format!("flushing {name}") };
         out.progress(progress.clone()).await;
         let storage = node.storage.clone();
-        let (ks, cf) = (store.keyspace.clone(), store.name.clone());
+        let (ks, cf) = store.clone();
         if let Err(e) = run_blocking(out, &progress, move || storage.flush(&ks, &cf)).await.and_then(|r| Ok(r?)) {
             // Nothing is stopped yet: the node keeps serving as before.
             state.mode.store(MODE_NORMAL, Ordering::SeqCst);
@@ -504,12 +498,8 @@ async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<
 }
 
 fn get_endpoints(node: &Node, keyspace: &str, cf: &str, key: &str) -> Result<GetEndpointsResult, OpError> {
-    node.storage.store(keyspace, cf)?;
-    let partitioner = node.storage.partitioner();
-    let token = partitioner.try_token_for_key(key.as_bytes()).map_err(|e| OpError::BadRequest(e.to_string()))?;
-    Ok(GetEndpointsResult {
-        token: partitioner.token_to_string(&token),
-        // One node: it holds every key, whatever the replication factor.
-        endpoints: vec![node.listen_address.clone()],
-    })
+    node.storage.cf_metadata(keyspace, cf)?;
+    let (token, endpoints) =
+        node.coordinator.natural_endpoints(keyspace, key.as_bytes()).map_err(|e| OpError::BadRequest(e.to_string()))?;
+    Ok(GetEndpointsResult { token: node.coordinator.partitioner().token_to_string(&token), endpoints })
 }

@@ -16,9 +16,9 @@ use tokio::io::BufReader;
 use super::ops::{run_blocking_every, AdminState};
 use super::protocol::*;
 use super::*;
-use crate::auth::Authenticator;
-use crate::node::{Node, SNITCH};
+use crate::node::Node;
 use crate::tool::{Client, ToolError};
+use cluster::coordinator::{Coordinator, LocalNode};
 
 /// Bound on every wait in these tests.
 const WAIT: Duration = Duration::from_secs(30);
@@ -32,17 +32,17 @@ fn open_node(dir: &Path) -> Arc<Node> {
     config.auto_compaction = false;
     let storage = Storage::open(config).expect("engine opens");
     let local_token = storage.partitioner().token_for_key(b"this node");
-    Arc::new(Node {
-        storage,
+    let local = LocalNode {
         cluster_name: "Admin Test Cluster".into(),
-        local_token,
         listen_address: "127.0.0.1".into(),
         rpc_address: "127.0.0.1".into(),
-        authenticator: Authenticator::AllowAll,
-        snitch: SNITCH.into(),
-        max_message_bytes: 1 << 20,
-        event_loops: 1,
-    })
+        token: local_token,
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+        snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
+    };
+    let coordinator = Coordinator::single_node(storage.clone(), local).expect("coordinator starts");
+    Arc::new(Node { storage, coordinator })
 }
 
 fn write(storage: &Storage, cf: &str, key: &str) -> Result<(), StorageError> {
@@ -225,7 +225,7 @@ async fn unknown_names_are_typed_errors_checked_before_any_work() {
         ]
     );
     // The flush naming a missing CF did not flush the one that exists.
-    assert_eq!(node.storage.store("ks", "cf").expect("cf").sstables().len(), 0);
+    assert_eq!(node.storage.cf_stats("ks", "cf").expect("cf").sstable_count as usize, 0);
 }
 
 #[tokio::test]
@@ -283,7 +283,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
         let p = node.storage.partitioner();
         p.token_to_string(&p.token_for_key(b"some key"))
     };
-    let node_token = node.storage.partitioner().token_to_string(&node.local_token);
+    let node_token = node.storage.partitioner().token_to_string(&node.coordinator.local_node().token);
     let (ring, info, cluster, endpoints, drain, progress) = blocking(move || {
         let mut c = Client::connect("127.0.0.1", port, WAIT).expect("connects");
         let none = &mut |_: &Progress| {};
@@ -312,7 +312,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
     assert_eq!(info.schema_version, node.storage.schema_version().to_string());
     assert!(info.rss_bytes.unwrap_or(0) > 0, "VmRSS read from /proc: {info:?}");
     assert_eq!(cluster.name, "Admin Test Cluster");
-    assert_eq!(cluster.snitch, SNITCH);
+    assert_eq!(cluster.snitch, "org.apache.cassandra.locator.SimpleSnitch");
     assert_eq!(cluster.schema_versions.len(), 1);
     assert_eq!(endpoints.endpoints, ["127.0.0.1"]);
     assert_eq!(endpoints.token, expected_token);
@@ -320,7 +320,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
     assert!(!drain.already_drained);
     assert_eq!(drain.flushed, ["ks.cf", "ks.other", "system.local", "system.schema_keyspaces"]);
     assert_eq!(progress.last().map(|p| p.what.as_str()), Some("drained"));
-    assert_eq!(node.storage.store("ks", "cf").expect("cf").sstables().len(), 1);
+    assert_eq!(node.storage.cf_stats("ks", "cf").expect("cf").sstable_count as usize, 1);
     // The engine now refuses writes; reads still work.
     assert!(matches!(write(&node.storage, "cf", "b"), Err(StorageError::ShuttingDown)));
 

@@ -1,51 +1,58 @@
 //! The Thrift front end: accepts connections on the RPC port and hands each to one of the
-//! event-loop threads ([`event_loop`]), which reads whole messages (framed or
-//! unframed, detected per connection), runs each through the generated processor and writes the
-//! reply.
+//! event-loop threads ([`event_loop`]), which reads whole messages (framed or unframed, detected
+//! per connection), runs each through the method table ([`dispatch`]) and writes the reply.
 //!
-//! Where a request runs: short reads (at most 16 keys and 1000 columns asked for) and writes run
-//! inline on the event loop, as Redis runs its commands. Handing them to another thread and back
-//! cost more than the request itself (`bench/redis-vs-sibyl.sh`: 15 µs of server CPU per insert
-//! inline against 20 µs through the executor). Everything that may take long runs on the request
-//! executor ([`executor`]) so that it cannot stall the other connections of its loop: scans,
-//! bigger reads, schema changes, truncation, login, messages over 16 KiB, and writes while
-//! [`Storage::writes_may_block`] holds (batch-mode commit log, or flushes falling behind).
-//! Inline reads may still pread SSTable blocks that neither the block cache nor the page cache
-//! holds.
-//!
-//! [`Storage::writes_may_block`]: storage::Storage::writes_may_block
+//! A request runs as a future on its connection's event loop, as Redis runs its commands: the
+//! handler converts and validates it ([`convert`], [`validate`]) and awaits the coordinator,
+//! which does short engine work (a small read, a write) in place and sends anything that may
+//! block on disk (scans, big reads, schema changes, writes under back-pressure) to its
+//! executor; either way the loop keeps serving its other connections. Handing every request to
+//! another thread and back cost more than the request itself (`bench/redis-vs-sibyl.sh`: 15 µs of
+//! server CPU per insert inline against 20 µs through an executor).
 
 pub mod convert;
+mod describe;
+pub mod dispatch;
+pub mod error;
 pub mod event_loop;
-pub mod executor;
 pub mod handler;
+mod reads;
+pub mod session;
 pub mod validate;
 pub mod wire;
+mod writes;
 
-use std::io::Cursor;
 use std::sync::Arc;
 
-use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
-use thrift::server::TProcessor;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
-use crate::node::Node;
 use event_loop::EventLoops;
-use executor::{Executor, SubmitError};
-use handler::{Handler, Session};
+use handler::{Handler, ThriftContext};
 use wire::{looks_unframed, measure_unframed, Measure};
 
+/// How the front end listens and reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ServeOptions {
+    /// Largest Thrift message accepted, framed or not.
+    pub max_message_bytes: usize,
+    /// Event-loop threads; 0 means the default ([`event_loop::default_count`]).
+    pub event_loops: usize,
+}
+
 /// Accepts clients until `shutdown` turns true.
-pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::Receiver<bool>) {
-    let started =
-        Executor::for_this_machine().and_then(|executor| Ok((executor, EventLoops::start(node.event_loops)?)));
-    let (executor, loops) = match started {
-        Ok(started) => started,
+pub async fn serve(
+    listener: TcpListener,
+    ctx: Arc<ThriftContext>,
+    options: ServeOptions,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let loops = match EventLoops::start(options.event_loops) {
+        Ok(loops) => loops,
         Err(e) => {
-            warn!(error = %e, "could not start the request threads; not accepting thrift clients");
+            warn!(error = %e, "could not start the event loops; not accepting thrift clients");
             return;
         }
     };
@@ -62,11 +69,10 @@ pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::
                             continue;
                         }
                     };
-                    let node = node.clone();
-                    let executor = executor.clone();
+                    let ctx = ctx.clone();
                     loops.next().spawn(async move {
                         let result = match TcpStream::from_std(stream) {
-                            Ok(stream) => connection(stream, node, executor).await,
+                            Ok(stream) => connection(stream, ctx, options.max_message_bytes).await,
                             Err(e) => Err(e.into()),
                         };
                         if let Err(e) = result {
@@ -88,40 +94,6 @@ pub async fn serve(listener: TcpListener, node: Arc<Node>, mut shutdown: watch::
     }
 }
 
-/// Requests that run inline on the event loop (see the module documentation): reads of a few
-/// partitions and columns, quick metadata calls, and (unless writes may block) writes.
-const INLINE_READS: &[&str] = &["get", "get_slice", "get_count", "multiget_slice", "multiget_count", "get_multi_slice"];
-/// A read inline asks for at most this many keys and, in a slice, columns; a bigger one (say
-/// a count of a million to fetch "all" columns) may walk a wide row and runs on the executor.
-const INLINE_MAX_KEYS: usize = 16;
-const INLINE_MAX_COLUMNS: i32 = 1000;
-const INLINE_METADATA: &[&str] = &[
-    "set_keyspace",
-    "describe_version",
-    "describe_cluster_name",
-    "describe_partitioner",
-    "describe_snitch",
-    "describe_keyspace",
-    "describe_keyspaces",
-    "describe_schema_versions",
-];
-const INLINE_WRITES: &[&str] = &["insert", "remove", "batch_mutate", "atomic_batch_mutate"];
-/// A larger message (a big batch or multiget) runs on the executor whatever its method.
-const INLINE_MAX_MESSAGE: usize = 16 * 1024;
-
-fn runs_inline(message: &[u8], node: &Node) -> bool {
-    if message.len() > INLINE_MAX_MESSAGE {
-        return false;
-    }
-    match wire::message_name(message) {
-        Some(name) if INLINE_READS.contains(&name) => wire::read_size(message)
-            .is_some_and(|size| size.keys <= INLINE_MAX_KEYS && size.count <= INLINE_MAX_COLUMNS),
-        Some(name) if INLINE_METADATA.contains(&name) => true,
-        Some(name) if INLINE_WRITES.contains(&name) => !node.storage.writes_may_block(),
-        _ => false,
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 enum ConnError {
     #[error("{0}")]
@@ -132,18 +104,14 @@ enum ConnError {
     NegativeFrame(i32),
     #[error("malformed message: {0}")]
     Malformed(&'static str),
-    #[error("request not run: {0}")]
-    Executor(#[from] SubmitError),
-    #[error("writes not acknowledged, the commit log failed: {0}")]
-    Unacknowledged(storage::error::StorageError),
+    #[error(transparent)]
+    BadHeader(#[from] dispatch::BadHeader),
 }
 
-async fn connection(mut stream: TcpStream, node: Arc<Node>, executor: Executor) -> Result<(), ConnError> {
-    let max = node.max_message_bytes;
-    let session = Arc::new(parking_lot::Mutex::new(Session::default()));
-    let processor: Arc<Processor> =
-        Arc::new(thrift_idl::CassandraSyncProcessor::new(Handler::new(node.clone(), session.clone())));
+async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) -> Result<(), ConnError> {
+    let mut handler = Handler::new(ctx);
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut reply: Vec<u8> = Vec::with_capacity(256);
     // The first byte tells the transport: unframed strict binary starts with 0x80.
     if stream.read_buf(&mut buf).await? == 0 {
         return Ok(());
@@ -156,50 +124,24 @@ async fn connection(mut stream: TcpStream, node: Arc<Node>, executor: Executor) 
             read_unframed(&mut stream, &mut buf, max).await?
         };
         let Some(message) = message else { return Ok(()) };
-        let trace = session.lock().take_trace();
-        let inline = runs_inline(&message, &node);
-        let p = processor.clone();
-        let run = move || storage::commitlog::defer_acks(|| run_processor(&p, message, framed, trace));
-        let (reply, written) = if inline { run() } else { executor.run(run).await? };
-        // The reply may acknowledge writes whose commit-log records are only queued: it goes out
-        // once they are in a file. Yielding first lets this loop's other connections queue
-        // theirs, so one write(2) takes them all.
-        if let Some(written) = written {
-            tokio::task::yield_now().await;
-            written.await.map_err(ConnError::Unacknowledged)?;
+        reply.clear();
+        // The frame length goes in front once the reply is known: one write, one packet.
+        let header = if framed { 4 } else { 0 };
+        reply.resize(header, 0);
+        dispatch::dispatch(&mut handler, &message, &mut reply).await?;
+        if reply.len() == header {
+            continue; // a one-way call: no reply
+        }
+        if framed {
+            let len = (reply.len() - 4) as u32;
+            reply[..4].copy_from_slice(&len.to_be_bytes());
         }
         stream.write_all(&reply).await?;
-    }
-}
-
-/// Runs one message through the processor; the reply comes back ready to send, with its frame
-/// length in front for framed connections (one write, one packet).
-fn run_processor(processor: &Processor, message: Vec<u8>, framed: bool, trace: Option<uuid::Uuid>) -> Vec<u8> {
-    // Only a traced request reads the clock.
-    let started = trace.map(|_| std::time::Instant::now());
-    let method = trace.map(|_| wire::message_name(&message).unwrap_or("?").to_string());
-    let mut out = Vec::with_capacity(256);
-    if framed {
-        out.extend_from_slice(&[0; 4]);
-    }
-    {
-        let mut input = TBinaryInputProtocol::new(Cursor::new(message), true);
-        let mut output = TBinaryOutputProtocol::new(&mut out, true);
-        if let Err(e) = processor.process(&mut input, &mut output) {
-            debug!(error = %e, "processor reported an error");
+        if reply.capacity() > MAX_KEPT_READ_BUFFER {
+            reply = Vec::with_capacity(256);
         }
     }
-    if framed {
-        let len = (out.len() - 4) as u32;
-        out[..4].copy_from_slice(&len.to_be_bytes());
-    }
-    if let (Some(id), Some(method), Some(started)) = (trace, method, started) {
-        info!(session = %id, method, elapsed_us = started.elapsed().as_micros() as u64, reply_bytes = out.len(), "trace: request complete");
-    }
-    out
 }
-
-type Processor = thrift_idl::CassandraSyncProcessor<Handler>;
 
 /// What a connection's read buffer keeps free for the next read: a whole small request (and
 /// any the client pipelined behind it) arrives in one recv.

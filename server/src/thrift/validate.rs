@@ -1,49 +1,26 @@
-//! Request validation, with Cassandra's rules and reasons (Cassandra's ThriftValidation).
-//! Every function returns the `InvalidRequestException` (or `UnavailableException`) the client
-//! must see.
+//! Request validation, with Cassandra's rules and reasons (Cassandra's ThriftValidation). Every
+//! function returns the InvalidRequestException the client must see. They check Thrift
+//! structs against a column family's [`CfMetadata`] and know nothing of the engine, so any front
+//! end speaking these structs (the 0.6 API converts its own to them) shares them.
 
-use storage::cfs::ColumnFamilyStore;
-use storage::comparator::CellComparator;
 use storage::data::compose_super;
 use storage::filter::{CountUnit, ReadFilter};
 use storage::marshal::AbstractType;
-use storage::schema::KeyspaceDef;
-use storage::StorageError;
+use storage::schema::CfMetadata;
 use thrift_idl as t;
 
-use super::convert::replication_factor;
-
-pub type TResult<T> = thrift::Result<T>;
-
-pub fn ire(why: impl Into<String>) -> thrift::Error {
-    thrift_idl::invalid_request(why)
-}
+use super::error::{ire, TResult};
 
 /// Longest key and column name Cassandra accepts.
 pub const MAX_NAME_LENGTH: usize = u16::MAX as usize;
 /// Longest TTL Cassandra accepts: 20 years.
 pub const MAX_TTL: i32 = 20 * 365 * 24 * 60 * 60;
 
-/// Maps an engine error to what the client sees.
-pub fn storage_error(e: StorageError) -> thrift::Error {
-    match e {
-        StorageError::UnknownKeyspace(k) => ire(format!("Keyspace '{k}' does not exist")),
-        StorageError::UnknownColumnFamily { cf, .. } => ire(format!("unconfigured table {cf}")),
-        StorageError::KeyspaceExists(k) => ire(format!("Cannot add existing keyspace \"{k}\"")),
-        StorageError::ColumnFamilyExists { keyspace, cf } => {
-            ire(format!("Cannot add already existing table \"{cf}\" to keyspace \"{keyspace}\""))
-        }
-        StorageError::InvalidSchema(m) => ire(m),
-        StorageError::Marshal(m) => ire(m.to_string()),
-        StorageError::Dht(d) => ire(d.to_string()),
-        other => {
-            tracing::error!(error = %other, "request failed in the storage engine");
-            thrift::Error::Application(thrift::ApplicationError::new(
-                thrift::ApplicationErrorKind::InternalError,
-                other.to_string(),
-            ))
-        }
-    }
+/// Keyspaces Cassandra reserves for itself; clients cannot create, change or write them.
+pub fn is_reserved_keyspace(name: &str) -> bool {
+    ["system", "system_auth", "system_traces", "system_distributed", "system_schema"]
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
 }
 
 pub fn validate_key(key: &[u8]) -> TResult<()> {
@@ -56,9 +33,10 @@ pub fn validate_key(key: &[u8]) -> TResult<()> {
     Ok(())
 }
 
-pub fn validate_key_type(store: &ColumnFamilyStore, key: &[u8]) -> TResult<()> {
+/// A key, checked against the column family's key validator too (writes).
+pub fn validate_key_type(meta: &CfMetadata, key: &[u8]) -> TResult<()> {
     validate_key(key)?;
-    store.validators().key.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
+    meta.validators.key.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
 }
 
 /// A column (or super column) name: non-empty, at most 65535 bytes, valid for its comparator.
@@ -72,13 +50,22 @@ pub fn validate_name(name: &[u8], ty: &AbstractType, what: &str) -> TResult<()> 
     ty.validate(name).map_err(|e| ire(format!("{what} name is invalid: {e}")))
 }
 
+/// The comparator of names under `super_column`: the subcomparator inside a super column, the
+/// comparator otherwise.
+pub fn name_type<'a>(meta: &'a CfMetadata, super_column: Option<&[u8]>) -> &'a AbstractType {
+    match super_column {
+        Some(_) => meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()),
+        None => meta.cmp.name_type(),
+    }
+}
+
 /// Checks a ColumnParent against the column family's kind.
-pub fn validate_parent(store: &ColumnFamilyStore, super_column: Option<&[u8]>) -> TResult<()> {
-    match (store.cmp.is_super(), super_column) {
+pub fn validate_parent(meta: &CfMetadata, super_column: Option<&[u8]>) -> TResult<()> {
+    match (meta.is_super(), super_column) {
         (false, Some(_)) => {
-            Err(ire(format!("ColumnFamily {} is not a super column family: super_column is invalid", store.name)))
+            Err(ire(format!("ColumnFamily {} is not a super column family: super_column is invalid", meta.name())))
         }
-        (true, Some(sc)) => validate_name(sc, store.cmp.name_type(), "super column"),
+        (true, Some(sc)) => validate_name(sc, meta.cmp.name_type(), "super column"),
         _ => Ok(()),
     }
 }
@@ -87,46 +74,45 @@ pub fn validate_parent(store: &ColumnFamilyStore, super_column: Option<&[u8]>) -
 pub type PathParts<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 
 /// Checks a ColumnPath: returns (super column, column) for the kind of column family.
-pub fn validate_path<'a>(store: &ColumnFamilyStore, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
+pub fn validate_path<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
     let sc = path.super_column.as_deref();
     let col = path.column.as_deref();
-    if store.cmp.is_super() {
+    if meta.is_super() {
         if sc.is_none() && col.is_some() {
             return Err(ire(format!(
                 "A column cannot be specified without specifying a super column for removal on super CF {}",
-                store.name
+                meta.name()
             )));
         }
         if let Some(sc) = sc {
-            validate_name(sc, store.cmp.name_type(), "super column")?;
+            validate_name(sc, meta.cmp.name_type(), "super column")?;
         }
-        if let (Some(c), Some(sub)) = (col, store.cmp.sub_type()) {
+        if let (Some(c), Some(sub)) = (col, meta.cmp.sub_type()) {
             validate_name(c, sub, "column")?;
         }
     } else {
         if sc.is_some() {
-            return Err(ire(format!("supercolumn parameter is invalid for standard CF {}", store.name)));
+            return Err(ire(format!("supercolumn parameter is invalid for standard CF {}", meta.name())));
         }
         if let Some(c) = col {
-            validate_name(c, store.cmp.name_type(), "column")?;
+            validate_name(c, meta.cmp.name_type(), "column")?;
         }
     }
     Ok((sc, col))
 }
 
 /// A column value against its validator.
-pub fn validate_value(store: &ColumnFamilyStore, name: &[u8], value: &[u8]) -> TResult<()> {
-    let validators = store.validators();
-    let ty = validators.value(name);
+pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<()> {
+    let ty = meta.validators.value(name);
     if ty.is_counter() {
         return Err(ire(format!(
             "Column family {} holds counters: counter columns are not supported yet (use add once counters land)",
-            store.name
+            meta.name()
         )));
     }
     ty.validate(value).map_err(|e| {
-        let shown = store.cmp.sub_type().unwrap_or(store.cmp.name_type()).to_display_string(name);
-        ire(format!("({e}) [{}][{}][{shown}] failed validation", store.keyspace, store.name))
+        let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
+        ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name()))
     })
 }
 
@@ -143,11 +129,11 @@ pub fn validate_ttl(ttl: i32) -> TResult<()> {
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for
 /// a read inside it).
 pub fn predicate_filter(
-    store: &ColumnFamilyStore,
+    meta: &CfMetadata,
     parent_super: Option<&[u8]>,
     predicate: &t::SlicePredicate,
 ) -> TResult<ReadFilter> {
-    let cmp = &store.cmp;
+    let cmp = &meta.cmp;
     let (names_type, unit) = match (cmp.is_super(), parent_super) {
         (true, None) => (cmp.name_type(), CountUnit::SuperColumns),
         (true, Some(_)) => (cmp.sub_type().unwrap_or(cmp.name_type()), CountUnit::Cells),
@@ -204,46 +190,21 @@ pub fn check_slice_order(ty: &AbstractType, start: &[u8], finish: &[u8], reverse
     Ok(())
 }
 
-/// Checks a consistency level for this single node: every level that needs more replicas than
-/// the one live node answers UnavailableException, as Cassandra does.
-pub fn check_consistency(ks: &KeyspaceDef, cl: t::ConsistencyLevel, write: bool) -> TResult<()> {
-    use t::ConsistencyLevel as CL;
-    let rf = replication_factor(ks);
-    let live = rf.min(1);
-    let needed = match cl {
-        CL::ANY => {
-            if !write {
-                return Err(ire("ANY ConsistencyLevel is only supported for writes"));
-            }
-            return Ok(());
-        }
-        CL::ONE | CL::LOCAL_ONE => 1,
-        CL::TWO => 2,
-        CL::THREE => 3,
-        CL::QUORUM | CL::LOCAL_QUORUM => rf / 2 + 1,
-        CL::ALL => rf,
-        CL::EACH_QUORUM => {
-            if !write {
-                return Err(ire("EACH_QUORUM ConsistencyLevel is only supported for writes"));
-            }
-            rf / 2 + 1
-        }
-        CL::SERIAL | CL::LOCAL_SERIAL => {
-            return Err(ire(if write {
-                "You must use conditional updates for serializable writes"
+/// Slices of get_multi_slice must be in traversal order and must not overlap.
+pub fn check_multi_slice_order(ty: &AbstractType, slices: &[(Vec<u8>, Vec<u8>)], reversed: bool) -> TResult<()> {
+    for w in slices.windows(2) {
+        let (prev_finish, next_start) = (&w[0].1, &w[1].0);
+        let bad = prev_finish.is_empty() || next_start.is_empty() || {
+            let o = ty.compare(prev_finish, next_start);
+            if reversed {
+                o != std::cmp::Ordering::Greater
             } else {
-                "SERIAL/LOCAL_SERIAL consistency may only be requested for cas reads, which are not supported yet"
-            }))
+                o != std::cmp::Ordering::Less
+            }
+        };
+        if bad {
+            return Err(ire("column slices must be in order of traversal and must not overlap"));
         }
-        other => return Err(ire(format!("unknown consistency level {}", other.0))),
-    };
-    if needed > live {
-        return Err(thrift_idl::user_error(t::UnavailableException::new()));
     }
     Ok(())
-}
-
-/// The comparator's name type for error messages and bound checks.
-pub fn top_type(cmp: &CellComparator) -> &AbstractType {
-    cmp.name_type()
 }

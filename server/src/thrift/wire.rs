@@ -3,7 +3,7 @@
 //! Framed clients prefix each message with its length; unframed clients do not, so for them we
 //! walk the message's structure (field types and lengths) over the bytes received so far. This
 //! lets the front end read a whole message into memory asynchronously and hand it to the
-//! generated (synchronous) processor in one piece.
+//! method table (`thrift::dispatch`) in one piece.
 //!
 //! Byte order: big-endian, as the binary protocol defines.
 
@@ -98,35 +98,6 @@ impl Cursor<'_> {
         }
     }
 
-    /// Walks a struct's fields, handing each (id, type) to `f`, which must consume its value.
-    fn each_field(
-        &mut self,
-        depth: usize,
-        mut f: impl FnMut(&mut Self, i16, u8) -> Result<(), Step>,
-    ) -> Result<(), Step> {
-        loop {
-            let ttype = self.u8()?;
-            if ttype == 0 {
-                return Ok(());
-            }
-            let id = self.take(2)?;
-            let id = i16::from_be_bytes([id[0], id[1]]);
-            if depth > MAX_DEPTH {
-                return Err(Step::Invalid("nesting too deep"));
-            }
-            f(self, id, ttype)?;
-        }
-    }
-
-    /// Consumes one field's value; if it is the i32 field `wanted`, raises `count` to it.
-    fn count_field(&mut self, count: &mut i32, (id, ttype): (i16, u8), wanted: i16, depth: usize) -> Result<(), Step> {
-        if (id, ttype) == (wanted, 8) {
-            *count = (*count).max(self.i32()?);
-            return Ok(());
-        }
-        self.value(ttype, depth)
-    }
-
     fn fields(&mut self, depth: usize) -> Result<(), Step> {
         loop {
             let ttype = self.u8()?;
@@ -158,52 +129,6 @@ pub fn measure_unframed(buf: &[u8]) -> Measure {
         Err(Step::Incomplete) => Measure::Incomplete,
         Err(Step::Invalid(why)) => Measure::Invalid(why),
     }
-}
-
-/// How much a read request asks for: the number of keys (1 unless a list of keys is given) and
-/// the largest column count of its slice predicate (0 for a list of names).
-#[derive(Debug, PartialEq, Eq)]
-pub struct ReadSize {
-    pub keys: usize,
-    pub count: i32,
-}
-
-/// The [`ReadSize`] of a get/get_slice/get_count/multiget_*/get_multi_slice message, from the
-/// Cassandra argument layout: the keys as a list in field 1, the predicate in field 3 (its
-/// SliceRange in field 2, the count in field 4 of that), or a MultiSliceRequest in field 1
-/// (count in its field 5). `None` if the message does not parse.
-pub fn read_size(message: &[u8]) -> Option<ReadSize> {
-    let mut c = Cursor { buf: message, pos: 0 };
-    let mut size = ReadSize { keys: 1, count: 0 };
-    let walk = (|| {
-        c.skip(4)?; // version and type
-        let name_len = c.len()?;
-        c.skip(name_len + 4)?; // name, sequence id
-        c.each_field(0, |c, id, ttype| match (id, ttype) {
-            (1, 15) => {
-                let element = c.u8()?;
-                size.keys = c.len()?;
-                for _ in 0..size.keys {
-                    c.value(element, 1)?;
-                }
-                Ok(())
-            }
-            (3, 12) => c.each_field(1, |c, id, ttype| match (id, ttype) {
-                (2, 12) => c.each_field(2, |c, id, ttype| c.count_field(&mut size.count, (id, ttype), 4, 3)),
-                _ => c.value(ttype, 2),
-            }),
-            (1, 12) => c.each_field(1, |c, id, ttype| c.count_field(&mut size.count, (id, ttype), 5, 2)),
-            _ => c.value(ttype, 1),
-        })
-    })();
-    walk.ok().map(|()| size)
-}
-
-/// The method name of a strict binary-protocol message, if the header is readable.
-pub fn message_name(buf: &[u8]) -> Option<&str> {
-    let len = i32::from_be_bytes(buf.get(4..8)?.try_into().ok()?);
-    let len = usize::try_from(len).ok()?;
-    std::str::from_utf8(buf.get(8..8 + len)?).ok()
 }
 
 /// True when a connection's first byte says it speaks unframed strict binary protocol (the
@@ -292,52 +217,5 @@ mod tests {
             m[at] = byte;
             let _ = measure_unframed(&m);
         }
-    }
-}
-
-#[cfg(test)]
-mod read_size_tests {
-    use thrift::protocol::{TFieldIdentifier, TListIdentifier, TOutputProtocol, TType};
-    use thrift_idl as t;
-
-    use super::*;
-    use crate::stress::wire::{encode_get_slice, Call};
-
-    fn range(count: i32) -> t::SlicePredicate {
-        t::SlicePredicate::new(None, t::SliceRange::new(vec![], vec![], false, count))
-    }
-
-    #[test]
-    fn finds_keys_and_counts_of_read_requests() {
-        let parent = t::ColumnParent::new("Standard1".to_string(), None);
-        let one = t::ConsistencyLevel::ONE;
-        let mut get_slice = Vec::new();
-        encode_get_slice(&mut get_slice, false, 1, b"k", &parent, &range(5000), one).unwrap();
-        assert_eq!(read_size(&get_slice), Some(ReadSize { keys: 1, count: 5000 }));
-        assert_eq!(read_size(&get_slice[..get_slice.len() - 3]), None);
-
-        let mut multiget = Vec::new();
-        let mut c = Call::begin(&mut multiget, false, "multiget_slice", 2).unwrap();
-        let p = c.prot();
-        p.write_field_begin(&TFieldIdentifier::new("", TType::List, 1)).unwrap();
-        p.write_list_begin(&TListIdentifier::new(TType::String, 3)).unwrap();
-        for key in [b"a", b"b", b"c"] {
-            p.write_bytes(key).unwrap();
-        }
-        p.write_list_end().unwrap();
-        p.write_field_end().unwrap();
-        c.struct_field(2, &parent).unwrap();
-        c.struct_field(3, &t::SlicePredicate::new(vec![b"x".to_vec()], None)).unwrap();
-        c.i32_field(4, one.0).unwrap();
-        c.finish().unwrap();
-        assert_eq!(read_size(&multiget), Some(ReadSize { keys: 3, count: 0 }));
-
-        let mut multi_slice = Vec::new();
-        let request =
-            t::MultiSliceRequest::new(b"k".to_vec(), parent, vec![t::ColumnSlice::new(None, None)], false, 250, one);
-        let mut c = Call::begin(&mut multi_slice, false, "get_multi_slice", 3).unwrap();
-        c.struct_field(1, &request).unwrap();
-        c.finish().unwrap();
-        assert_eq!(read_size(&multi_slice), Some(ReadSize { keys: 1, count: 250 }));
     }
 }

@@ -146,8 +146,7 @@ impl Storage {
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
-        let (replayed_system, _) =
-            recovery::replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
+        let (replayed_system, _) = recovery::replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
         let (mut state, newest_system_write) = recovery::load_system_state(&stores)?;
         let first_start = !state.bootstrapped;
         if first_start {

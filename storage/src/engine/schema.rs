@@ -46,11 +46,8 @@ impl Storage {
     /// Every column family as (keyspace, name), in that order.
     pub fn column_families(&self) -> Vec<(String, String)> {
         let stores = self.inner.stores.read();
-        let mut names: Vec<(String, String)> = stores
-            .by_name
-            .iter()
-            .flat_map(|(ks, cfs)| cfs.keys().map(move |cf| (ks.clone(), cf.clone())))
-            .collect();
+        let mut names: Vec<(String, String)> =
+            stores.by_name.iter().flat_map(|(ks, cfs)| cfs.keys().map(move |cf| (ks.clone(), cf.clone()))).collect();
         names.sort();
         names
     }

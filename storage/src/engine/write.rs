@@ -27,6 +27,11 @@ impl Durable {
     pub fn now() -> Durable {
         Durable(None)
     }
+
+    /// False when the write is durable already and awaiting this costs nothing.
+    pub fn is_deferred(&self) -> bool {
+        self.0.is_some()
+    }
 }
 
 impl Future for Durable {

@@ -1,6 +1,7 @@
-//! The request executor: a small pool of plain OS threads that run Thrift handlers, so that no
-//! tokio runtime thread ever runs code that may block on disk (SSTable preads, batch-mode
-//! commit-log fsync, a memtable flush under back-pressure).
+//! The request executor: a small pool of plain OS threads that run the coordinator's blocking
+//! engine work (scans, big reads, schema changes, writes while a write may block), so that no
+//! event loop or tokio runtime thread ever runs code that may block on disk (SSTable preads,
+//! batch-mode commit-log fsync, a memtable flush under back-pressure).
 //!
 //! Why not `block_in_place` or `spawn_blocking`: both cost about as much CPU as the request
 //! itself on a small machine. `block_in_place` hands the worker's core to another thread on every
@@ -14,7 +15,7 @@
 //! queued jobs made no progress since its last look; if so it starts an
 //! extra executor (up to `max_threads`), which retires after being idle for a while. The queue is
 //! bounded in practice by the number of connections (each has at most one request in flight),
-//! and handlers never submit to the executor themselves, so it cannot deadlock on itself.
+//! and jobs never submit to the executor themselves, so it cannot deadlock on itself.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,6 +52,8 @@ struct Shared {
     completed: AtomicU64,
     stopping: AtomicBool,
     max_threads: usize,
+    /// Thread name prefix.
+    name: &'static str,
 }
 
 struct State {
@@ -71,7 +74,9 @@ pub enum SubmitError {
 impl Executor {
     /// Starts `core_threads` executors that live as long as the pool, allowing up to
     /// `max_threads` in all when the watchdog sees the queue stalled.
-    pub fn new(core_threads: usize, max_threads: usize) -> std::io::Result<Executor> {
+    /// Starts `core_threads` threads named `<name>-N` (extra ones `<name>-xN`, the watchdog
+    /// `<name>-watchdog`), growing to `max_threads` when the queue stalls.
+    pub fn new(name: &'static str, core_threads: usize, max_threads: usize) -> std::io::Result<Executor> {
         let core_threads = core_threads.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State { jobs: VecDeque::new(), idle: 0, threads: 0 }),
@@ -79,20 +84,21 @@ impl Executor {
             completed: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             max_threads: max_threads.max(core_threads),
+            name,
         });
         for i in 0..core_threads {
             spawn_executor(&shared, true, i)?;
         }
         let watched = Arc::downgrade(&shared);
-        thread::Builder::new().name("thrift-exec-watchdog".into()).spawn(move || watchdog(watched))?;
+        thread::Builder::new().name(format!("{name}-watchdog")).spawn(move || watchdog(watched))?;
         Ok(Executor { inner: Arc::new(Owner { shared }) })
     }
 
     /// The pool sized for this machine: one executor per core (more only add context switches;
     /// measured with bench/redis-vs-sibyl.sh), up to 64 when the watchdog sees the queue stalled.
-    pub fn for_this_machine() -> std::io::Result<Executor> {
+    pub fn for_this_machine(name: &'static str) -> std::io::Result<Executor> {
         let cores = thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        Executor::new(cores, 64.max(2 * cores))
+        Executor::new(name, cores, 64.max(2 * cores))
     }
 
     /// Queues `job`; it runs on an executor thread.
@@ -146,7 +152,7 @@ impl Drop for Owner {
 fn spawn_executor(shared: &Arc<Shared>, core: bool, n: usize) -> std::io::Result<()> {
     shared.state.lock().threads += 1;
     let s = shared.clone();
-    let name = if core { format!("thrift-exec-{n}") } else { format!("thrift-exec-x{n}") };
+    let name = if core { format!("{}-{n}", shared.name) } else { format!("{}-x{n}", shared.name) };
     match thread::Builder::new().name(name).spawn(move || executor_loop(s, core)) {
         Ok(_) => Ok(()),
         Err(e) => {
@@ -227,7 +233,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn runs_jobs_and_returns_results() {
-        let ex = Executor::new(2, 4).expect("pool");
+        let ex = Executor::new("thrift-exec", 2, 4).expect("pool");
         let mut handles = Vec::new();
         for i in 0..100u64 {
             let ex = ex.clone();
@@ -240,7 +246,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn jobs_do_not_run_on_runtime_threads() {
-        let ex = Executor::new(1, 1).expect("pool");
+        let ex = Executor::new("thrift-exec", 1, 1).expect("pool");
         let name = ex.run(|| thread::current().name().map(str::to_string)).await.expect("ran");
         assert_eq!(name.as_deref(), Some("thrift-exec-0"));
     }
@@ -249,7 +255,7 @@ mod tests {
     /// executor started by the watchdog, instead of waiting for the slow ones.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn slow_jobs_do_not_stall_others() {
-        let ex = Executor::new(2, 8).expect("pool");
+        let ex = Executor::new("thrift-exec", 2, 8).expect("pool");
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let release_rx = Arc::new(std::sync::Mutex::new(release_rx));
         let mut slow = Vec::new();
@@ -280,14 +286,14 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_panicking_job_reports_an_error_and_the_pool_survives() {
-        let ex = Executor::new(1, 1).expect("pool");
+        let ex = Executor::new("thrift-exec", 1, 1).expect("pool");
         assert!(ex.run(|| -> u32 { panic!("boom") }).await.is_err());
         assert_eq!(ex.run(|| 5).await.expect("ran"), 5);
     }
 
     #[test]
     fn threads_stop_when_the_pool_is_dropped() {
-        let ex = Executor::new(3, 3).expect("pool");
+        let ex = Executor::new("thrift-exec", 3, 3).expect("pool");
         let shared = Arc::downgrade(&ex.inner.shared);
         drop(ex);
         let deadline = Instant::now() + Duration::from_secs(5);

@@ -1,59 +1,12 @@
-//! Conversions between Thrift structs and the storage engine's types (Cassandra's
-//! ThriftConversion).
+//! Keyspace and column family definitions: Thrift's `KsDef`/`CfDef` to and from the engine's
+//! schema objects, with the defaults Cassandra 3.11 applies.
 
 use std::collections::BTreeMap;
 
-use storage::data::{split_super, Cell, CellKind};
 use storage::marshal::AbstractType;
 use storage::schema::{self, ColumnType, IndexType};
 use thrift::OrderedFloat;
 use thrift_idl as t;
-
-/// Turns the live cells of one row into Thrift results. In a super column family read at the
-/// top level, consecutive cells of one super column become one `SuperColumn`; `within_super`
-/// strips the super column part (a read inside one super column).
-pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -> Vec<t::ColumnOrSuperColumn> {
-    let mut out: Vec<t::ColumnOrSuperColumn> = Vec::new();
-    if !is_super {
-        return cells.into_iter().map(|c| cosc_column(column_of(c, None))).collect();
-    }
-    if within_super {
-        return cells
-            .into_iter()
-            .map(|c| {
-                let sub = split_super(&c.name).1.to_vec();
-                cosc_column(column_of(c, Some(sub)))
-            })
-            .collect();
-    }
-    for c in cells {
-        let (sc, sub) = split_super(&c.name);
-        let (sc, sub) = (sc.to_vec(), sub.to_vec());
-        let column = column_of(c, Some(sub));
-        match out.last_mut().and_then(|last| last.super_column.as_mut()) {
-            Some(s) if s.name == sc => s.columns.push(column),
-            _ => out.push(t::ColumnOrSuperColumn {
-                column: None,
-                super_column: Some(t::SuperColumn { name: sc, columns: vec![column] }),
-                counter_column: None,
-                counter_super_column: None,
-            }),
-        }
-    }
-    out
-}
-
-fn cosc_column(c: t::Column) -> t::ColumnOrSuperColumn {
-    t::ColumnOrSuperColumn { column: Some(c), super_column: None, counter_column: None, counter_super_column: None }
-}
-
-fn column_of(c: Cell, name: Option<Vec<u8>>) -> t::Column {
-    let ttl = match c.kind {
-        CellKind::Expiring { ttl, .. } => Some(ttl),
-        _ => None,
-    };
-    t::Column { name: name.unwrap_or(c.name), value: Some(c.value), timestamp: Some(c.timestamp), ttl }
-}
 
 /// Cassandra's short class names get the package they live in.
 pub fn full_class_name(name: &str, package: &str) -> String {
@@ -293,16 +246,5 @@ pub fn ks_def_to_thrift(ks: &schema::KeyspaceDef) -> t::KsDef {
         replication_factor: None,
         cf_defs: ks.cf_defs.iter().map(cf_def_to_thrift).collect(),
         durable_writes: Some(ks.durable_writes),
-    }
-}
-
-/// The replication factor a keyspace asks for in total.
-pub fn replication_factor(ks: &schema::KeyspaceDef) -> usize {
-    if ks.strategy_class.ends_with("NetworkTopologyStrategy")
-        && !ks.strategy_class.ends_with("OldNetworkTopologyStrategy")
-    {
-        ks.strategy_options.values().filter_map(|v| v.parse::<usize>().ok()).sum()
-    } else {
-        ks.strategy_options.get("replication_factor").and_then(|v| v.parse().ok()).unwrap_or(1)
     }
 }

@@ -1,0 +1,127 @@
+//! Conversions between Thrift structs and the engine's types (Cassandra's ThriftConversion):
+//! results and consistency levels here, writes in [`mutation`], key ranges in [`range`],
+//! definitions in [`schema`]. Like [`super::validate`], they work on the 20.1.0 structs and
+//! a column family's metadata only, so every front end that speaks those structs shares them.
+
+mod mutation;
+mod range;
+mod schema;
+
+pub use mutation::{add_deletion, add_mutation, cell_of, row_mutations, sort_cells};
+pub use range::key_range_bounds;
+pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
+
+use cluster::consistency::ConsistencyLevel;
+use cluster::coordinator::RingRange;
+use storage::data::{split_super, Cell, CellKind};
+use storage::dht::{DecoratedKey, Partitioner};
+use thrift_idl as t;
+
+use super::error::{ire, TResult};
+
+/// A Thrift consistency level as the coordinator's; unknown numbers are refused.
+pub fn consistency_level(cl: t::ConsistencyLevel) -> TResult<ConsistencyLevel> {
+    use t::ConsistencyLevel as T;
+    Ok(match cl {
+        T::ONE => ConsistencyLevel::One,
+        T::QUORUM => ConsistencyLevel::Quorum,
+        T::LOCAL_QUORUM => ConsistencyLevel::LocalQuorum,
+        T::EACH_QUORUM => ConsistencyLevel::EachQuorum,
+        T::ALL => ConsistencyLevel::All,
+        T::ANY => ConsistencyLevel::Any,
+        T::TWO => ConsistencyLevel::Two,
+        T::THREE => ConsistencyLevel::Three,
+        T::SERIAL => ConsistencyLevel::Serial,
+        T::LOCAL_SERIAL => ConsistencyLevel::LocalSerial,
+        T::LOCAL_ONE => ConsistencyLevel::LocalOne,
+        other => return Err(ire(format!("unknown consistency level {}", other.0))),
+    })
+}
+
+/// A consistency level for a read, refused (with Cassandra's reason) if reads cannot use it.
+pub fn read_consistency(cl: t::ConsistencyLevel) -> TResult<ConsistencyLevel> {
+    let cl = consistency_level(cl)?;
+    cl.validate_for_read().map_err(ire)?;
+    Ok(cl)
+}
+
+/// A consistency level for a write, refused (with Cassandra's reason) if writes cannot use it.
+pub fn write_consistency(cl: t::ConsistencyLevel) -> TResult<ConsistencyLevel> {
+    let cl = consistency_level(cl)?;
+    cl.validate_for_write().map_err(ire)?;
+    Ok(cl)
+}
+
+/// Turns the live cells of one row into Thrift results. In a super column family read at the
+/// top level, consecutive cells of one super column become one `SuperColumn`; `within_super`
+/// strips the super column part (a read inside one super column).
+pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -> Vec<t::ColumnOrSuperColumn> {
+    let mut out: Vec<t::ColumnOrSuperColumn> = Vec::new();
+    if !is_super {
+        return cells.into_iter().map(|c| cosc_column(column_of(c, None))).collect();
+    }
+    if within_super {
+        return cells
+            .into_iter()
+            .map(|c| {
+                let sub = split_super(&c.name).1.to_vec();
+                cosc_column(column_of(c, Some(sub)))
+            })
+            .collect();
+    }
+    for c in cells {
+        let (sc, sub) = split_super(&c.name);
+        let (sc, sub) = (sc.to_vec(), sub.to_vec());
+        let column = column_of(c, Some(sub));
+        match out.last_mut().and_then(|last| last.super_column.as_mut()) {
+            Some(s) if s.name == sc => s.columns.push(column),
+            _ => out.push(t::ColumnOrSuperColumn {
+                column: None,
+                super_column: Some(t::SuperColumn { name: sc, columns: vec![column] }),
+                counter_column: None,
+                counter_super_column: None,
+            }),
+        }
+    }
+    out
+}
+
+fn cosc_column(c: t::Column) -> t::ColumnOrSuperColumn {
+    t::ColumnOrSuperColumn { column: Some(c), super_column: None, counter_column: None, counter_super_column: None }
+}
+
+fn column_of(c: Cell, name: Option<Vec<u8>>) -> t::Column {
+    let ttl = match c.kind {
+        CellKind::Expiring { ttl, .. } => Some(ttl),
+        _ => None,
+    };
+    t::Column { name: name.unwrap_or(c.name), value: Some(c.value), timestamp: Some(c.timestamp), ttl }
+}
+
+/// Scanned rows as KeySlices.
+pub fn key_slices(rows: Vec<(DecoratedKey, Vec<Cell>)>, is_super: bool, within_super: bool) -> Vec<t::KeySlice> {
+    rows.into_iter()
+        .map(|(key, cells)| t::KeySlice { key: key.key, columns: to_thrift_columns(cells, is_super, within_super) })
+        .collect()
+}
+
+/// A range of the ring and its replicas, as describe_ring answers.
+pub fn token_range(partitioner: Partitioner, range: RingRange) -> t::TokenRange {
+    t::TokenRange {
+        start_token: partitioner.token_to_string(&range.start),
+        end_token: partitioner.token_to_string(&range.end),
+        endpoints: range.endpoints.iter().map(|e| e.address.clone()).collect(),
+        rpc_endpoints: Some(range.endpoints.iter().map(|e| e.rpc_address.clone()).collect()),
+        endpoint_details: Some(
+            range
+                .endpoints
+                .into_iter()
+                .map(|e| t::EndpointDetails {
+                    host: Some(e.address),
+                    datacenter: Some(e.datacenter),
+                    rack: Some(e.rack),
+                })
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,188 @@
+//! Writes: Thrift columns, mutations and deletions as the engine's cells and tombstones, each
+//! checked against the column family's metadata as it is converted.
+
+use std::collections::BTreeMap;
+
+use storage::data::{compose_super, Cell, DeletionTime, RangeTombstone, Row};
+use storage::filter::insert_cell;
+use storage::mutation::RowMutation;
+use storage::schema::CfMetadata;
+use thrift_idl as t;
+
+use crate::thrift::error::{ire, not_supported, TResult};
+use crate::thrift::validate::{
+    check_slice_order, name_type, validate_key, validate_key_type, validate_name, validate_ttl, validate_value,
+};
+
+/// The cell a Thrift Column becomes, after validation; `super_column` for a subcolumn.
+pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now: i32) -> TResult<Cell> {
+    validate_name(&c.name, name_type(meta, super_column), "column")?;
+    let value = c.value.ok_or_else(|| ire("Column value is required"))?;
+    let timestamp = c.timestamp.ok_or_else(|| ire("Column timestamp is required"))?;
+    validate_value(meta, &c.name, &value)?;
+    let name = match super_column {
+        Some(sc) => compose_super(sc, &c.name),
+        None => c.name,
+    };
+    let default_ttl = meta.validators.default_time_to_live;
+    Ok(match c.ttl {
+        Some(ttl) => {
+            validate_ttl(ttl)?;
+            Cell::expiring(name, value, timestamp, ttl, now)
+        }
+        None if default_ttl > 0 => Cell::expiring(name, value, timestamp, default_ttl, now),
+        None => Cell::live(name, value, timestamp),
+    })
+}
+
+/// Adds a Thrift Mutation (from batch_mutate) to `row`.
+pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) -> TResult<()> {
+    match (m.column_or_supercolumn, m.deletion) {
+        (Some(cosc), None) => {
+            let set = [
+                cosc.column.is_some(),
+                cosc.super_column.is_some(),
+                cosc.counter_column.is_some(),
+                cosc.counter_super_column.is_some(),
+            ];
+            if set.iter().filter(|b| **b).count() != 1 {
+                return Err(ire("ColumnOrSuperColumn must have one (and only one) of column, super_column, counter and counter_super_column"));
+            }
+            if cosc.counter_column.is_some() || cosc.counter_super_column.is_some() {
+                return Err(not_supported("Counter mutations"));
+            }
+            if let Some(c) = cosc.column {
+                if meta.is_super() {
+                    return Err(ire(format!(
+                        "Column family {} is a super column family: a mutation must carry a super_column",
+                        meta.name()
+                    )));
+                }
+                row.cells.push(cell_of(meta, None, c, now)?);
+            }
+            if let Some(sc) = cosc.super_column {
+                if !meta.is_super() {
+                    return Err(ire(format!(
+                        "Column family {} is not a super column family: super_column is invalid",
+                        meta.name()
+                    )));
+                }
+                validate_name(&sc.name, meta.cmp.name_type(), "super column")?;
+                for c in sc.columns {
+                    row.cells.push(cell_of(meta, Some(&sc.name), c, now)?);
+                }
+            }
+            Ok(())
+        }
+        (None, Some(d)) => {
+            let timestamp = d.timestamp.ok_or_else(|| {
+                ire(format!("Deletion timestamp is not optional for non commutative table {}", meta.name()))
+            })?;
+            if d.super_column.is_some() && !meta.is_super() {
+                return Err(ire(format!(
+                    "Deletion of super columns is not possible on a standard table (KeySpace={}, table={})",
+                    meta.keyspace(),
+                    meta.name()
+                )));
+            }
+            add_deletion(meta, row, d.super_column.as_deref(), d.predicate.as_ref(), timestamp, now)
+        }
+        _ => Err(ire("Mutation must have one and only one of column_or_supercolumn or deletion")),
+    }
+}
+
+/// Turns a deletion (remove, or a batch Deletion) into tombstones in `row`.
+pub fn add_deletion(
+    meta: &CfMetadata,
+    row: &mut Row,
+    super_column: Option<&[u8]>,
+    predicate: Option<&t::SlicePredicate>,
+    timestamp: i64,
+    now: i32,
+) -> TResult<()> {
+    let deletion = DeletionTime::new(timestamp, now);
+    let whole_super =
+        |sc: &[u8]| RangeTombstone { start: compose_super(sc, b""), end: compose_super(sc, b""), deletion };
+    if let Some(sc) = super_column {
+        validate_name(sc, meta.cmp.name_type(), "super column")?;
+    }
+    let Some(p) = predicate else {
+        match super_column {
+            Some(sc) => row.range_tombstones.push(whole_super(sc)),
+            None => row.deletion = row.deletion.max(deletion),
+        }
+        return Ok(());
+    };
+    let sub_type = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type());
+    match (&p.column_names, &p.slice_range) {
+        (Some(names), None) => {
+            for n in names {
+                match (meta.is_super(), super_column) {
+                    (true, Some(sc)) => {
+                        validate_name(n, sub_type, "column")?;
+                        row.cells.push(Cell::tombstone(compose_super(sc, n), timestamp, now));
+                    }
+                    (true, None) => {
+                        validate_name(n, meta.cmp.name_type(), "super column")?;
+                        row.range_tombstones.push(whole_super(n));
+                    }
+                    (false, _) => {
+                        validate_name(n, meta.cmp.name_type(), "column")?;
+                        row.cells.push(Cell::tombstone(n.clone(), timestamp, now));
+                    }
+                }
+            }
+            Ok(())
+        }
+        (None, Some(r)) => {
+            let ty = if super_column.is_some() { sub_type } else { meta.cmp.name_type() };
+            check_slice_order(ty, &r.start, &r.finish, false)?;
+            let (start, end) = match (meta.is_super(), super_column) {
+                (true, Some(sc)) => (compose_super(sc, &r.start), compose_super(sc, &r.finish)),
+                (true, None) => (
+                    if r.start.is_empty() { Vec::new() } else { compose_super(&r.start, b"") },
+                    if r.finish.is_empty() { Vec::new() } else { compose_super(&r.finish, b"") },
+                ),
+                (false, _) => (r.start.clone(), r.finish.clone()),
+            };
+            row.range_tombstones.push(RangeTombstone { start, end, deletion });
+            Ok(())
+        }
+        (Some(_), Some(_)) => Err(ire("SlicePredicate column_names and slice_range may not both be present")),
+        (None, None) => Err(ire("A SlicePredicate must be given a list of Columns, a SliceRange, or both")),
+    }
+}
+
+/// Cells of one update must be sorted by the comparator; a client may send them in any order.
+pub fn sort_cells(meta: &CfMetadata, row: &mut Row) {
+    let cells = std::mem::take(&mut row.cells);
+    for c in cells {
+        insert_cell(&meta.cmp, &mut row.cells, c);
+    }
+}
+
+/// A batch_mutate's map (key → column family → mutations) as row mutations of `keyspace`, every
+/// one validated before any is returned; `metadata` looks a column family up.
+pub fn row_mutations(
+    keyspace: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    metadata: impl Fn(&str) -> TResult<std::sync::Arc<CfMetadata>>,
+    now: i32,
+) -> TResult<Vec<RowMutation>> {
+    let mut mutations = Vec::with_capacity(mutation_map.len());
+    for (key, by_cf) in mutation_map {
+        validate_key(&key)?;
+        let mut rm = RowMutation::new(keyspace, key);
+        for (cf, list) in by_cf {
+            let meta = metadata(&cf)?;
+            validate_key_type(&meta, &rm.key)?;
+            let row = rm.row_mut(&cf);
+            for m in list {
+                add_mutation(&meta, row, m, now)?;
+            }
+            sort_cells(&meta, row);
+        }
+        mutations.push(rm);
+    }
+    Ok(mutations)
+}

@@ -1,0 +1,93 @@
+//! Cluster and schema information, and schema changes, over the coordinator.
+
+use std::collections::BTreeMap;
+
+use cluster::coordinator::Coordinator;
+use thrift_idl as t;
+use uuid::Uuid;
+
+use super::convert::{cf_def_from_thrift, ks_def_from_thrift, ks_def_to_thrift, token_range};
+use super::error::{ire, TResult, ThriftError};
+
+pub fn keyspaces(c: &Coordinator) -> Vec<t::KsDef> {
+    c.keyspaces().iter().map(ks_def_to_thrift).collect()
+}
+
+pub fn keyspace(c: &Coordinator, name: &str) -> TResult<t::KsDef> {
+    c.keyspace(name).map(|k| ks_def_to_thrift(&k)).ok_or(ThriftError::NotFound)
+}
+
+pub fn ring(c: &Coordinator, keyspace: &str) -> TResult<Vec<t::TokenRange>> {
+    let partitioner = c.partitioner();
+    Ok(c.describe_ring(keyspace)?.into_iter().map(|r| token_range(partitioner, r)).collect())
+}
+
+pub fn token_map(c: &Coordinator) -> BTreeMap<String, String> {
+    let partitioner = c.partitioner();
+    c.token_map().into_iter().map(|(token, address)| (partitioner.token_to_string(&token), address)).collect()
+}
+
+/// describe_splits(_ex): `(start, end, estimated rows)` of each piece, tokens as strings.
+pub async fn splits(
+    c: &Coordinator,
+    ks: &str,
+    cf: &str,
+    start: &str,
+    end: &str,
+    keys_per_split: i32,
+) -> TResult<Vec<(String, String, i64)>> {
+    c.cf_metadata(ks, cf)?;
+    if keys_per_split <= 0 {
+        return Err(ire("keys_per_split must be positive"));
+    }
+    let p = c.partitioner();
+    let start = p.token_from_string(start).map_err(|e| ire(e.to_string()))?;
+    let end = p.token_from_string(end).map_err(|e| ire(e.to_string()))?;
+    let pieces = c.describe_splits(ks, cf, start, end, keys_per_split as u64).await?;
+    Ok(pieces
+        .into_iter()
+        .map(|(s, e, n)| (p.token_to_string(&s), p.token_to_string(&e), i64::try_from(n).unwrap_or(i64::MAX)))
+        .collect())
+}
+
+fn version(v: Uuid) -> String {
+    v.to_string()
+}
+
+pub async fn add_column_family(c: &Coordinator, cf_def: t::CfDef) -> TResult<String> {
+    if !c.has_keyspace(&cf_def.keyspace) {
+        return Err(ire(format!("Keyspace '{}' does not exist", cf_def.keyspace)));
+    }
+    let def = cf_def_from_thrift(cf_def, None).map_err(ire)?;
+    Ok(version(c.add_column_family(def).await?))
+}
+
+pub async fn update_column_family(c: &Coordinator, cf_def: t::CfDef) -> TResult<String> {
+    let existing = c.cf_metadata(&cf_def.keyspace, &cf_def.name)?;
+    let def = cf_def_from_thrift(cf_def, Some(&existing.def)).map_err(ire)?;
+    Ok(version(c.update_column_family(def).await?))
+}
+
+pub async fn drop_column_family(c: &Coordinator, ks: &str, cf: &str) -> TResult<String> {
+    Ok(version(c.drop_column_family(ks, cf).await?))
+}
+
+pub async fn add_keyspace(c: &Coordinator, ks_def: t::KsDef) -> TResult<String> {
+    let def = ks_def_from_thrift(ks_def).map_err(ire)?;
+    Ok(version(c.add_keyspace(def).await?))
+}
+
+pub async fn update_keyspace(c: &Coordinator, ks_def: t::KsDef) -> TResult<String> {
+    if !ks_def.cf_defs.is_empty() {
+        return Err(ire("Keyspace update must not contain any table definitions."));
+    }
+    if !c.has_keyspace(&ks_def.name) {
+        return Err(ire(format!("Keyspace '{}' does not exist", ks_def.name)));
+    }
+    let def = ks_def_from_thrift(ks_def).map_err(ire)?;
+    Ok(version(c.update_keyspace(def).await?))
+}
+
+pub async fn drop_keyspace(c: &Coordinator, name: &str) -> TResult<String> {
+    Ok(version(c.drop_keyspace(name).await?))
+}

@@ -1,0 +1,231 @@
+//! The read methods over the coordinator, for a keyspace the caller has resolved and authorized:
+//! convert and validate the request, ask the coordinator, convert the answer.
+
+use cluster::coordinator::{Coordinator, PagedRangeCommand, RangeCommand, ReadCommand};
+use storage::data::compose_super;
+use storage::filter::{CountUnit, ReadFilter};
+use storage::schema::CfMetadata;
+use thrift_idl as t;
+
+use super::convert::{key_range_bounds, key_slices, read_consistency, to_thrift_columns};
+use super::error::{ire, not_supported, TResult, ThriftError};
+use super::validate::{
+    check_multi_slice_order, check_slice_order, predicate_filter, validate_key, validate_parent, validate_path,
+};
+
+/// The column family, and the read filter of a predicate under `parent`.
+fn prepare(
+    c: &Coordinator,
+    ks: &str,
+    parent: &t::ColumnParent,
+    predicate: &t::SlicePredicate,
+) -> TResult<(std::sync::Arc<CfMetadata>, ReadFilter)> {
+    let meta = c.cf_metadata(ks, &parent.column_family)?;
+    validate_parent(&meta, parent.super_column.as_deref())?;
+    let filter = predicate_filter(&meta, parent.super_column.as_deref(), predicate)?;
+    Ok((meta, filter))
+}
+
+fn command(ks: &str, cf: &str, key: Vec<u8>, filter: &ReadFilter) -> ReadCommand {
+    ReadCommand { keyspace: ks.to_string(), cf: cf.to_string(), key, filter: filter.clone() }
+}
+
+pub async fn get(
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    path: t::ColumnPath,
+    cl: t::ConsistencyLevel,
+) -> TResult<t::ColumnOrSuperColumn> {
+    let meta = c.cf_metadata(ks, &path.column_family)?;
+    validate_key(&key)?;
+    let (sc, col) = validate_path(&meta, &path)?;
+    let cl = read_consistency(cl)?;
+    let (name, within_super) = match (sc, col) {
+        (Some(sc), Some(c)) => (compose_super(sc, c), true),
+        (Some(sc), None) => (compose_super(sc, b""), false),
+        (None, Some(c)) => (c.to_vec(), false),
+        (None, None) => {
+            return Err(ire(format!("column parameter is not optional for standard CF {}", meta.name())));
+        }
+    };
+    let filter = ReadFilter::names(&meta.cmp, vec![name], CountUnit::Cells);
+    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    let cells = rows.pop().unwrap_or_default();
+    to_thrift_columns(cells, meta.is_super(), within_super).into_iter().next().ok_or(ThriftError::NotFound)
+}
+
+pub async fn get_slice(
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    parent: t::ColumnParent,
+    predicate: t::SlicePredicate,
+    cl: t::ConsistencyLevel,
+) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let cl = read_consistency(cl)?;
+    validate_key(&key)?;
+    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    Ok(to_thrift_columns(rows.pop().unwrap_or_default(), meta.is_super(), parent.super_column.is_some()))
+}
+
+pub async fn get_count(
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    parent: t::ColumnParent,
+    predicate: t::SlicePredicate,
+    cl: t::ConsistencyLevel,
+) -> TResult<i32> {
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let cl = read_consistency(cl)?;
+    validate_key(&key)?;
+    let counts = c.count(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    Ok(counts.first().copied().unwrap_or(0) as i32)
+}
+
+/// The commands of a multiget, after checking every key.
+fn multiget_commands(ks: &str, cf: &str, keys: &[Vec<u8>], filter: &ReadFilter) -> TResult<Vec<ReadCommand>> {
+    keys.iter()
+        .map(|key| {
+            validate_key(key)?;
+            Ok(command(ks, cf, key.clone(), filter))
+        })
+        .collect()
+}
+
+pub async fn multiget_slice(
+    c: &Coordinator,
+    ks: &str,
+    keys: Vec<Vec<u8>>,
+    parent: t::ColumnParent,
+    predicate: t::SlicePredicate,
+    cl: t::ConsistencyLevel,
+) -> TResult<std::collections::BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let cl = read_consistency(cl)?;
+    let commands = multiget_commands(ks, meta.name(), &keys, &filter)?;
+    let rows = c.read(commands, cl).await?;
+    let within_super = parent.super_column.is_some();
+    Ok(keys
+        .into_iter()
+        .zip(rows)
+        .map(|(k, cells)| (k, to_thrift_columns(cells, meta.is_super(), within_super)))
+        .collect())
+}
+
+pub async fn multiget_count(
+    c: &Coordinator,
+    ks: &str,
+    keys: Vec<Vec<u8>>,
+    parent: t::ColumnParent,
+    predicate: t::SlicePredicate,
+    cl: t::ConsistencyLevel,
+) -> TResult<std::collections::BTreeMap<Vec<u8>, i32>> {
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let cl = read_consistency(cl)?;
+    let commands = multiget_commands(ks, meta.name(), &keys, &filter)?;
+    let counts = c.count(commands, cl).await?;
+    Ok(keys.into_iter().zip(counts).map(|(k, n)| (k, n as i32)).collect())
+}
+
+pub async fn get_range_slices(
+    c: &Coordinator,
+    ks: &str,
+    parent: t::ColumnParent,
+    predicate: t::SlicePredicate,
+    range: t::KeyRange,
+    cl: t::ConsistencyLevel,
+) -> TResult<Vec<t::KeySlice>> {
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let cl = read_consistency(cl)?;
+    if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
+        return Err(not_supported("Secondary index queries (KeyRange.row_filter)"));
+    }
+    let pieces = key_range_bounds(c.partitioner(), &range)?;
+    let command = RangeCommand {
+        keyspace: ks.to_string(),
+        cf: meta.name().to_string(),
+        pieces,
+        filter,
+        max_rows: range.count as usize,
+    };
+    let rows = c.scan(command, cl).await?;
+    Ok(key_slices(rows, meta.is_super(), parent.super_column.is_some()))
+}
+
+pub async fn get_paged_slice(
+    c: &Coordinator,
+    ks: &str,
+    column_family: String,
+    range: t::KeyRange,
+    start_column: Vec<u8>,
+    cl: t::ConsistencyLevel,
+) -> TResult<Vec<t::KeySlice>> {
+    let meta = c.cf_metadata(ks, &column_family)?;
+    if meta.is_super() {
+        return Err(ire("get_paged_slice does not work on super column families"));
+    }
+    if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
+        return Err(not_supported("Secondary index queries (KeyRange.row_filter)"));
+    }
+    let cl = read_consistency(cl)?;
+    let pieces = key_range_bounds(c.partitioner(), &range)?;
+    let start = range.start_key.clone().filter(|k| !k.is_empty()).map(|k| (k, start_column));
+    let command = PagedRangeCommand {
+        keyspace: ks.to_string(),
+        cf: column_family,
+        pieces,
+        start,
+        max_columns: range.count as usize,
+    };
+    let rows = c.scan_paged(command, cl).await?;
+    Ok(key_slices(rows, false, false))
+}
+
+pub async fn get_indexed_slices(
+    _c: &Coordinator,
+    _ks: &str,
+    _parent: t::ColumnParent,
+    _clause: t::IndexClause,
+    _predicate: t::SlicePredicate,
+    _cl: t::ConsistencyLevel,
+) -> TResult<Vec<t::KeySlice>> {
+    Err(not_supported("Secondary index queries (get_indexed_slices)"))
+}
+
+pub async fn get_multi_slice(
+    c: &Coordinator,
+    ks: &str,
+    request: t::MultiSliceRequest,
+) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+    let key = request.key.ok_or_else(|| ire("MultiSliceRequest.key is required"))?;
+    let parent = request.column_parent.ok_or_else(|| ire("MultiSliceRequest.column_parent is required"))?;
+    let meta = c.cf_metadata(ks, &parent.column_family)?;
+    validate_key(&key)?;
+    validate_parent(&meta, parent.super_column.as_deref())?;
+    if meta.is_super() {
+        return Err(ire("get_multi_slice does not support super column families"));
+    }
+    let reversed = request.reversed.unwrap_or(false);
+    let count = request.count.unwrap_or(1000);
+    if count < 0 {
+        return Err(ire("get_multi_slice requires non-negative count"));
+    }
+    let cl = read_consistency(request.consistency_level.unwrap_or(t::ConsistencyLevel::ONE))?;
+    let ty = meta.cmp.name_type();
+    let mut slices = Vec::new();
+    for s in request.column_slices.unwrap_or_default() {
+        let (start, finish) = (s.start.unwrap_or_default(), s.finish.unwrap_or_default());
+        check_slice_order(ty, &start, &finish, reversed)?;
+        slices.push((start, finish));
+    }
+    if slices.is_empty() {
+        slices.push((Vec::new(), Vec::new()));
+    }
+    check_multi_slice_order(ty, &slices, reversed)?;
+    let filter = ReadFilter::slices(slices, reversed, count as usize, CountUnit::Cells);
+    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    Ok(to_thrift_columns(rows.pop().unwrap_or_default(), false, false))
+}

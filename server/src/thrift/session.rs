@@ -1,0 +1,75 @@
+//! A connection's state (its keyspace, login and pending trace) and the access checks made
+//! against it before a request runs.
+
+use uuid::Uuid;
+
+use super::error::{ire, TResult, ThriftError};
+use super::validate::is_reserved_keyspace;
+use crate::auth::{AuthError, AuthenticatedUser, Authenticator};
+
+/// What a client sees for a refused login or request. Only `login` declares the
+/// authentication and authorization exceptions; every other method reports a refusal as
+/// InvalidRequestException, as Cassandra does.
+pub fn auth_error(e: AuthError) -> ThriftError {
+    match e {
+        AuthError::BadCredentials(m) => ThriftError::Authentication(m),
+        AuthError::NotAuthorized(m) => ire(m),
+        AuthError::NotLoggedIn => ire("You have not logged in"),
+    }
+}
+
+/// Per-connection state.
+#[derive(Default)]
+pub struct Session {
+    keyspace: Option<String>,
+    user: Option<AuthenticatedUser>,
+    /// Set by trace_next_query: the session id under which the next request is traced.
+    trace_next: Option<Uuid>,
+}
+
+impl Session {
+    /// The session's keyspace, after checking the login and the right to read (or write) it.
+    pub fn keyspace(&self, auth: &Authenticator, write: bool) -> TResult<String> {
+        let ks = self.keyspace.clone().ok_or_else(|| ire("You have not set a keyspace for this session"))?;
+        if write && is_reserved_keyspace(&ks) {
+            return Err(ire(format!("{ks} keyspace is not user-modifiable")));
+        }
+        self.authorize(auth, &ks, write)?;
+        Ok(ks)
+    }
+
+    pub fn authorize(&self, auth: &Authenticator, ks: &str, write: bool) -> TResult<()> {
+        auth.authorize(self.user.as_ref(), ks, write).map_err(auth_error)
+    }
+
+    /// Creating, changing or dropping keyspaces (`<modify-keyspaces>` in access.properties).
+    pub fn authorize_keyspace_change(&self, auth: &Authenticator) -> TResult<()> {
+        auth.authorize_keyspace_list_change(self.user.as_ref()).map_err(auth_error)
+    }
+
+    /// Refuses a client that must log in first and has not.
+    pub fn require_login(&self, auth: &Authenticator) -> TResult<()> {
+        if auth.requires_login() && self.user.is_none() {
+            return Err(auth_error(AuthError::NotLoggedIn));
+        }
+        Ok(())
+    }
+
+    pub fn set_user(&mut self, user: AuthenticatedUser) {
+        self.user = Some(user);
+    }
+
+    pub fn set_keyspace(&mut self, keyspace: String) {
+        self.keyspace = Some(keyspace);
+    }
+
+    /// Asks for the next request to be traced under `id`.
+    pub fn trace_next(&mut self, id: Uuid) {
+        self.trace_next = Some(id);
+    }
+
+    /// The trace session id for the request about to run, if one was asked for.
+    pub fn take_trace(&mut self) -> Option<Uuid> {
+        self.trace_next.take()
+    }
+}

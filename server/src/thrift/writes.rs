@@ -1,0 +1,114 @@
+//! The write methods over the coordinator, for a keyspace the caller has resolved and
+//! authorized for writing: every mutation is converted and validated before any is applied.
+
+use std::collections::BTreeMap;
+
+use cluster::coordinator::Coordinator;
+use storage::data::now_seconds;
+use storage::mutation::RowMutation;
+use thrift_idl as t;
+
+use super::convert::{add_deletion, cell_of, row_mutations, write_consistency};
+use super::error::{ire, not_supported, TResult};
+use super::validate::{validate_key_type, validate_parent, validate_path};
+
+pub async fn insert(
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    parent: t::ColumnParent,
+    column: t::Column,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let meta = c.cf_metadata(ks, &parent.column_family)?;
+    validate_key_type(&meta, &key)?;
+    validate_parent(&meta, parent.super_column.as_deref())?;
+    if meta.is_super() && parent.super_column.is_none() {
+        return Err(ire(format!(
+            "Column family {} is a super column family: insert needs column_parent.super_column",
+            meta.name()
+        )));
+    }
+    let cl = write_consistency(cl)?;
+    let cell = cell_of(&meta, parent.super_column.as_deref(), column, now_seconds())?;
+    let mut m = RowMutation::new(ks, key);
+    m.row_mut(meta.name()).cells.push(cell);
+    Ok(c.mutate(vec![m], cl).await?)
+}
+
+pub async fn remove(
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    path: t::ColumnPath,
+    timestamp: i64,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let meta = c.cf_metadata(ks, &path.column_family)?;
+    validate_key_type(&meta, &key)?;
+    let (sc, col) = validate_path(&meta, &path)?;
+    let cl = write_consistency(cl)?;
+    let now = now_seconds();
+    let mut m = RowMutation::new(ks, key);
+    let row = m.row_mut(meta.name());
+    match col {
+        Some(name) => {
+            let predicate = t::SlicePredicate { column_names: Some(vec![name.to_vec()]), slice_range: None };
+            add_deletion(&meta, row, sc, Some(&predicate), timestamp, now)?;
+        }
+        None => add_deletion(&meta, row, sc, None, timestamp, now)?,
+    }
+    Ok(c.mutate(vec![m], cl).await?)
+}
+
+/// batch_mutate and atomic_batch_mutate. On one node every row mutation is applied once all are
+/// validated, so a validation error leaves nothing half done.
+pub async fn batch_mutate(
+    c: &Coordinator,
+    ks: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let cl = write_consistency(cl)?;
+    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    Ok(c.mutate(mutations, cl).await?)
+}
+
+pub async fn truncate(c: &Coordinator, ks: &str, cf: &str) -> TResult<()> {
+    c.cf_metadata(ks, cf)?;
+    Ok(c.truncate(ks, cf).await?)
+}
+
+pub async fn add(
+    _c: &Coordinator,
+    _ks: &str,
+    _key: Vec<u8>,
+    _parent: t::ColumnParent,
+    _column: t::CounterColumn,
+    _cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    Err(not_supported("Counters (add)"))
+}
+
+pub async fn remove_counter(
+    _c: &Coordinator,
+    _ks: &str,
+    _key: Vec<u8>,
+    _path: t::ColumnPath,
+    _cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    Err(not_supported("Counters (remove_counter)"))
+}
+
+pub async fn cas(
+    _c: &Coordinator,
+    _ks: &str,
+    _key: Vec<u8>,
+    _cf: String,
+    _expected: Vec<t::Column>,
+    _updates: Vec<t::Column>,
+    _serial: t::ConsistencyLevel,
+    _commit: t::ConsistencyLevel,
+) -> TResult<t::CASResult> {
+    Err(not_supported("Lightweight transactions (cas)"))
+}
