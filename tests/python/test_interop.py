@@ -49,6 +49,7 @@ CONF = """<?xml version="1.0" encoding="UTF-8"?>
   <StoragePort>{storage_port}</StoragePort>
   <ThriftAddress>127.0.0.1</ThriftAddress>
   <ThriftPort>{port}</ThriftPort>
+  <AdminPort>{admin_port}</AdminPort>
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>
   <Keyspaces/>
@@ -75,7 +76,7 @@ class Node:
         self.port = free_port()
         conf = os.path.join(self.dir, "storage-conf.xml")
         with open(conf, "w") as f:
-            f.write(CONF.format(dir=self.dir, port=self.port, storage_port=free_port()))
+            f.write(CONF.format(dir=self.dir, port=self.port, storage_port=free_port(), admin_port=free_port()))
         self.log_path = os.path.join(self.dir, "sibyl.log")
         self.log_file = open(self.log_path, "wb")
         env = dict(os.environ, NO_COLOR="1")
