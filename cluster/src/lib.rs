@@ -6,6 +6,7 @@
 //! and talks to the local engine (`storage`) or, through messaging, to other nodes.
 #![deny(clippy::unwrap_used)]
 
+pub mod replication;
 pub mod snitch;
 pub mod token_metadata;
 
