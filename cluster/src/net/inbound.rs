@@ -37,7 +37,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok((stream, tcp_peer)) => {
                 shared.inbound.accepted.fetch_add(1, Ordering::Relaxed);
                 let task_shared = Arc::clone(&shared);
-                shared.spawn_task(connection_task(task_shared, stream, tcp_peer));
+                shared.spawn_task(connection_loop(task_shared, stream, tcp_peer));
             }
             Err(e) => {
                 warn!(local = %shared.local, error = %e, "accept failed");
@@ -52,7 +52,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 }
 
 /// Serves one accepted connection until it ends or the service shuts down.
-async fn connection_task(shared: Arc<Shared>, stream: TcpStream, tcp_peer: SocketAddr) {
+async fn connection_loop(shared: Arc<Shared>, stream: TcpStream, tcp_peer: SocketAddr) {
     shared.inbound.open.fetch_add(1, Ordering::Relaxed);
     let mut shutdown = shared.shutdown_signal();
     let mut from = None;

@@ -102,6 +102,10 @@ impl Outbound {
         self.dropped.fetch_add(n as u64, Ordering::Relaxed);
     }
 
+    fn has_pending(&self) -> bool {
+        !self.queue.lock().is_empty()
+    }
+
     /// Drops the messages whose timeout passed; says whether any are left.
     fn drop_expired(&self, now: Instant) -> bool {
         let mut queue = self.queue.lock();
@@ -174,7 +178,10 @@ pub(crate) async fn outbound_loop(shared: Arc<Shared>, out: Arc<Outbound>) {
         if *shutdown.borrow_and_update() {
             break;
         }
-        if !out.drop_expired(Instant::now()) {
+        // While connected, expired messages are skipped as batches are taken; while not, they
+        // are dropped here, so a dead peer's queue empties as its messages time out.
+        let has_work = if connection.is_some() { out.has_pending() } else { out.drop_expired(Instant::now()) };
+        if !has_work {
             // Nothing to send: wait for a message, and meanwhile notice a peer that goes away.
             tokio::select! {
                 _ = out.wake.notified() => {}
