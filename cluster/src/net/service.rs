@@ -103,7 +103,8 @@ pub(crate) struct Shared {
     /// endpoint, before a restart) do not match this run's requests.
     next_id: AtomicU64,
     /// Outbound state per peer, created on first send and kept (a peer's counters outlive its
-    /// connections). Taken briefly to find or add a peer, never while another lock is held.
+    /// connections). Lock order: this one, then a queue's lock (stats, shutdown); never the
+    /// other way round, and never across an await.
     peers: RwLock<HashMap<Endpoint, Arc<Peer>>>,
     pub inbound: InboundCounters,
     shutdown: watch::Sender<bool>,
