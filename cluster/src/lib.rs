@@ -6,10 +6,6 @@
 //! and talks to the local engine (`storage`) or, through messaging, to other nodes.
 #![deny(clippy::unwrap_used)]
 
-pub mod replication;
-pub mod snitch;
-pub mod token_metadata;
-
 /// A node as the cluster knows it: its listen address and storage (internode) port. Cassandra
 /// identified nodes by address alone; carrying the port lets several nodes share one address in
 /// tests, while real deployments give each node its own address (127.0.0.1, .2, .3 locally).
@@ -18,3 +14,7 @@ pub type Endpoint = std::net::SocketAddr;
 pub mod consistency;
 pub mod coordinator;
 pub mod executor;
+pub mod net;
+pub mod replication;
+pub mod snitch;
+pub mod token_metadata;
