@@ -10,3 +10,6 @@
 /// identified nodes by address alone; carrying the port lets several nodes share one address in
 /// tests, while real deployments give each node its own address (127.0.0.1, .2, .3 locally).
 pub type Endpoint = std::net::SocketAddr;
+
+pub mod failure_detector;
+pub mod gossip;
