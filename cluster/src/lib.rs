@@ -14,6 +14,8 @@ pub type Endpoint = std::net::SocketAddr;
 pub mod consistency;
 pub mod coordinator;
 pub mod executor;
+pub mod failure_detector;
+pub mod gossip;
 pub mod net;
 pub mod replication;
 pub mod snitch;
