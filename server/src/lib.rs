@@ -8,6 +8,4 @@ pub mod auth;
 pub mod config;
 pub mod daemon;
 pub mod node;
-pub mod stress;
 pub mod thrift;
-pub mod tool;

@@ -11,10 +11,11 @@
 //! # Which `sibyl` binary runs
 //!
 //! An integration test can only get `CARGO_BIN_EXE_<name>` for binaries of its own package, and
-//! `sibyl` lives in the `server` package, so [`sibyl_bin`] finds it this way:
+//! `sibyl` lives in the `server` package (`sibyltool` in `tools/sibyltool`), so [`sibyl_bin`]
+//! finds it this way (tests in other packages, like `sibyl-stress`'s, use it too):
 //! 1. the `SIBYL_BIN` environment variable, if set (CI builds once and points every test at it);
-//! 2. otherwise it runs `cargo build -p server --bin sibyl --bin sibyltool` once per test process
-//!    (so [`sibyltool_bin`] is there too; `SIBYLTOOL_BIN` overrides it), with the cargo
+//! 2. otherwise it runs `cargo build -p server -p sibyltool --bin sibyl --bin sibyltool` once per
+//!    test process (so [`sibyltool_bin`] is there too; `SIBYLTOOL_BIN` overrides it), with the cargo
 //!    that built this test (`env!("CARGO")`), this workspace's manifest, and the target directory
 //!    and profile this test executable was built into (read from its own path,
 //!    `<target>/<debug|release>/deps/<test>-<hash>`). For `debug` it builds with
@@ -111,7 +112,7 @@ fn build_server_bins() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("Cargo.toml");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let output = Command::new(&cargo)
-        .args(["build", "--quiet", "-p", "server", "--bin", "sibyl", "--bin", "sibyltool"])
+        .args(["build", "--quiet", "-p", "server", "-p", "sibyltool", "--bin", "sibyl", "--bin", "sibyltool"])
         .args(["--profile", &profile, "--manifest-path"])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", &target_dir)

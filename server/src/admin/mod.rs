@@ -21,7 +21,7 @@
 //! ```
 //!
 //! - A request is a JSON object with the operation in `"op"` and its arguments as fields
-//!   ([`protocol::Request`] lists them all). `"v"` is the protocol version; absent means 1, any
+//!   ([`admin_protocol::Request`] lists them all). `"v"` is the protocol version; absent means 1, any
 //!   other value gets an `unsupported_version` error. Unknown fields are refused.
 //! - The node answers zero or more `{"progress":{"done":D,"total":T,"what":"..."}}` lines, then
 //!   exactly one final `{"ok":RESULT}` or `{"error":{"kind":KIND,"message":"..."}}`. While one
@@ -30,7 +30,7 @@
 //! - Error kinds: `bad_request`, `unsupported_version`, `unknown_keyspace`,
 //!   `unknown_column_family`, `not_supported`, `drained`, `storage`, `internal`.
 //! - A malformed line (not UTF-8, not JSON, unknown op, bad field) gets a `bad_request` error and
-//!   the connection stays open. So does a line longer than [`protocol::MAX_REQUEST_LINE`]
+//!   the connection stays open. So does a line longer than [`admin_protocol::MAX_REQUEST_LINE`]
 //!   (1 MiB): it gets a `bad_request` error after it has been read to its newline and dropped,
 //!   never held in memory.
 //!
@@ -43,11 +43,11 @@
 //! operations lock exclusively, so it never overlaps a flush or compaction started from here.
 
 pub mod ops;
-pub mod protocol;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use admin_protocol::{parse_request, ErrorKind, Progress, Reply, MAX_REQUEST_LINE};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -55,7 +55,6 @@ use tracing::{debug, info, warn};
 
 use crate::node::Node;
 use ops::AdminState;
-use protocol::{parse_request, ErrorKind, Progress, Reply, MAX_REQUEST_LINE};
 
 /// How often a running step's progress line is repeated.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);

@@ -4,12 +4,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use admin_protocol::*;
 use serde::Serialize;
 use storage::engine::CfStats as EngineCfStats;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
-use super::protocol::*;
 use super::{ReplyWriter, HEARTBEAT};
 use crate::node::Node;
 

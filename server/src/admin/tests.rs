@@ -6,6 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use admin_protocol::*;
+use sibyltool::{Client, ToolError};
 use storage::data::Cell;
 use storage::engine::{Storage, StorageConfig};
 use storage::mutation::RowMutation;
@@ -14,10 +16,8 @@ use storage::StorageError;
 use tokio::io::BufReader;
 
 use super::ops::{run_blocking_every, AdminState};
-use super::protocol::*;
 use super::*;
 use crate::node::Node;
-use crate::tool::{Client, ToolError};
 use cluster::coordinator::{Coordinator, LocalNode};
 
 /// Bound on every wait in these tests.

@@ -1,7 +1,14 @@
-//! The admin wire protocol's messages: requests, reply lines, and the typed results of every
-//! operation. The server (`admin::serve`) and the client (`sibyltool`) share these types, so the
-//! two sides cannot drift apart. The format itself is described in `admin/mod.rs` and
+//! The admin wire protocol's messages: requests ([`Request`], parsed by [`parse_request`]),
+//! reply lines ([`Reply`]: [`Progress`], a result, or an [`ErrorReply`] with its [`ErrorKind`]),
+//! the line limits, and the typed results of every operation ([`RingResult`], [`InfoResult`],
+//! [`CfStatsResult`], ...). The daemon (`server::admin`) and the client (`sibyltool`) both depend
+//! on this crate, so the two sides cannot drift apart, and neither links the other.
+//!
+//! It holds messages only: no sockets, no operations. The framing and transport are described in
+//! `server/src/admin/mod.rs`, every operation with its result fields in
 //! `docs/admin-protocol.md`.
+
+#![deny(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 

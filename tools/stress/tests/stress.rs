@@ -10,9 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use server::stress::client::{self, ConnectOptions, STANDARD_CF};
-use server::stress::keys::key_of;
-use server::stress::report;
+use sibyl_stress::client::{self, ConnectOptions, STANDARD_CF};
+use sibyl_stress::keys::key_of;
+use sibyl_stress::report;
 
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -41,7 +41,7 @@ fn replace_once(conf: &mut String, from: &str, to: &str) {
 
 fn start_node() -> Node {
     let dir = tempfile::tempdir().unwrap();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conf/storage-conf.xml");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conf/storage-conf.xml");
     let mut conf = std::fs::read_to_string(sample).unwrap();
     let port = free_port();
     let root = dir.path().display().to_string();
@@ -54,7 +54,8 @@ fn start_node() -> Node {
     let conf_path = dir.path().join("storage-conf.xml");
     std::fs::write(&conf_path, conf).unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sibyl"))
+    // `sibyl` is another package's binary: the e2e harness builds it (or takes `SIBYL_BIN`).
+    let mut child = Command::new(e2e::sibyl_bin())
         .arg("--config")
         .arg(&conf_path)
         .current_dir(dir.path())

@@ -11,9 +11,9 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use tools::cli::help::BANNER;
-use tools::cli::shell::{self, run_batch};
-use tools::cli::Session;
+use sibyl_cli::cli::help::BANNER;
+use sibyl_cli::cli::shell::{self, run_batch};
+use sibyl_cli::cli::Session;
 
 const USAGE: &str = "\
 Usage: sibyl-cli [options]

@@ -1,4 +1,6 @@
-//! `sibyl-stress`: load generator for Sibyl's Thrift API (see `server::stress`).
+//! `sibyl-stress`: load generator for Sibyl's Thrift API. The work is done by this package's
+//! library (`sibyl_stress`); this file parses the command line, prints the progress lines and the
+//! summary, and sets the exit status.
 //!
 //! Exit status: 0 when the run completed (errors, if any, are in the summary), 1 when it could
 //! not start (bad options, no server, schema refused), 2 when it stopped early after too many
@@ -9,10 +11,10 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use server::stress::report::{self, RunRecord};
-use server::stress::runner::{self, RunResult};
-use server::stress::settings::Args;
-use server::stress::stats::Interval;
+use sibyl_stress::report::{self, RunRecord};
+use sibyl_stress::runner::{self, RunResult};
+use sibyl_stress::settings::Args;
+use sibyl_stress::stats::Interval;
 
 fn progress_line(i: &Interval) -> String {
     format!(

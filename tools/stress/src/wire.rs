@@ -450,7 +450,7 @@ mod tests {
     use thrift_idl::TCassandraSyncClient;
 
     use super::*;
-    use crate::stress::client::{counter_mutations, row_mutations};
+    use crate::client::{counter_mutations, row_mutations};
 
     /// A writer whose bytes the test can still see after handing it to a client.
     #[derive(Clone, Default)]
@@ -629,8 +629,8 @@ mod tests {
         let (r, used) = decode_reply(&ire, "batch_mutate", 4, false).unwrap();
         assert_eq!(used, ire.len());
         let e = r.unwrap_err();
-        assert_eq!(crate::stress::client::describe_error(&e), "InvalidRequestException: counters are not supported");
-        assert!(!crate::stress::client::breaks_connection(&e));
+        assert_eq!(crate::client::describe_error(&e), "InvalidRequestException: counters are not supported");
+        assert!(!crate::client::breaks_connection(&e));
 
         let te = reply("get_slice", TMessageType::Reply, 5, |p| {
             result_struct(p, |p| {
@@ -640,7 +640,7 @@ mod tests {
             })
         });
         let e = decode_reply(&te, "get_slice", 5, true).unwrap().0.unwrap_err();
-        assert_eq!(crate::stress::client::describe_error(&e), "TimedOutException");
+        assert_eq!(crate::client::describe_error(&e), "TimedOutException");
 
         let app = reply("get_slice", TMessageType::Exception, 6, |p| {
             thrift::Error::write_application_error_to_out_protocol(

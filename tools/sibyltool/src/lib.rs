@@ -1,6 +1,8 @@
-//! `sibyltool`'s client side: a blocking connection to a node's admin interface (the protocol in
-//! [`crate::admin`]), the terminal progress bar, and the human-readable rendering of results
-//! ([`render`]).
+//! `sibyltool`, the admin tool of a Sibyl node (Cassandra's nodetool). This library is its client
+//! side: [`Client`], a blocking connection to a node's admin interface speaking the messages of
+//! the `admin_protocol` crate, with [`ToolError`] for what can go wrong; [`ProgressDisplay`], the
+//! terminal progress bar; and [`render`], the human-readable output of every result. The command
+//! line is in `main.rs`. It links no server code: the node is reached only over TCP.
 
 pub mod render;
 
@@ -10,7 +12,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::admin::protocol::{ErrorReply, Progress, ProtocolError, Reply, Request, MAX_REPLY_LINE};
+use admin_protocol::{ErrorReply, Progress, ProtocolError, Reply, Request, MAX_REPLY_LINE};
 
 /// How long a connection attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,7 +59,7 @@ pub struct Client {
 
 impl Client {
     /// Connects to `host:port`. `silence` bounds the wait for each reply line (long operations
-    /// send a progress line at least every [`crate::admin::HEARTBEAT`]).
+    /// send a progress line at least every `server::admin::HEARTBEAT`, 5 s).
     pub fn connect(host: &str, port: u16, silence: Duration) -> Result<Client, ToolError> {
         let addr = if host.contains(':') && !host.starts_with('[') {
             format!("[{host}]:{port}")
@@ -235,8 +237,7 @@ mod tests {
 
     #[test]
     fn exit_codes_tell_node_errors_from_connection_errors() {
-        let node =
-            ToolError::Node(ErrorReply { kind: crate::admin::protocol::ErrorKind::Drained, message: "m".into() });
+        let node = ToolError::Node(ErrorReply { kind: admin_protocol::ErrorKind::Drained, message: "m".into() });
         assert_eq!(node.exit_code(), 1);
         assert_eq!(node.to_string(), "m");
         let closed = ToolError::Closed { addr: "a".into() };

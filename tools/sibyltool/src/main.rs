@@ -1,6 +1,7 @@
 //! `sibyltool [-h HOST] [-p PORT] COMMAND [ARGS]`: the node's admin tool (Cassandra's nodetool).
 //! It talks to the node's admin interface (`AdminAddress:AdminPort`, default 127.0.0.1:7199);
-//! the protocol is described in `server::admin` and `docs/admin-protocol.md`.
+//! the messages are in the `admin_protocol` crate, the framing in `server::admin` and
+//! `docs/admin-protocol.md`.
 //!
 //! Exit codes: 0 success, 1 the node refused or failed the command, 2 bad usage, 3 the node
 //! could not be reached or answered something unreadable.
@@ -8,10 +9,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use admin_protocol::*;
 use clap::{ArgAction, Parser, Subcommand};
 use serde::de::DeserializeOwned;
-use server::admin::protocol::*;
-use server::tool::{render, Client, ProgressDisplay, ToolError};
+use sibyltool::{render, Client, ProgressDisplay, ToolError};
 
 #[derive(Parser)]
 #[command(
@@ -151,7 +152,7 @@ fn run(args: &Args) -> Result<(), ToolError> {
 }
 
 fn decode<T: DeserializeOwned>(request: &Request, value: serde_json::Value) -> Result<T, ToolError> {
-    server::tool::decode_result(request, value)
+    sibyltool::decode_result(request, value)
 }
 
 fn render_result(command: &Command, request: &Request, value: serde_json::Value) -> Result<String, ToolError> {

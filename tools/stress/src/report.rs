@@ -289,7 +289,7 @@ pub fn render(runs: &[RunRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stress::stats::{Summary, WorkerStats};
+    use crate::stats::{Summary, WorkerStats};
 
     fn run(title: &str, rate: f64) -> RunRecord {
         let mut w = WorkerStats::default();

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::admin::protocol::*;
+use admin_protocol::*;
 
 /// Cassandra's FileUtils.stringifyFileSize: two decimals and a binary unit, or plain bytes.
 pub fn format_bytes(n: u64) -> String {

@@ -1,3 +1,0 @@
-//! Sibyl's command-line tools. [`cli`] is `sibyl-cli`, a cassandra-cli compatible shell.
-
-pub mod cli;
