@@ -12,18 +12,25 @@
 //!   accepted as extensions (listed on each field and in `conf/storage-conf.xml`).
 //!
 //! Relative paths are kept relative, so they resolve against the server's working directory.
+//! Host names in `ListenAddress` and `Seeds` are resolved once, at load; a name that does not
+//! resolve stops startup ([`ConfigError::UnknownHost`]).
 
 mod column_names;
+mod endpoints;
 mod error;
 mod keyspaces;
 mod node;
+mod tokens;
 mod values;
 mod xml;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cluster;
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use storage::schema::KeyspaceDef;
@@ -98,12 +105,27 @@ pub struct Config {
     /// `Partitioner`, normalized to the full class name (a name without a dot gets
     /// `org.apache.cassandra.dht.`). Required.
     pub partitioner: String,
-    /// `InitialToken`; default `None` (the node picks one). Empty counts as absent.
+    /// `InitialToken` as written; default `None` (the node picks one). Empty counts as absent.
     pub initial_token: Option<String>,
+    /// `InitialToken` split at commas (a list gives one token per virtual node, as Cassandra
+    /// 1.2+ reads `initial_token`), each checked against the partitioner; the list must hold
+    /// exactly `num_tokens` tokens, none twice. Empty when `InitialToken` is absent.
+    pub initial_tokens: Vec<String>,
+    /// Extension `NumTokens` (Cassandra 1.2+ `num_tokens`): how many tokens (virtual nodes)
+    /// this node owns, 1 to 1536 (Cassandra's limit, so a node's tokens fit in one gossip
+    /// state). Default 1, the single token of 0.6.
+    pub num_tokens: u32,
     /// `AutoBootstrap`, strict boolean; default false.
     pub auto_bootstrap: bool,
     /// `HintedHandoffEnabled`, strict boolean; default true.
     pub hinted_handoff_enabled: bool,
+    /// Extension `MaxHintWindowInMs` (later Cassandra's `max_hint_window_in_ms`): a replica down
+    /// for longer than this gets no more hints (repair must fix it); default 10800000 (3 hours).
+    pub max_hint_window_ms: u64,
+    /// Extension `HintedHandoffThrottleInKB` (Cassandra 1.2+ `hinted_handoff_throttle_in_kb`):
+    /// KB per second of hints replayed to a node that came back, so the replay does not swamp
+    /// it; default 1024, 0 = unthrottled.
+    pub hinted_handoff_throttle_kb: u32,
     /// `Authenticator`, normalized to the full class name; default
     /// `org.apache.cassandra.auth.AllowAllAuthenticator`. Also `SimpleAuthenticator`.
     pub authenticator: String,
@@ -121,14 +143,23 @@ pub struct Config {
     pub data_file_directories: Vec<PathBuf>,
     /// `SavedCachesDirectory`; default `None` (caches are not saved). 0.6 required it.
     pub saved_caches_directory: Option<PathBuf>,
-    /// `Seeds/Seed`, host names or addresses as written (resolved by the cluster layer). At
-    /// least one is required.
+    /// `Seeds/Seed` as written, in file order without repeats. At least one is required.
     pub seeds: Vec<String>,
-    /// `ListenAddress` for internode traffic; `0.0.0.0` is refused. Default `127.0.0.1` (0.6
-    /// used the address of the machine's host name; set it explicitly for a real cluster).
+    /// The seeds' internode endpoints, one per entry of `seeds`, resolved at load. A seed is an
+    /// address or host name at `StoragePort` (0.6's meaning), or (extension) `address:port`,
+    /// `host:port`, `[ipv6]` or `[ipv6]:port`. A name with IPv4 and IPv6 addresses takes the
+    /// IPv4 one, as Java's resolver did for 0.6. Two seeds naming one endpoint keep the first
+    /// with a warning.
+    pub seed_endpoints: Vec<SocketAddr>,
+    /// `ListenAddress` for internode traffic as written; `0.0.0.0` is refused. Default
+    /// `127.0.0.1` (0.6 used the address of the machine's host name; set it explicitly for a
+    /// real cluster).
     pub listen_address: String,
     /// `StoragePort`; default 7000.
     pub storage_port: u16,
+    /// `ListenAddress:StoragePort` resolved at load: the endpoint this node is known by to the
+    /// others (its gossip identity) and listens on for internode traffic.
+    pub listen_endpoint: SocketAddr,
     /// `ThriftAddress`; `0.0.0.0` is allowed. Default: the listen address.
     pub thrift_address: String,
     /// `ThriftPort`; default 9160.
@@ -144,7 +175,8 @@ pub struct Config {
     /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
     /// memory for point reads (storage::block_cache); default 64, 0 turns it off.
     pub block_cache_size_mb: u32,
-    /// Extension `AdminAddress` for the admin interface; default `127.0.0.1`.
+    /// Extension `AdminAddress` for the admin interface; default the `ListenAddress` as
+    /// written, so nodes sharing a machine on 127.0.0.1, 127.0.0.2, ... each get their own.
     pub admin_address: String,
     /// Extension `AdminPort`; default 7199.
     pub admin_port: u16,
@@ -173,7 +205,29 @@ pub struct Config {
     /// `GCGraceSeconds` attribute.
     pub gc_grace_seconds: i32,
     /// `RpcTimeoutInMillis`; default 2000 (0.6's code default; its sample file used 10000).
+    /// How long a coordinator waits for replicas, and the default of the three request
+    /// timeouts below, so a 0.6 file behaves as it did.
     pub rpc_timeout_ms: u64,
+    /// Extension `ReadRequestTimeoutInMillis` (Cassandra 1.2+): single-row reads; default
+    /// `rpc_timeout_ms`.
+    pub read_request_timeout_ms: u64,
+    /// Extension `WriteRequestTimeoutInMillis` (Cassandra 1.2+): writes; default
+    /// `rpc_timeout_ms`.
+    pub write_request_timeout_ms: u64,
+    /// Extension `RangeRequestTimeoutInMillis` (Cassandra 1.2+): range and index scans;
+    /// default `rpc_timeout_ms`.
+    pub range_request_timeout_ms: u64,
+    /// Extension `TruncateRequestTimeoutInMillis` (Cassandra 1.2+): truncate, which waits for
+    /// every node to flush; default 60000, as Cassandra.
+    pub truncate_request_timeout_ms: u64,
+    /// Extension `StreamThroughputOutboundMegabitsPerSec` (Cassandra 1.x+): cap on the data a
+    /// node streams out during bootstrap, decommission and repair, so streaming does not starve
+    /// client traffic; default 200, 0 = unthrottled.
+    pub stream_throughput_outbound_megabits_per_sec: u32,
+    /// Extension `RingDelayInMillis` (Cassandra's `cassandra.ring_delay_ms` system property):
+    /// how long a starting node listens to gossip before it picks tokens or streams, so it has
+    /// seen the ring; default 30000. Up to 3600000; tests on one machine set it low.
+    pub ring_delay_ms: u64,
     /// `PhiConvictThreshold` (5..=16); default 8.
     pub phi_convict_threshold: u32,
     /// `IndexInterval` (> 0); default 128.
@@ -228,9 +282,19 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// Parses configuration text; `source_name` is used in warnings. Warnings are also logged.
+/// Host names are looked up with the system resolver.
 pub fn parse(xml: &str, source_name: &str) -> Result<Config, ConfigError> {
+    parse_with(xml, source_name, &endpoints::SystemResolver)
+}
+
+/// [`parse`] with a given resolver (tests use a fixed table).
+pub(crate) fn parse_with(
+    xml: &str,
+    source_name: &str,
+    resolver: &dyn endpoints::Resolve,
+) -> Result<Config, ConfigError> {
     let root = xml::parse_document(xml)?;
-    let config = node::interpret(&root, source_name)?;
+    let config = node::interpret(&root, source_name, resolver)?;
     for w in &config.warnings {
         tracing::warn!("{source_name}: {w}");
     }

@@ -18,6 +18,10 @@ fn fixture(name: &str) -> PathBuf {
 
 const M: &str = "org.apache.cassandra.db.marshal.";
 
+fn addr(s: &str) -> std::net::SocketAddr {
+    s.parse().expect("test address")
+}
+
 fn t(short: &str) -> String {
     format!("{M}{short}")
 }
@@ -35,6 +39,10 @@ fn sample_config_is_a_single_local_node() {
     assert!(c.commit_log_directory.is_relative());
     assert!(c.data_file_directories.iter().all(|d| d.is_relative()));
     assert_eq!(c.seeds, vec!["127.0.0.1"]);
+    assert_eq!(c.seed_endpoints, [addr("127.0.0.1:7000")]);
+    assert_eq!(c.listen_endpoint, addr("127.0.0.1:7000"));
+    // AdminAddress is left to its default, the listen address.
+    assert_eq!((c.admin_address.as_str(), c.admin_port), ("127.0.0.1", 7199));
     assert_eq!(c.authenticator, "org.apache.cassandra.auth.AllowAllAuthenticator");
     let names: Vec<&str> = c.keyspaces.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["Keyspace1", "BloggyAppy", "MusicApp"]);
@@ -117,6 +125,8 @@ fn a_full_0_6_file_loads_with_warnings_for_leftovers() {
     assert_eq!(c.data_file_directories.len(), 2);
     assert_eq!(c.seeds.len(), 2);
     assert_eq!(c.listen_address, "localhost");
+    assert_eq!(c.listen_endpoint, addr("127.0.0.1:7000"));
+    assert_eq!(c.seed_endpoints, [addr("127.0.0.1:7000"), addr("127.0.0.2:7000")]);
     assert_eq!(c.memtable_operations_millions, 0.3);
     assert_eq!(c.endpoint_snitch, "org.apache.cassandra.locator.RackInferringSnitch");
     assert_eq!(c.warnings.len(), 5, "{:?}", c.warnings);

@@ -24,6 +24,13 @@ pub enum ConfigError {
     #[error("bad value {value:?} for {element} at line {line}: {reason}")]
     BadValue { element: String, line: usize, value: String, reason: String },
 
+    /// A host name (in `ListenAddress` or a `Seed`) that does not resolve. Names are resolved
+    /// once at load, so a node never gossips with a name it cannot reach.
+    #[error(
+        "cannot resolve host name {host:?} in {element} at line {line}: {source}; give an IP address or fix the name"
+    )]
+    UnknownHost { element: String, line: usize, host: String, source: std::io::Error },
+
     /// A required element or attribute is absent (or empty, which 0.6 treats the same).
     #[error("missing required {element} in <{within}> (line {line})")]
     Missing { element: String, within: String, line: usize },

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::endpoints::{self, Resolve};
 use super::keyspaces::{self, KeyspaceFallbacks};
+use super::tokens;
 use super::values::{bad, class_from_table, container, leaf, one_of, Elements, Ignored};
 use super::xml::Node;
 use super::{CommitLogSync, Config, ConfigError, DiskAccessMode, PasswordMode};
@@ -62,6 +64,16 @@ const NODE_ELEMENTS: &[&str] = &[
     "PasswdProperties",
     "AccessProperties",
     "PasswdMode",
+    // Extensions a cluster needs, from Cassandra 1.x and later (see `Config`).
+    "NumTokens",
+    "MaxHintWindowInMs",
+    "HintedHandoffThrottleInKB",
+    "ReadRequestTimeoutInMillis",
+    "WriteRequestTimeoutInMillis",
+    "RangeRequestTimeoutInMillis",
+    "TruncateRequestTimeoutInMillis",
+    "StreamThroughputOutboundMegabitsPerSec",
+    "RingDelayInMillis",
 ];
 
 /// Elements earlier releases defined that 0.6 silently ignored; we say so.
@@ -99,7 +111,11 @@ const AUTHENTICATORS: &[(&str, &str)] = &[
 
 pub(crate) const DEFAULT_SNITCH: &str = "org.apache.cassandra.locator.SimpleSnitch";
 
-pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, ConfigError> {
+/// Cassandra's limit on `num_tokens`: a node's tokens travel in one gossip state, which must
+/// stay small enough for the wire (Cassandra's figure: about 1700 tokens).
+pub(crate) const MAX_NUM_TOKENS: u32 = 1536;
+
+pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) -> Result<Config, ConfigError> {
     if root.name != "Storage" {
         return Err(ConfigError::Xml {
             line: root.line,
@@ -142,21 +158,17 @@ pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, Config
             "the commit log directory must not also be a data file directory",
         ));
     }
-    let seeds = seeds(&els)?;
-
-    let listen_address = match els.text("ListenAddress")? {
-        Some(("0.0.0.0", line)) => {
-            return Err(bad(
-                "ListenAddress",
-                line,
-                "0.0.0.0",
-                "other nodes must be able to reach this address; give a real one",
-            ))
-        }
-        Some((v, _)) => v.to_string(),
-        None => "127.0.0.1".to_string(),
-    };
+    let storage_port = els.number("StoragePort", 7000, 1, u16::MAX)?;
+    let seeds = endpoints::seeds(&els, storage_port, resolver, &mut warnings)?;
+    let (listen_address, listen_endpoint) = endpoints::listen_address(&els, storage_port, resolver)?;
     let thrift_address = els.text("ThriftAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
+    // Each node of a cluster has its own ListenAddress, so by default the admin interface
+    // listens there too: nodes sharing a machine (127.0.0.1, .2, .3) then do not collide.
+    let admin_address = els.text("AdminAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
+
+    let num_tokens = els.number("NumTokens", 1, 1, MAX_NUM_TOKENS)?;
+    let initial_tokens = tokens::initial_tokens(&els, &partitioner, num_tokens)?;
+    let rpc_timeout_ms = els.number("RpcTimeoutInMillis", 2000, 1, u64::MAX)?;
 
     let disk_access_mode = match els.text("DiskAccessMode")? {
         Some((v, line)) => one_of(
@@ -209,16 +221,18 @@ pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, Config
         commit_log_directory,
         data_file_directories,
         saved_caches_directory: els.text("SavedCachesDirectory")?.map(|(v, _)| PathBuf::from(v)),
-        seeds,
+        seeds: seeds.written,
+        seed_endpoints: seeds.endpoints,
         listen_address,
-        storage_port: els.number("StoragePort", 7000, 1, u16::MAX)?,
+        storage_port,
+        listen_endpoint,
         thrift_address,
         thrift_port: els.number("ThriftPort", 9160, 1, u16::MAX)?,
         thrift_framed_transport: els.bool("ThriftFramedTransport", false)?,
         thrift_max_message_length_mb: els.number("ThriftMaxMessageLengthInMB", 15, 1, 2047)?,
         thrift_event_loops: els.number("ThriftEventLoops", 0, 0, 1024)?,
         block_cache_size_mb: els.number("BlockCacheSizeInMB", 64, 0, 1 << 20)?,
-        admin_address: els.text("AdminAddress")?.map_or_else(|| "127.0.0.1".to_string(), |(v, _)| v.to_string()),
+        admin_address,
         admin_port: els.number("AdminPort", 7199, 1, u16::MAX)?,
         endpoint_snitch: DEFAULT_SNITCH.to_string(),
         disk_access_mode,
@@ -229,8 +243,23 @@ pub(crate) fn interpret(root: &Node, source_name: &str) -> Result<Config, Config
         memtable_operations_millions: els.number("MemtableOperationsInMillions", 0.1, f64::MIN_POSITIVE, f64::MAX)?,
         memtable_flush_after_minutes: els.number("MemtableFlushAfterMinutes", 60, 1, u32::MAX)?,
         gc_grace_seconds,
-        rpc_timeout_ms: els.number("RpcTimeoutInMillis", 2000, 1, u64::MAX)?,
+        rpc_timeout_ms,
+        read_request_timeout_ms: els.number("ReadRequestTimeoutInMillis", rpc_timeout_ms, 1, u64::MAX)?,
+        write_request_timeout_ms: els.number("WriteRequestTimeoutInMillis", rpc_timeout_ms, 1, u64::MAX)?,
+        range_request_timeout_ms: els.number("RangeRequestTimeoutInMillis", rpc_timeout_ms, 1, u64::MAX)?,
+        truncate_request_timeout_ms: els.number("TruncateRequestTimeoutInMillis", 60_000, 1, u64::MAX)?,
         phi_convict_threshold: els.number("PhiConvictThreshold", 8, 5, 16)?,
+        num_tokens,
+        initial_tokens,
+        max_hint_window_ms: els.number("MaxHintWindowInMs", 3 * 3600 * 1000, 0, u64::MAX)?,
+        hinted_handoff_throttle_kb: els.number("HintedHandoffThrottleInKB", 1024, 0, u32::MAX)?,
+        stream_throughput_outbound_megabits_per_sec: els.number(
+            "StreamThroughputOutboundMegabitsPerSec",
+            200,
+            0,
+            u32::MAX,
+        )?,
+        ring_delay_ms: els.number("RingDelayInMillis", 30_000, 0, 3_600_000)?,
         index_interval: els.number("IndexInterval", 128, 1, u32::MAX)?,
         column_index_size_kb: els.number("ColumnIndexSizeInKB", 64, 1, u32::MAX)?,
         sliced_buffer_size_kb: els.number("SlicedBufferSizeInKB", 64, 1, u32::MAX)?,
@@ -278,25 +307,6 @@ fn data_directories(els: &Elements<'_>) -> Result<Vec<PathBuf>, ConfigError> {
         });
     }
     Ok(dirs)
-}
-
-fn seeds(els: &Elements<'_>) -> Result<Vec<String>, ConfigError> {
-    let node = els.node("Seeds").ok_or_else(|| els.missing("Seeds"))?;
-    container(node, "Seed")?;
-    let mut seeds = Vec::new();
-    for child in &node.children {
-        if child.name != "Seed" {
-            return Err(unknown_child(node, child, &["Seed"]));
-        }
-        leaf(child)?;
-        if let Some(v) = child.value() {
-            seeds.push(v.to_string());
-        }
-    }
-    if seeds.is_empty() {
-        return Err(ConfigError::Missing { element: "<Seed>".into(), within: "Seeds".into(), line: node.line });
-    }
-    Ok(seeds)
 }
 
 pub(crate) fn unknown_child(parent: &Node, child: &Node, known: &[&str]) -> ConfigError {

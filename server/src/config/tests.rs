@@ -6,7 +6,7 @@ use storage::schema::{ColumnType, IndexType};
 
 /// The smallest file 0.6 would accept (plus one keyspace), with `extra` node elements and
 /// `keyspace_body` inside keyspace "KS".
-fn doc(extra: &str, keyspace_body: &str) -> String {
+pub(super) fn doc(extra: &str, keyspace_body: &str) -> String {
     format!(
         "<Storage>\n\
          <ClusterName>Test Cluster</ClusterName>\n\
@@ -27,14 +27,14 @@ fn doc(extra: &str, keyspace_body: &str) -> String {
     )
 }
 
-fn ok(xml: &str) -> Config {
+pub(super) fn ok(xml: &str) -> Config {
     match parse(xml, "test") {
         Ok(c) => c,
         Err(e) => panic!("expected success, got: {e}\n{xml}"),
     }
 }
 
-fn err(xml: &str) -> ConfigError {
+pub(super) fn err(xml: &str) -> ConfigError {
     match parse(xml, "test") {
         Ok(_) => panic!("expected an error for\n{xml}"),
         Err(e) => e,
