@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit and property tests, crash tests, end-to-end tests that
 # start real sibyl processes, and the Python interop test. Extra arguments go to `cargo test`.
+# Before the tests, the habits CI enforces: rustfmt's layout and clippy without warnings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,4 +17,6 @@ if ! python3 -c 'import thrift' 2>/dev/null; then
     python3 -m pip install --quiet -r tests/python/requirements.txt
 fi
 
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace --no-fail-fast "$@"

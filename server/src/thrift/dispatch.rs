@@ -110,8 +110,7 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut TBinaryInputP
         "add" => CassandraAddArgs / CassandraAddResult (a)
             h.add(a.key, a.column_parent, a.column, a.consistency_level).await => void [ire, ue, te],
         "cas" => CassandraCasArgs / CassandraCasResult (a)
-            h.cas(a.key, a.column_family, a.expected, a.updates,
-                  a.serial_consistency_level, a.commit_consistency_level).await => value [ire, ue, te],
+            h.cas(a).await => value [ire, ue, te],
         "remove" => CassandraRemoveArgs / CassandraRemoveResult (a)
             h.remove(a.key, a.column_path, a.timestamp, a.consistency_level).await
             => void [ire, ue, te],

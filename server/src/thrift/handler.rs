@@ -203,18 +203,9 @@ impl Handler {
         writes::add(self.coordinator(), &ks, key, parent, column, cl).await
     }
 
-    #[expect(clippy::too_many_arguments, reason = "the Thrift method's arguments")]
-    pub async fn cas(
-        &mut self,
-        key: Vec<u8>,
-        cf: String,
-        expected: Vec<t::Column>,
-        updates: Vec<t::Column>,
-        serial: t::ConsistencyLevel,
-        commit: t::ConsistencyLevel,
-    ) -> TResult<t::CASResult> {
+    pub async fn cas(&mut self, args: t::CassandraCasArgs) -> TResult<t::CASResult> {
         let ks = self.write_keyspace()?;
-        writes::cas(self.coordinator(), &ks, key, cf, expected, updates, serial, commit).await
+        writes::cas(self.coordinator(), &ks, args).await
     }
 
     pub async fn remove(

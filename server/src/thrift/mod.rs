@@ -9,6 +9,7 @@
 //! executor; either way the loop keeps serving its other connections. Handing every request to
 //! another thread and back cost more than the request itself (`bench/redis-vs-sibyl.sh`: 15 µs of
 //! server CPU per insert inline against 20 µs through an executor).
+#![deny(clippy::unwrap_used)]
 
 pub mod convert;
 mod describe;

@@ -100,15 +100,7 @@ pub async fn remove_counter(
     Err(not_supported("Counters (remove_counter)"))
 }
 
-pub async fn cas(
-    _c: &Coordinator,
-    _ks: &str,
-    _key: Vec<u8>,
-    _cf: String,
-    _expected: Vec<t::Column>,
-    _updates: Vec<t::Column>,
-    _serial: t::ConsistencyLevel,
-    _commit: t::ConsistencyLevel,
-) -> TResult<t::CASResult> {
+/// cas, with its six arguments as they arrived.
+pub async fn cas(_c: &Coordinator, _ks: &str, _args: t::CassandraCasArgs) -> TResult<t::CASResult> {
     Err(not_supported("Lightweight transactions (cas)"))
 }
