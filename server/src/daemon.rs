@@ -4,8 +4,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cluster::coordinator::{Coordinator, LocalNode};
-use storage::dht::Partitioner;
+use cluster::coordinator::{Coordinator, Settings};
+use cluster::executor::Executor;
+use cluster::membership::{LocalInfo, Membership};
+use cluster::net::{MessagingService, NetConfig, Timeouts};
+use cluster::snitch;
+use cluster::storage_service::{decode_tokens, encode_tokens, Announcement, StorageService};
+use storage::dht::{Partitioner, Token};
 use storage::engine::{Storage, StorageConfig, SyncMode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -16,12 +21,6 @@ use crate::config::{self, CommitLogSync, Config};
 use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::ServeOptions;
-
-/// Until the cluster layer places nodes, every node reports itself in one data centre and rack,
-/// as Cassandra's SimpleSnitch does.
-const DATACENTER: &str = "datacenter1";
-const RACK: &str = "rack1";
-const SNITCH: &str = "org.apache.cassandra.locator.SimpleSnitch";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -39,6 +38,10 @@ pub enum StartupError {
     AdminBind { addr: String, source: std::io::Error },
     #[error("{0}")]
     Runtime(std::io::Error),
+    #[error("snitch: {0}")]
+    Snitch(String),
+    #[error("internode messaging: {0}")]
+    Messaging(String),
 }
 
 /// The engine's settings from the node's configuration.
@@ -63,8 +66,8 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     sc
 }
 
-/// Loads the configuration, opens the engine, serves Thrift until SIGTERM/SIGINT, then flushes
-/// and exits.
+/// Loads the configuration, opens the engine, joins the cluster, serves Thrift until
+/// SIGTERM/SIGINT, then flushes and exits.
 pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let config =
         config::load(config_path).map_err(|source| StartupError::Config { path: config_path.to_path_buf(), source })?;
@@ -75,46 +78,91 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         Partitioner::from_class_name(&config.partitioner).map_err(|e| StartupError::Partitioner(e.to_string()))?;
     let conf_dir = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let authenticator = Authenticator::for_config(&config, &conf_dir).map_err(|e| StartupError::Auth(e.to_string()))?;
+    let local = config.listen_endpoint;
+    let snitch = snitch::from_class_name(&config.endpoint_snitch, &conf_dir, local)
+        .map_err(|e| StartupError::Snitch(e.to_string()))?;
 
-    info!(config = %config_path.display(), cluster = %config.cluster_name, "starting sibyl");
+    info!(config = %config_path.display(), cluster = %config.cluster_name, endpoint = %local, "starting sibyl");
     let storage = Storage::open(storage_config(&config, partitioner))?;
-    let local_token = local_token(&storage, &config, partitioner)?;
-    let local = LocalNode {
-        cluster_name: config.cluster_name.clone(),
-        listen_address: config.listen_address.clone(),
-        rpc_address: config.thrift_address.clone(),
-        token: local_token,
-        datacenter: DATACENTER.into(),
-        rack: RACK.into(),
-        snitch: SNITCH.into(),
-    };
-    let coordinator = Coordinator::single_node(storage.clone(), local).map_err(StartupError::Runtime)?;
-    let node = Arc::new(Node { storage: storage.clone(), coordinator: coordinator.clone() });
-    let thrift = Arc::new(ThriftContext { coordinator, authenticator });
-    let options = ServeOptions {
-        max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
-        event_loops: config.thrift_event_loops as usize,
-    };
+    let saved = saved_tokens(&storage, partitioner)?;
+    let host_id = host_id(&storage, &config);
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;
     let addr = format!("{}:{}", config.thrift_address, config.thrift_port);
-    let admin_addr = format!("{}:{}", config.admin_address, config.admin_port);
+    let admin_addr = (config.admin_address.clone(), config.admin_port);
     runtime.block_on(async move {
+        let mut net = NetConfig::new(local, config.cluster_name.clone());
+        net.timeouts = Timeouts {
+            read: Duration::from_millis(config.read_request_timeout_ms.max(1)),
+            range: Duration::from_millis(config.range_request_timeout_ms.max(1)),
+            write: Duration::from_millis(config.write_request_timeout_ms.max(1)),
+            counter_write: Duration::from_millis(config.write_request_timeout_ms.max(1)),
+            truncate: Duration::from_millis(config.truncate_request_timeout_ms.max(1)),
+            request: Duration::from_millis(config.rpc_timeout_ms.max(1)),
+        };
+        let timeouts = net.timeouts.clone();
+        let messaging = MessagingService::start(net).await.map_err(|e| StartupError::Messaging(e.to_string()))?;
+        let info = LocalInfo {
+            cluster_name: config.cluster_name.clone(),
+            rpc_address: config.thrift_address.clone(),
+            host_id: host_id.clone(),
+        };
+        let membership = Arc::new(Membership::new(local, info, partitioner, snitch, Vec::new()));
+        let announcement = Announcement {
+            cluster_name: config.cluster_name.clone(),
+            seeds: config.seed_endpoints.clone(),
+            generation: generation(),
+            phi_convict_threshold: config.phi_convict_threshold as f64,
+            rpc_address: config.thrift_address.clone(),
+            host_id,
+            release_version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        let service = StorageService::start(storage.clone(), membership.clone(), messaging.clone(), &announcement);
+        let tokens = match saved {
+            Some(tokens) => tokens,
+            None => {
+                let tokens = first_tokens(&config, partitioner, &service).await?;
+                storage.save_token(encode_tokens(partitioner, &tokens))?;
+                tokens
+            }
+        };
+        service.join(tokens);
+
+        let executor = Executor::for_this_machine("sibyl-exec").map_err(StartupError::Runtime)?;
+        let settings = Settings {
+            timeouts,
+            hinted_handoff: config.hinted_handoff_enabled,
+            max_hint_window: Duration::from_millis(config.max_hint_window_ms),
+        };
+        let coordinator = Coordinator::new(storage.clone(), executor, membership, messaging.clone(), settings);
+        let node = Arc::new(Node {
+            storage: storage.clone(),
+            coordinator: coordinator.clone(),
+            service: Some(service.clone()),
+        });
+        let thrift = Arc::new(ThriftContext { coordinator, authenticator });
+        let options = ServeOptions {
+            max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
+            event_loops: config.thrift_event_loops as usize,
+        };
+
         let listener =
             TcpListener::bind(&addr).await.map_err(|source| StartupError::Bind { addr: addr.clone(), source })?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
-        let admin_listener = TcpListener::bind(&admin_addr)
+        let admin_listener = TcpListener::bind((admin_addr.0.as_str(), admin_addr.1))
             .await
-            .map_err(|source| StartupError::AdminBind { addr: admin_addr.clone(), source })?;
+            .map_err(|source| StartupError::AdminBind { addr: format!("{}:{}", admin_addr.0, admin_addr.1), source })?;
         let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx.clone()));
-        info!("Admin interface (sibyltool) listening on {admin_addr}");
+        info!("Admin interface (sibyltool) listening on {}:{}", admin_addr.0, admin_addr.1);
         let server = tokio::spawn(crate::thrift::serve(listener, thrift, options, shutdown_rx));
         info!("Listening for thrift clients on {addr}");
         wait_for_signal().await;
-        info!("shutting down: flushing memtables");
+        info!("shutting down: announcing it to the cluster, then flushing memtables");
+        service.shutdown();
         let _ = shutdown_tx.send(true);
         let _ = server.await;
         let _ = admin.await;
+        messaging.shutdown();
         let s = storage.clone();
         match tokio::task::spawn_blocking(move || s.shutdown()).await {
             Ok(Ok(())) => info!("shutdown complete"),
@@ -125,23 +173,57 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     })
 }
 
-/// The token this node owns: the one saved at first start, else `InitialToken`, else random.
-fn local_token(
-    storage: &Storage,
+/// The tokens this node took on an earlier start, if any.
+fn saved_tokens(storage: &Storage, partitioner: Partitioner) -> Result<Option<Vec<Token>>, StartupError> {
+    let Some(saved) = storage.saved_token() else { return Ok(None) };
+    if saved.starts_with('[') {
+        let tokens = decode_tokens(partitioner, &saved);
+        if tokens.is_empty() {
+            return Err(StartupError::Partitioner(format!("saved tokens {saved:?} do not parse")));
+        }
+        return Ok(Some(tokens));
+    }
+    // A single token, as nodes saved it before virtual nodes.
+    let token = partitioner.token_from_string(&saved).map_err(|e| StartupError::Partitioner(e.to_string()))?;
+    Ok(Some(vec![token]))
+}
+
+/// A first start's tokens: `InitialToken` (a comma-separated list for several), else chosen
+/// after listening to the ring for `RingDelayInMillis` at most.
+async fn first_tokens(
     config: &Config,
     partitioner: Partitioner,
-) -> Result<storage::dht::Token, StartupError> {
-    if let Some(saved) = storage.saved_token() {
-        return partitioner.token_from_string(&saved).map_err(|e| StartupError::Partitioner(e.to_string()));
+    service: &StorageService,
+) -> Result<Vec<Token>, StartupError> {
+    if !config.initial_tokens.is_empty() {
+        return config
+            .initial_tokens
+            .iter()
+            .map(|t| {
+                partitioner.token_from_string(t).map_err(|e| StartupError::Partitioner(format!("InitialToken: {e}")))
+            })
+            .collect();
     }
-    let token = match config.initial_token.as_deref().filter(|t| !t.is_empty()) {
-        Some(t) => {
-            partitioner.token_from_string(t).map_err(|e| StartupError::Partitioner(format!("InitialToken: {e}")))?
-        }
-        None => partitioner.random_token(&mut rand::thread_rng()),
-    };
-    storage.save_token(partitioner.token_to_string(&token))?;
-    Ok(token)
+    let alone = config.seed_endpoints.iter().all(|s| *s == config.listen_endpoint);
+    let wait = if alone { Duration::ZERO } else { Duration::from_millis(config.ring_delay_ms) };
+    let tokens = service.choose_tokens(config.num_tokens.max(1) as usize, wait).await;
+    info!(tokens = ?tokens.iter().map(|t| partitioner.token_to_string(t)).collect::<Vec<_>>(), "chose tokens");
+    Ok(tokens)
+}
+
+/// This start's gossip generation: seconds since the Unix epoch, so a restart is always newer.
+fn generation() -> i32 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    i32::try_from(now).unwrap_or(i32::MAX)
+}
+
+/// A stable id for this node: the MD5 of its data directory and listen endpoint, shaped as a
+/// version-3 UUID.
+fn host_id(storage: &Storage, config: &Config) -> String {
+    use md5::Digest;
+    let seed = format!("{}|{}", storage.data_dir().display(), config.listen_endpoint);
+    let digest: [u8; 16] = md5::Md5::digest(seed.as_bytes()).into();
+    uuid::Builder::from_md5_bytes(digest).into_uuid().to_string()
 }
 
 async fn wait_for_signal() {

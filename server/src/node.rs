@@ -5,9 +5,12 @@
 use std::sync::Arc;
 
 use cluster::coordinator::Coordinator;
+use cluster::storage_service::StorageService;
 use storage::engine::Storage;
 
 pub struct Node {
     pub storage: Storage,
     pub coordinator: Arc<Coordinator>,
+    /// Gossip's view of every node (None for a node built without a cluster, in tests).
+    pub service: Option<Arc<StorageService>>,
 }

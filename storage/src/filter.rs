@@ -240,6 +240,79 @@ pub fn collect_live<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter,
     out
 }
 
+/// What a replica answers for a read: the part of a merged partition that `filter` selects,
+/// tombstones included, so that a coordinator can reconcile it with other replicas' answers
+/// (Cassandra's filtered ColumnFamily). Keeps the row deletion and the range tombstones, and the
+/// cells of the filter's ranges in iteration order up to the one that completes its count of
+/// live cells (or super columns); tombstones and dead cells met before that are kept too, so
+/// that they can shadow other replicas' data. [`collect_live`] on the merged answers gives the
+/// client's result.
+pub fn slice_row<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, now: i32) -> Row {
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
+    let mut floor = 0;
+    for (lo, hi) in &filter.ranges {
+        let start = floor + row.cells[floor..].partition_point(|c| cmp.before_start(&c.name, lo));
+        let end = start + row.cells[start..].partition_point(|c| !cmp.after_end(&c.name, hi));
+        if end > start {
+            spans.push((start, end));
+        }
+        floor = end.max(floor);
+    }
+    let mut kept: Vec<&'r Cell> = Vec::new();
+    let mut counted = 0usize;
+    let mut last_super: Option<&[u8]> = None;
+    let mut take = |cell: &'r Cell| -> bool {
+        if cell.is_live(now) && !is_shadowed(cmp, row, cell) {
+            match filter.count_unit {
+                CountUnit::Cells => {
+                    if counted >= filter.count {
+                        return false;
+                    }
+                    counted += 1;
+                    kept.push(cell);
+                    // This cell completes the count: nothing after it is needed.
+                    return counted < filter.count;
+                }
+                CountUnit::SuperColumns => {
+                    // The last super column's later cells are still needed.
+                    let (sc, _) = split_super(&cell.name);
+                    if last_super != Some(sc) {
+                        if counted >= filter.count {
+                            return false;
+                        }
+                        counted += 1;
+                        last_super = Some(sc);
+                    }
+                }
+            }
+        }
+        kept.push(cell);
+        true
+    };
+    if filter.reversed {
+        'outer: for &(s, e) in spans.iter().rev() {
+            for cell in row.cells[s..e].iter().rev() {
+                if !take(cell) {
+                    break 'outer;
+                }
+            }
+        }
+    } else {
+        'outer: for &(s, e) in &spans {
+            for cell in &row.cells[s..e] {
+                if !take(cell) {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    let mut cells: Vec<Cell> = kept.into_iter().cloned().collect();
+    if filter.reversed {
+        cells.reverse();
+    }
+    Row { deletion: row.deletion, range_tombstones: row.range_tombstones.clone(), cells }
+}
+
 /// Rewrites a merged partition for compaction: drops cells shadowed by tombstones and, when
 /// `purge` allows it, tombstones and expired cells whose local deletion time is before
 /// `gc_before`.
@@ -318,6 +391,31 @@ mod tests {
         assert_eq!(collect_live(&c, &r, &f, 0).len(), 3);
         let f = ReadFilter::names(&c, vec![compose_super(b"b", b"")], CountUnit::SuperColumns);
         assert_eq!(collect_live(&c, &r, &f, 0).len(), 1);
+    }
+
+    #[test]
+    fn a_sliced_row_keeps_tombstones_and_gives_the_same_live_cells() {
+        let mut r = row(&[("a", 1), ("c", 1), ("d", 1), ("e", 1)]);
+        insert_cell(&cmp(), &mut r.cells, Cell::tombstone("b", 5, 0));
+        r.range_tombstones.push(RangeTombstone {
+            start: b"d".to_vec(),
+            end: b"d".to_vec(),
+            deletion: DeletionTime::new(3, 0),
+        });
+        let f = ReadFilter::slice(Vec::new(), Vec::new(), false, 2, CountUnit::Cells);
+        let sliced = slice_row(&cmp(), &r, &f, 0);
+        // a (live), b (tombstone), c (live, completes the count): d and e are not needed.
+        assert_eq!(names(&sliced.cells), vec![b"a", b"b", b"c"]);
+        assert_eq!(sliced.range_tombstones, r.range_tombstones);
+        assert_eq!(collect_live(&cmp(), &sliced, &f, 0), collect_live(&cmp(), &r, &f, 0));
+        let rev = ReadFilter::slice(Vec::new(), Vec::new(), true, 1, CountUnit::Cells);
+        let sliced = slice_row(&cmp(), &r, &rev, 0);
+        // Iterating backwards: e completes the count; cells come back in comparator order.
+        assert_eq!(names(&sliced.cells), vec![b"e"]);
+        // Another replica's newer "b" is shadowed once the answers are merged.
+        let other = row(&[("b", 4)]);
+        let merged = merge_rows(&cmp(), vec![slice_row(&cmp(), &r, &f, 0), other]);
+        assert_eq!(names(&collect_live(&cmp(), &merged, &f, 0)), vec![b"a", b"c"]);
     }
 
     #[test]

@@ -12,8 +12,11 @@
 //! for its commit log record to be in a file ([`storage::engine::Durable`]) without blocking the
 //! loop, so a loop's writes of one pass share one write(2).
 //!
-//! Today every token is local: one node, the replicas of every key are this node alone.
+//! Replicas come from the keyspace's replication strategy over the ring ([`Membership`]); the
+//! local node is served by its engine directly, the others through messaging. With a single node
+//! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
+mod plan;
 mod range;
 mod read;
 mod ring;
@@ -31,6 +34,12 @@ use storage::StorageError;
 
 use crate::consistency::ConsistencyLevel;
 use crate::executor::Executor;
+use crate::membership::{LocalInfo, Membership};
+use crate::net::{MessagingService, Timeouts};
+use crate::replica::Replica;
+use crate::replication::ReplicaMap;
+use crate::snitch::SimpleSnitch;
+use crate::Endpoint;
 
 pub use ring::{RingEndpoint, RingRange};
 
@@ -43,6 +52,9 @@ pub enum CoordinatorError {
     /// Too few replicas answered in time; a write may still have been applied by some.
     #[error("{operation} timed out after {waited:?}: {received} of {required} replica(s) answered")]
     Timeout { operation: &'static str, waited: Duration, received: usize, required: usize },
+    /// A replica could not do its part (it answered with an error, or its queue was full).
+    #[error("{operation} failed on replica {endpoint}: {reason}")]
+    ReplicaFailure { operation: &'static str, endpoint: Endpoint, reason: String },
     /// The request itself is wrong (names the problem).
     #[error("{0}")]
     Invalid(String),
@@ -85,17 +97,15 @@ pub struct PagedRangeCommand {
     pub max_columns: usize,
 }
 
-/// What the coordinator reports about this node and its cluster.
+/// How a single node describes itself (a coordinator without a cluster around it).
 #[derive(Clone, Debug)]
 pub struct LocalNode {
     pub cluster_name: String,
-    /// The address other nodes know this node by (ListenAddress).
-    pub listen_address: String,
+    /// The node's internode endpoint (ListenAddress:StoragePort).
+    pub endpoint: Endpoint,
     /// The address Thrift clients connect to (ThriftAddress).
     pub rpc_address: String,
     pub token: Token,
-    pub datacenter: String,
-    pub rack: String,
     /// The snitch's full class name.
     pub snitch: String,
 }
@@ -105,33 +115,90 @@ pub struct LocalNode {
 const INLINE_MAX_KEYS: usize = 16;
 const INLINE_MAX_COLUMNS: usize = 1000;
 
+/// How long the coordinator waits for replicas, and what it does for those that are down.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub timeouts: Timeouts,
+    /// Store hints for down replicas (HintedHandoffEnabled).
+    pub hinted_handoff: bool,
+    /// Replicas down longer than this get no more hints (MaxHintWindowInMs).
+    pub max_hint_window: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { timeouts: Timeouts::default(), hinted_handoff: true, max_hint_window: Duration::from_secs(3 * 3600) }
+    }
+}
+
 pub struct Coordinator {
     storage: Storage,
     executor: Executor,
-    node: LocalNode,
+    membership: Arc<Membership>,
+    /// None for a coordinator that never talks to other nodes (a single node on its own).
+    messaging: Option<Arc<MessagingService>>,
+    settings: Settings,
+    snitch_name: String,
 }
 
 impl Coordinator {
-    /// A coordinator for a single node owning every token.
+    /// A coordinator for a single node owning every token, with no messaging.
     pub fn single_node(storage: Storage, node: LocalNode) -> std::io::Result<Arc<Coordinator>> {
         let executor = Executor::for_this_machine("sibyl-exec")?;
-        Ok(Arc::new(Coordinator { storage, executor, node }))
+        let info = LocalInfo { cluster_name: node.cluster_name, rpc_address: node.rpc_address, host_id: String::new() };
+        let membership = Arc::new(Membership::new(
+            node.endpoint,
+            info,
+            storage.partitioner(),
+            Arc::new(SimpleSnitch),
+            vec![node.token],
+        ));
+        Ok(Arc::new(Coordinator {
+            storage,
+            executor,
+            membership,
+            messaging: None,
+            settings: Settings::default(),
+            snitch_name: node.snitch,
+        }))
+    }
+
+    /// A coordinator for a node of a cluster: replicas from `membership`, remote ones reached
+    /// through `messaging`, on whose runtime replica requests from other nodes are served.
+    pub fn new(
+        storage: Storage,
+        executor: Executor,
+        membership: Arc<Membership>,
+        messaging: Arc<MessagingService>,
+        settings: Settings,
+    ) -> Arc<Coordinator> {
+        let snitch_name = membership.snitch().class_name().to_string();
+        Replica::register(storage.clone(), executor.clone(), &messaging);
+        Arc::new(Coordinator { storage, executor, membership, messaging: Some(messaging), settings, snitch_name })
     }
 
     pub fn partitioner(&self) -> Partitioner {
         self.storage.partitioner()
     }
 
-    pub fn local_node(&self) -> &LocalNode {
-        &self.node
+    pub fn membership(&self) -> &Arc<Membership> {
+        &self.membership
+    }
+
+    pub fn messaging(&self) -> Option<&Arc<MessagingService>> {
+        self.messaging.as_ref()
+    }
+
+    pub fn executor(&self) -> &Executor {
+        &self.executor
     }
 
     pub fn cluster_name(&self) -> &str {
-        &self.node.cluster_name
+        &self.membership.local_info().cluster_name
     }
 
     pub fn snitch_name(&self) -> &str {
-        &self.node.snitch
+        &self.snitch_name
     }
 
     /// A column family's definition with its comparator and validators, for front ends to
@@ -166,30 +233,26 @@ impl Coordinator {
             .map_err(|_| CoordinatorError::Storage(StorageError::ShuttingDown))?
     }
 
-    /// Checks that `cl` can be met for `keyspace`, before anything is sent or applied.
-    fn check_available(&self, keyspace: &str, cl: ConsistencyLevel) -> Result<()> {
-        let rf = self
+    /// The keyspace's definition and its replicas for the ring now.
+    fn replicas_of(&self, keyspace: &str) -> Result<(KeyspaceDef, Arc<ReplicaMap>)> {
+        let ks = self
             .storage
-            .with_keyspace(keyspace, replication_factor)
+            .keyspace(keyspace)
             .ok_or_else(|| CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")))?;
-        // One node: it is alive and holds every replica there is (none when rf is 0).
-        let alive = rf.min(1);
-        let required = cl.block_for(rf, rf);
-        if required > alive {
-            return Err(CoordinatorError::Unavailable { cl, required, alive });
-        }
-        Ok(())
+        let map = self.membership.replica_map(&ks).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+        Ok((ks, map))
     }
-}
 
-/// The replication factor a keyspace asks for in total (every data centre's, for
-/// NetworkTopologyStrategy).
-pub fn replication_factor(ks: &KeyspaceDef) -> usize {
-    if ks.strategy_class.ends_with("NetworkTopologyStrategy")
-        && !ks.strategy_class.ends_with("OldNetworkTopologyStrategy")
-    {
-        ks.strategy_options.values().filter_map(|v| v.parse::<usize>().ok()).sum()
-    } else {
-        ks.strategy_options.get("replication_factor").and_then(|v| v.parse().ok()).unwrap_or(1)
+    /// The messaging service, for a request to another node.
+    fn net(&self) -> Result<&Arc<MessagingService>> {
+        self.messaging.as_ref().ok_or_else(|| {
+            CoordinatorError::Storage(StorageError::InvalidSchema(
+                "a replica on another node, but this coordinator has no messaging".into(),
+            ))
+        })
+    }
+
+    fn local_dc(&self) -> String {
+        self.membership.snitch().datacenter(self.membership.local())
     }
 }

@@ -1,25 +1,56 @@
-//! Point reads: one or several partitions, each its filter's live cells.
+//! Point reads: the nearest live replica sends the data, as many more as the level needs send a
+//! digest; when the digests disagree, the coordinator asks them all for data, reconciles the
+//! answers, writes the result back to the replicas that were behind and only then answers
+//! (Cassandra's digest reads and blocking read repair). With the column family's
+//! `read_repair_chance`, the other live replicas are checked too, in the background.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
 
-use storage::data::{split_super, Cell};
-use storage::filter::{CountUnit, ReadFilter};
+use futures::future::join_all;
+use rand::Rng;
+use storage::data::{now_seconds, split_super, Cell, Row};
+use storage::engine::Storage;
+use storage::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
+use storage::mutation::RowMutation;
+use tracing::debug;
 
+use super::plan::{check_alive, quota, read_replicas, Quota, Tracker};
 use super::{Coordinator, CoordinatorError, ReadCommand, Result, INLINE_MAX_COLUMNS, INLINE_MAX_KEYS};
 use crate::consistency::ConsistencyLevel;
+use crate::messages::{self, ReadReply, ReadRequest};
+use crate::net::{MessagingService, RequestError, Verb};
+use crate::replication::ReplicationStrategy;
+use crate::Endpoint;
+
+/// A point read with the replicas it goes to.
+struct PlannedRead {
+    command: ReadCommand,
+    /// The replicas asked, nearest first: the first sends data, the others digests.
+    targets: Vec<Endpoint>,
+    /// Live replicas not asked (candidates for background read repair).
+    others: Vec<Endpoint>,
+}
+
+type Reply<'a> = Pin<Box<dyn Future<Output = Result<ReadReply>> + Send + 'a>>;
 
 impl Coordinator {
     /// The live cells each command selects, in the commands' order.
     pub async fn read(&self, commands: Vec<ReadCommand>, cl: ConsistencyLevel) -> Result<Vec<Vec<Cell>>> {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
-        let keyspaces: BTreeSet<&str> = commands.iter().map(|c| c.keyspace.as_str()).collect();
-        for ks in keyspaces {
-            self.check_available(ks, cl)?;
+        let planned = self.plan_reads(commands, cl)?;
+        let local = self.membership.local();
+        if planned.iter().all(|p| p.targets == [local] && p.others.is_empty()) {
+            let commands: Vec<ReadCommand> = planned.into_iter().map(|p| p.command).collect();
+            if is_small(&commands) {
+                return read_all(&self.storage, &commands);
+            }
+            return self.blocking(move |storage| read_all(storage, &commands)).await;
         }
-        if is_small(&commands) {
-            return read_all(&self.storage, &commands);
-        }
-        self.blocking(move |storage| read_all(storage, &commands)).await
+        join_all(planned.into_iter().map(|p| self.read_one(p))).await.into_iter().collect()
     }
 
     /// How many columns each command's read returns (super columns, for a read of a super
@@ -29,6 +60,289 @@ impl Coordinator {
         let rows = self.read(commands, cl).await?;
         Ok(rows.iter().zip(units).map(|(cells, unit)| count_cells(cells, unit)).collect())
     }
+
+    fn plan_reads(&self, commands: Vec<ReadCommand>, cl: ConsistencyLevel) -> Result<Vec<PlannedRead>> {
+        let local_dc = self.local_dc();
+        let mut planned = Vec::with_capacity(commands.len());
+        for command in commands {
+            let (def, map) = self.replicas_of(&command.keyspace)?;
+            let strategy =
+                ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let token = self
+                .partitioner()
+                .try_token_for_key(&command.key)
+                .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let alive = read_replicas(&map, &token, &self.membership, cl);
+            let quota = quota(cl, &strategy, &local_dc, 0);
+            check_alive(cl, &quota, &alive, &self.membership)?;
+            let targets = first_meeting(&quota, &alive, &self.membership);
+            let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();
+            if !others.is_empty() && !self.wants_read_repair(&command) {
+                others.clear();
+            }
+            planned.push(PlannedRead { command, targets, others });
+        }
+        Ok(planned)
+    }
+
+    /// Whether this read also checks the replicas it does not need (the column family's
+    /// read_repair_chance).
+    fn wants_read_repair(&self, command: &ReadCommand) -> bool {
+        let chance = self.storage.cf_metadata(&command.keyspace, &command.cf).map_or(0.0, |m| m.def.read_repair_chance);
+        chance > 0.0 && rand::thread_rng().gen_bool(chance.clamp(0.0, 1.0))
+    }
+
+    async fn read_one(&self, planned: PlannedRead) -> Result<Vec<Cell>> {
+        let PlannedRead { command, targets, others } = planned;
+        let started = Instant::now();
+        let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
+        let (first, rest) = targets.split_first().ok_or(CoordinatorError::Unavailable {
+            cl: ConsistencyLevel::One,
+            required: 1,
+            alive: 0,
+        })?;
+        let mut replies: Vec<Reply<'_>> = vec![self.ask(*first, &command, false)];
+        replies.extend(rest.iter().map(|ep| self.ask(*ep, &command, true)));
+        let answers = self.gather(replies, started, targets.len()).await?;
+        let mut answers = answers.into_iter();
+        let data = match answers.next() {
+            Some(ReadReply::Data(row)) => row,
+            _ => return Err(failure("read", *first, "the data replica answered with a digest")),
+        };
+        let data_digest = messages::digest(&data);
+        let agree = answers.all(|a| matches!(a, ReadReply::Digest(d) if d == data_digest));
+        let now = now_seconds();
+        let resolved = if agree {
+            data
+        } else {
+            debug!(keyspace = %command.keyspace, cf = %command.cf, "digest mismatch: reading data from every replica asked");
+            let replies: Vec<Reply<'_>> = targets.iter().map(|ep| self.ask(*ep, &command, false)).collect();
+            let versions = self.gather(replies, started, targets.len()).await?;
+            let versions: Vec<Row> = versions
+                .into_iter()
+                .map(|v| match v {
+                    ReadReply::Data(row) => row,
+                    ReadReply::Digest(_) => Row::new(),
+                })
+                .collect();
+            let resolved = merge_rows(&meta.cmp, versions.clone());
+            self.repair(&command, &resolved, targets.iter().copied().zip(versions), true).await?;
+            resolved
+        };
+        if !others.is_empty() {
+            self.repair_in_background(command.clone(), targets, others);
+        }
+        Ok(collect_live(&meta.cmp, &resolved, &command.filter, now))
+    }
+
+    /// `ep`'s answer to `command`: its data, or a digest of it.
+    fn ask(&self, ep: Endpoint, command: &ReadCommand, digest: bool) -> Reply<'_> {
+        if ep == self.membership.local() {
+            let storage = self.storage.clone();
+            let command = command.clone();
+            let run = self.executor.run(move || local_reply(&storage, &command, digest));
+            return Box::pin(async move {
+                run.await.map_err(|_| CoordinatorError::Storage(storage::StorageError::ShuttingDown))?
+            });
+        }
+        let request = ReadRequest {
+            keyspace: command.keyspace.clone(),
+            cf: command.cf.clone(),
+            key: command.key.clone(),
+            filter: command.filter.clone(),
+            digest,
+        };
+        let verb = if digest { Verb::ReadDigest } else { Verb::Read };
+        match self.net() {
+            Ok(net) => {
+                let reply = net.send_request(ep, verb, messages::encode_read(&request));
+                Box::pin(async move {
+                    let bytes = reply.await.map_err(|e| request_error("read", ep, e))?;
+                    messages::decode_read_reply(&bytes).map_err(|e| failure("read", ep, &e.to_string()))
+                })
+            }
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+
+    /// Waits for every reply, in order, until the read timeout.
+    async fn gather(&self, replies: Vec<Reply<'_>>, started: Instant, required: usize) -> Result<Vec<ReadReply>> {
+        let timeout = self.settings.timeouts.read.saturating_sub(started.elapsed());
+        match tokio::time::timeout(timeout, join_all(replies)).await {
+            Ok(answers) => {
+                let mut out = Vec::with_capacity(answers.len());
+                for (i, a) in answers.into_iter().enumerate() {
+                    match a {
+                        Ok(a) => out.push(a),
+                        Err(CoordinatorError::Timeout { .. }) => {
+                            return Err(CoordinatorError::Timeout {
+                                operation: "read",
+                                waited: started.elapsed(),
+                                received: i,
+                                required,
+                            })
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(out)
+            }
+            Err(_) => {
+                Err(CoordinatorError::Timeout { operation: "read", waited: started.elapsed(), received: 0, required })
+            }
+        }
+    }
+
+    /// Writes `resolved` back to every replica whose version differs from it; with `wait`, until
+    /// they acknowledged (or the write timeout passed).
+    async fn repair(
+        &self,
+        command: &ReadCommand,
+        resolved: &Row,
+        versions: impl Iterator<Item = (Endpoint, Row)>,
+        wait: bool,
+    ) -> Result<()> {
+        let want = messages::digest(resolved);
+        let stale: Vec<Endpoint> =
+            versions.filter(|(_, row)| messages::digest(row) != want).map(|(ep, _)| ep).collect();
+        if stale.is_empty() {
+            return Ok(());
+        }
+        let mut m = RowMutation::new(command.keyspace.clone(), command.key.clone());
+        *m.row_mut(&command.cf) = resolved.clone();
+        let local = self.membership.local();
+        let mut acks: Vec<Pin<Box<dyn Future<Output = bool> + Send + '_>>> = Vec::new();
+        for ep in stale {
+            debug!(%ep, keyspace = %command.keyspace, cf = %command.cf, "read repair");
+            if ep == local {
+                let storage = self.storage.clone();
+                let m = m.clone();
+                let run = self.executor.run(move || storage.apply(m).is_ok());
+                acks.push(Box::pin(async move { matches!(run.await, Ok(true)) }));
+            } else if let Ok(net) = self.net() {
+                let reply = net.send_request(ep, Verb::Mutation, messages::encode_mutation(&m));
+                acks.push(Box::pin(async move { reply.await.is_ok() }));
+            }
+        }
+        if !wait {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let total = acks.len();
+        match tokio::time::timeout(self.settings.timeouts.write, join_all(acks)).await {
+            Ok(done) if done.iter().all(|ok| *ok) => Ok(()),
+            Ok(done) => Err(CoordinatorError::Timeout {
+                operation: "read repair",
+                waited: started.elapsed(),
+                received: done.iter().filter(|ok| **ok).count(),
+                required: total,
+            }),
+            Err(_) => Err(CoordinatorError::Timeout {
+                operation: "read repair",
+                waited: started.elapsed(),
+                received: 0,
+                required: total,
+            }),
+        }
+    }
+
+    /// Reads `command` from every live replica after the answer went out, and repairs those
+    /// behind (read_repair_chance).
+    fn repair_in_background(&self, command: ReadCommand, targets: Vec<Endpoint>, others: Vec<Endpoint>) {
+        let Some(net) = self.messaging.clone() else { return };
+        let storage = self.storage.clone();
+        let local = self.membership.local();
+        let timeout = self.settings.timeouts.read;
+        let everyone: Vec<Endpoint> = targets.into_iter().chain(others).collect();
+        tokio::spawn(async move {
+            let fetches = everyone.iter().map(|ep| fetch_data(&net, &storage, local, *ep, &command));
+            let Ok(versions) = tokio::time::timeout(timeout, join_all(fetches)).await else { return };
+            let Ok(meta) = storage.cf_metadata(&command.keyspace, &command.cf) else { return };
+            let versions: Vec<(Endpoint, Row)> =
+                everyone.iter().copied().zip(versions).filter_map(|(ep, v)| Some((ep, v?))).collect();
+            let resolved = merge_rows(&meta.cmp, versions.iter().map(|(_, r)| r.clone()).collect());
+            let want = messages::digest(&resolved);
+            let mut m = RowMutation::new(command.keyspace.clone(), command.key.clone());
+            *m.row_mut(&command.cf) = resolved;
+            for (ep, row) in versions {
+                if messages::digest(&row) == want {
+                    continue;
+                }
+                debug!(%ep, keyspace = %command.keyspace, cf = %command.cf, "background read repair");
+                if ep == local {
+                    let _ = storage.apply(m.clone());
+                } else {
+                    let _ = net.send_one_way(ep, Verb::Mutation, messages::encode_mutation(&m));
+                }
+            }
+        });
+    }
+}
+
+/// The data of `command` on `ep`, for a background repair (`None` if it did not answer).
+async fn fetch_data(
+    net: &Arc<MessagingService>,
+    storage: &Storage,
+    local: Endpoint,
+    ep: Endpoint,
+    command: &ReadCommand,
+) -> Option<Row> {
+    if ep == local {
+        return storage.read_slice(&command.keyspace, &command.cf, &command.key, &command.filter).ok();
+    }
+    let request = ReadRequest {
+        keyspace: command.keyspace.clone(),
+        cf: command.cf.clone(),
+        key: command.key.clone(),
+        filter: command.filter.clone(),
+        digest: false,
+    };
+    let bytes = net.send_request(ep, Verb::Read, messages::encode_read(&request)).await.ok()?;
+    match messages::decode_read_reply(&bytes).ok()? {
+        ReadReply::Data(row) => Some(row),
+        ReadReply::Digest(_) => None,
+    }
+}
+
+fn local_reply(storage: &Storage, command: &ReadCommand, digest: bool) -> Result<ReadReply> {
+    let row = storage.read_slice(&command.keyspace, &command.cf, &command.key, &command.filter)?;
+    Ok(if digest { ReadReply::Digest(messages::digest(&row)) } else { ReadReply::Data(row) })
+}
+
+pub(super) fn failure(operation: &'static str, endpoint: Endpoint, reason: &str) -> CoordinatorError {
+    CoordinatorError::ReplicaFailure { operation, endpoint, reason: reason.to_string() }
+}
+
+/// What a failed request to a replica means for the client.
+pub(super) fn request_error(operation: &'static str, endpoint: Endpoint, e: RequestError) -> CoordinatorError {
+    match e {
+        RequestError::Timeout { waited, .. } => {
+            CoordinatorError::Timeout { operation, waited, received: 0, required: 1 }
+        }
+        RequestError::ShuttingDown => CoordinatorError::Storage(storage::StorageError::ShuttingDown),
+        other => failure(operation, endpoint, &other.to_string()),
+    }
+}
+
+/// The nearest replicas of `alive` that together meet `quota`.
+pub(super) fn first_meeting(
+    quota: &Quota,
+    alive: &[Endpoint],
+    membership: &crate::membership::Membership,
+) -> Vec<Endpoint> {
+    let mut tracker = Tracker::new(quota, membership);
+    let mut chosen = Vec::new();
+    let mut seen = BTreeSet::new();
+    for ep in alive {
+        if tracker.is_met() {
+            break;
+        }
+        if seen.insert(*ep) {
+            chosen.push(*ep);
+            tracker.ack(*ep);
+        }
+    }
+    chosen
 }
 
 /// A read that is cheap enough to run on the caller's thread.
@@ -41,7 +355,7 @@ fn filter_is_small(filter: &ReadFilter) -> bool {
     filter.count <= INLINE_MAX_COLUMNS || (names_only && filter.ranges.len() <= INLINE_MAX_COLUMNS)
 }
 
-fn read_all(storage: &storage::engine::Storage, commands: &[ReadCommand]) -> Result<Vec<Vec<Cell>>> {
+fn read_all(storage: &Storage, commands: &[ReadCommand]) -> Result<Vec<Vec<Cell>>> {
     commands.iter().map(|c| Ok(storage.read(&c.keyspace, &c.cf, &c.key, &c.filter)?)).collect()
 }
 

@@ -3,6 +3,8 @@
 
 use storage::dht::{Range, Token};
 
+use crate::Endpoint;
+
 use super::{Coordinator, CoordinatorError, Result};
 
 /// One token range of the ring and the nodes replicating it (describe_ring).
@@ -26,51 +28,59 @@ pub struct RingEndpoint {
 const MAX_SPLITS: u64 = 1 << 16;
 
 impl Coordinator {
-    /// The ranges of the ring and their replicas for `keyspace`.
+    /// The ranges of the ring and their replicas for `keyspace`, in ring order.
     pub fn describe_ring(&self, keyspace: &str) -> Result<Vec<RingRange>> {
-        if !self.storage.has_keyspace(keyspace) {
-            return Err(CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")));
-        }
-        Ok(vec![RingRange {
-            start: self.node.token.clone(),
-            end: self.node.token.clone(),
-            endpoints: vec![self.local_endpoint()],
-        }])
+        let (_, map) = self.replicas_of(keyspace)?;
+        Ok(map
+            .ranges()
+            .map(|(range, replicas)| RingRange {
+                start: range.left,
+                end: range.right,
+                endpoints: replicas.iter().map(|ep| self.ring_endpoint(*ep)).collect(),
+            })
+            .collect())
     }
 
-    fn local_endpoint(&self) -> RingEndpoint {
+    fn ring_endpoint(&self, ep: Endpoint) -> RingEndpoint {
+        let snitch = self.membership.snitch();
         RingEndpoint {
-            address: self.node.listen_address.clone(),
-            rpc_address: self.node.rpc_address.clone(),
-            datacenter: self.node.datacenter.clone(),
-            rack: self.node.rack.clone(),
+            address: ep.ip().to_string(),
+            rpc_address: self.membership.rpc_address(ep),
+            datacenter: snitch.datacenter(ep),
+            rack: snitch.rack(ep),
         }
     }
 
     /// Every token of the ring with the address of the node owning it.
     pub fn token_map(&self) -> Vec<(Token, String)> {
-        vec![(self.node.token.clone(), self.node.listen_address.clone())]
+        let ring = self.membership.ring();
+        ring.sorted_tokens().iter().zip(ring.sorted_owners()).map(|(t, ep)| (t.clone(), ep.ip().to_string())).collect()
     }
 
     /// The token of `key` and the addresses of its replicas in `keyspace`.
     pub fn natural_endpoints(&self, keyspace: &str, key: &[u8]) -> Result<(Token, Vec<String>)> {
-        if !self.storage.has_keyspace(keyspace) {
-            return Err(CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")));
-        }
+        let (_, map) = self.replicas_of(keyspace)?;
         let token = self.partitioner().try_token_for_key(key).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
-        // One node holds every key, whatever the replication factor.
-        Ok((token, vec![self.node.listen_address.clone()]))
+        let endpoints = map.endpoints_for(&token).iter().map(|ep| ep.ip().to_string()).collect();
+        Ok((token, endpoints))
     }
 
-    /// Each node's share of the ring, by address (`nodetool ring`'s "Owns").
-    pub fn ownership(&self) -> Vec<(String, f64)> {
-        let owns = self
-            .partitioner()
-            .describe_ownership(std::slice::from_ref(&self.node.token))
-            .first()
-            .copied()
-            .unwrap_or(0.0);
-        vec![(self.node.listen_address.clone(), owns)]
+    /// Each node's share of the ring by its tokens alone (`nodetool ring`'s "Owns"), by endpoint.
+    pub fn ownership(&self) -> Vec<(Endpoint, f64)> {
+        let ring = self.membership.ring();
+        let tokens = ring.sorted_tokens();
+        let owns = self.partitioner().describe_ownership(tokens);
+        let mut by_node: std::collections::BTreeMap<Endpoint, f64> = std::collections::BTreeMap::new();
+        for (ep, share) in ring.sorted_owners().iter().zip(owns) {
+            *by_node.entry(*ep).or_default() += share;
+        }
+        by_node.into_iter().collect()
+    }
+
+    /// Each node's share of the data of `keyspace`, replicas counted (`nodetool status <ks>`).
+    pub fn effective_ownership(&self, keyspace: &str) -> Result<Vec<(Endpoint, f64)>> {
+        let (_, map) = self.replicas_of(keyspace)?;
+        Ok(map.effective_ownership().into_iter().collect())
     }
 
     /// Splits `(start, end]` of a column family into pieces of about `keys_per_split` keys each,

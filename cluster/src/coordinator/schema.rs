@@ -42,8 +42,21 @@ impl Coordinator {
     /// Schema version → the addresses of the nodes reporting it (describe_schema_versions;
     /// unreachable nodes appear under "UNREACHABLE").
     pub fn schema_versions(&self) -> BTreeMap<String, Vec<String>> {
-        let mut versions = BTreeMap::new();
-        versions.insert(self.schema_version().to_string(), vec![self.node.listen_address.clone()]);
+        let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let local = self.membership.local();
+        for ep in self.membership.all_endpoints() {
+            let version = if ep == local {
+                self.schema_version().to_string()
+            } else if !self.membership.is_alive(ep) {
+                "UNREACHABLE".to_string()
+            } else {
+                match self.membership.peer(ep).and_then(|p| p.schema_version) {
+                    Some(v) => v,
+                    None => "UNREACHABLE".to_string(),
+                }
+            };
+            versions.entry(version).or_default().push(ep.ip().to_string());
+        }
         versions
     }
 }

@@ -1,22 +1,72 @@
-//! Writes: mutations applied by every replica the consistency level needs.
+//! Writes: every mutation goes to all its live replicas (natural and pending); the coordinator
+//! answers once enough acknowledged for the consistency level, or fails with Unavailable (before
+//! anything is sent) or Timeout.
 
-use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use storage::mutation::RowMutation;
 
+use super::plan::{check_alive, quota, write_targets, Quota, Tracker, WriteTargets};
 use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
+use crate::messages;
+use crate::net::Verb;
+use crate::replication::ReplicationStrategy;
+use crate::Endpoint;
+
+/// One replica's acknowledgement of mutation `.0`.
+type Ack<'a> = Pin<Box<dyn Future<Output = (usize, Endpoint, bool)> + Send + 'a>>;
+
+/// A mutation with where it goes and how many must acknowledge it.
+struct Planned {
+    mutation: RowMutation,
+    targets: WriteTargets,
+    quota: Quota,
+}
 
 impl Coordinator {
-    /// Applies `mutations` and returns once `cl` is met: here, once the local commit log holds
-    /// them as durably as its sync mode promises. Every keyspace is checked for availability
-    /// before anything is applied.
+    /// Applies `mutations` and returns once `cl` is met for each of them. Every mutation's
+    /// replicas are checked for availability before anything is applied.
     pub async fn mutate(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<()> {
         cl.validate_for_write().map_err(CoordinatorError::Invalid)?;
-        let keyspaces: BTreeSet<&str> = mutations.iter().map(|m| m.keyspace.as_str()).collect();
-        for ks in keyspaces {
-            self.check_available(ks, cl)?;
+        let planned = self.plan_writes(mutations, cl)?;
+        let local = self.membership.local();
+        if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
+            return self.apply_locally(planned.into_iter().map(|p| p.mutation).collect()).await;
         }
+        self.write_to_replicas(planned).await
+    }
+
+    fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
+        let local_dc = self.local_dc();
+        let mut keyspace: Option<(String, std::sync::Arc<crate::replication::ReplicaMap>, ReplicationStrategy)> = None;
+        let mut planned = Vec::with_capacity(mutations.len());
+        for mutation in mutations {
+            if keyspace.as_ref().is_none_or(|(name, _, _)| *name != mutation.keyspace) {
+                let (def, map) = self.replicas_of(&mutation.keyspace)?;
+                let strategy =
+                    ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+                keyspace = Some((def.name, map, strategy));
+            }
+            let Some((_, map, strategy)) = keyspace.as_ref() else { continue };
+            let token = self
+                .partitioner()
+                .try_token_for_key(&mutation.key)
+                .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let targets = write_targets(map, &token, &self.membership);
+            let quota = quota(cl, strategy, &local_dc, targets.pending);
+            check_alive(cl, &quota, &targets.alive, &self.membership)?;
+            planned.push(Planned { mutation, targets, quota });
+        }
+        Ok(planned)
+    }
+
+    /// Every replica is this node: apply here, acknowledged once the commit log holds it as its
+    /// sync mode promises.
+    async fn apply_locally(&self, mutations: Vec<RowMutation>) -> Result<()> {
         if self.storage.writes_may_block() {
             // Batch-mode commit log (a write waits for its fsync), or flushes behind (a writer may
             // have to flush): the caller's thread must not be the one that waits.
@@ -44,9 +94,114 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Removes every row of a column family on every node holding it.
+    /// Sends each mutation to its live replicas and waits until each one's quota is met.
+    async fn write_to_replicas(&self, planned: Vec<Planned>) -> Result<()> {
+        let started = Instant::now();
+        let local = self.membership.local();
+        let mut acks: FuturesUnordered<Ack<'_>> = FuturesUnordered::new();
+        for (i, p) in planned.iter().enumerate() {
+            for ep in &p.targets.alive {
+                if *ep == local {
+                    acks.push(self.local_ack(i, p.mutation.clone()));
+                } else {
+                    let reply = self.net()?.send_request(*ep, Verb::Mutation, messages::encode_mutation(&p.mutation));
+                    let ep = *ep;
+                    acks.push(Box::pin(async move { (i, ep, reply.await.is_ok()) }));
+                }
+            }
+        }
+        let mut trackers: Vec<Tracker<'_>> = planned.iter().map(|p| Tracker::new(&p.quota, &self.membership)).collect();
+        let mut unmet = trackers.iter().filter(|t| !t.is_met()).count();
+        let deadline = tokio::time::sleep(self.settings.timeouts.write);
+        tokio::pin!(deadline);
+        while unmet > 0 {
+            tokio::select! {
+                next = acks.next() => match next {
+                    Some((i, from, true)) => {
+                        if let Some(t) = trackers.get_mut(i) {
+                            let was_met = t.is_met();
+                            if t.ack(from) && !was_met {
+                                unmet -= 1;
+                            }
+                        }
+                    }
+                    Some((_, _, false)) => {}
+                    None => break,
+                },
+                _ = &mut deadline => break,
+            }
+        }
+        if unmet == 0 {
+            return Ok(());
+        }
+        // The worst-off mutation decides what the client hears.
+        let (received, required) = trackers
+            .iter()
+            .zip(&planned)
+            .filter(|(t, _)| !t.is_met())
+            .map(|(t, p)| (t.received(), p.quota.required()))
+            .min()
+            .unwrap_or((0, 0));
+        Err(CoordinatorError::Timeout { operation: "write", waited: started.elapsed(), received, required })
+    }
+
+    /// This node's acknowledgement of mutation `i`.
+    fn local_ack(&self, i: usize, mutation: RowMutation) -> Ack<'_> {
+        let local = self.membership.local();
+        if self.storage.writes_may_block() {
+            let storage = self.storage.clone();
+            let run = self.executor.run(move || storage.apply(mutation).is_ok());
+            return Box::pin(async move { (i, local, matches!(run.await, Ok(true))) });
+        }
+        match self.storage.apply_deferred(mutation) {
+            Ok(durable) => Box::pin(async move { (i, local, durable.await.is_ok()) }),
+            Err(e) => {
+                tracing::warn!(error = %e, "local write failed");
+                Box::pin(async move { (i, local, false) })
+            }
+        }
+    }
+
+    /// Removes every row of a column family on every node of the ring; all must be up.
     pub async fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
-        let (keyspace, cf) = (keyspace.to_string(), cf.to_string());
-        self.blocking(move |storage| Ok(storage.truncate(&keyspace, &cf)?)).await
+        let started = Instant::now();
+        let local = self.membership.local();
+        let members: Vec<Endpoint> = self.membership.ring().endpoints().collect();
+        let down: Vec<Endpoint> = members.iter().copied().filter(|ep| !self.membership.is_alive(*ep)).collect();
+        if !down.is_empty() {
+            return Err(CoordinatorError::Unavailable {
+                cl: ConsistencyLevel::All,
+                required: members.len(),
+                alive: members.len() - down.len(),
+            });
+        }
+        let mut acks: FuturesUnordered<Pin<Box<dyn Future<Output = bool> + Send>>> = FuturesUnordered::new();
+        for ep in members.iter().copied().filter(|ep| *ep != local) {
+            let reply = self.net()?.send_request(ep, Verb::Truncate, messages::encode_truncate(keyspace, cf));
+            acks.push(Box::pin(async move { reply.await.is_ok() }));
+        }
+        let (ks, name) = (keyspace.to_string(), cf.to_string());
+        self.blocking(move |storage| Ok(storage.truncate(&ks, &name)?)).await?;
+        let mut received = 1;
+        let deadline = tokio::time::sleep(self.settings.timeouts.truncate);
+        tokio::pin!(deadline);
+        while received < members.len().max(1) {
+            tokio::select! {
+                next = acks.next() => match next {
+                    Some(true) => received += 1,
+                    Some(false) | None => break,
+                },
+                _ = &mut deadline => break,
+            }
+        }
+        if received >= members.len().max(1) {
+            return Ok(());
+        }
+        Err(CoordinatorError::Timeout {
+            operation: "truncate",
+            waited: started.elapsed(),
+            received,
+            required: members.len(),
+        })
     }
 }

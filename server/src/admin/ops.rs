@@ -150,34 +150,66 @@ async fn run<W: AsyncWrite + Unpin>(
 
 // ----- identity and ring -----
 
-/// A stable id for this node until the cluster layer gives nodes real host ids: the MD5 of its
-/// token (saved at first start), shaped as a version-3 UUID.
+/// This node's host id (announced through gossip); a node built without one (tests) gets the
+/// MD5 of its tokens, shaped as a version-3 UUID.
 pub fn host_id(node: &Node) -> String {
+    let announced = &node.coordinator.membership().local_info().host_id;
+    if !announced.is_empty() {
+        return announced.clone();
+    }
     use md5::Digest;
-    let local = node.coordinator.local_node();
-    let token = node.coordinator.partitioner().token_to_string(&local.token);
-    let digest: [u8; 16] = md5::Md5::digest(token.as_bytes()).into();
+    let digest: [u8; 16] = md5::Md5::digest(local_tokens(node).as_bytes()).into();
     uuid::Builder::from_md5_bytes(digest).into_uuid().to_string()
 }
 
-fn ring(node: &Node) -> RingResult {
+/// This node's tokens, comma-separated.
+fn local_tokens(node: &Node) -> String {
     let partitioner = node.coordinator.partitioner();
-    let local = node.coordinator.local_node();
-    let owns =
-        node.coordinator.ownership().into_iter().find(|(a, _)| *a == local.listen_address).map_or(0.0, |(_, o)| o);
+    let tokens: Vec<String> =
+        node.coordinator.membership().local_tokens().iter().map(|t| partitioner.token_to_string(t)).collect();
+    tokens.join(",")
+}
+
+/// Every token of the ring with its node's state, in token order (`nodetool ring`); `status`
+/// shows the same per node.
+fn ring(node: &Node) -> RingResult {
+    let c = &node.coordinator;
+    let m = c.membership();
+    let partitioner = c.partitioner();
+    let ring = m.ring();
+    let local = m.local();
+    let mut entries: Vec<(storage::dht::Token, cluster::Endpoint, f64, &str)> = ring
+        .sorted_tokens()
+        .iter()
+        .cloned()
+        .zip(ring.sorted_owners().iter().copied())
+        .zip(partitioner.describe_ownership(ring.sorted_tokens()))
+        .map(|((t, ep), owns)| (t, ep, owns, if ring.is_leaving(ep) { "Leaving" } else { "Normal" }))
+        .collect();
+    for (t, ep) in ring.bootstrap_tokens() {
+        entries.push((t.clone(), *ep, 0.0, "Joining"));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let snitch = m.snitch();
     RingResult {
         partitioner: partitioner.class_name().into(),
-        entries: vec![RingEntry {
-            address: local.listen_address.clone(),
-            datacenter: local.datacenter.clone(),
-            rack: local.rack.clone(),
-            status: "Up".into(),
-            state: "Normal".into(),
-            load_bytes: node.storage.load_bytes(),
-            owns,
-            token: partitioner.token_to_string(&local.token),
-            host_id: host_id(node),
-        }],
+        entries: entries
+            .into_iter()
+            .map(|(token, ep, owns, state)| {
+                let peer = m.peer(ep).unwrap_or_default();
+                RingEntry {
+                    address: ep.ip().to_string(),
+                    datacenter: snitch.datacenter(ep),
+                    rack: snitch.rack(ep),
+                    status: if m.is_alive(ep) { "Up".into() } else { "Down".into() },
+                    state: state.into(),
+                    load_bytes: if ep == local { node.storage.load_bytes() } else { peer.load.unwrap_or(0.0) as u64 },
+                    owns,
+                    token: partitioner.token_to_string(&token),
+                    host_id: if ep == local { host_id(node) } else { peer.host_id.unwrap_or_default() },
+                }
+            })
+            .collect(),
     }
 }
 
@@ -204,14 +236,15 @@ fn info(state: &AdminState) -> InfoResult {
         partitions += s.memtable_partitions;
     }
     let cache = node.storage.cache_stats();
-    let local = node.coordinator.local_node();
+    let m = node.coordinator.membership();
+    let local = m.local();
     InfoResult {
         host_id: host_id(node),
-        token: node.coordinator.partitioner().token_to_string(&local.token),
+        token: local_tokens(node),
         mode: state.mode_name().into(),
-        cluster_name: local.cluster_name.clone(),
-        listen_address: local.listen_address.clone(),
-        rpc_address: local.rpc_address.clone(),
+        cluster_name: m.local_info().cluster_name.clone(),
+        listen_address: local.ip().to_string(),
+        rpc_address: m.local_info().rpc_address.clone(),
         uptime_seconds: state.started.elapsed().as_secs(),
         load_bytes: node.storage.load_bytes(),
         schema_version: node.storage.schema_version().to_string(),
@@ -224,8 +257,8 @@ fn info(state: &AdminState) -> InfoResult {
         block_cache_capacity_bytes: cache.capacity_bytes,
         block_cache_hits: cache.hits,
         block_cache_requests: cache.hits + cache.misses,
-        datacenter: local.datacenter.clone(),
-        rack: local.rack.clone(),
+        datacenter: m.snitch().datacenter(local),
+        rack: m.snitch().rack(local),
         data_directory: node.storage.data_dir().display().to_string(),
         release_version: env!("CARGO_PKG_VERSION").into(),
     }

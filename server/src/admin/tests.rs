@@ -34,15 +34,13 @@ fn open_node(dir: &Path) -> Arc<Node> {
     let local_token = storage.partitioner().token_for_key(b"this node");
     let local = LocalNode {
         cluster_name: "Admin Test Cluster".into(),
-        listen_address: "127.0.0.1".into(),
+        endpoint: "127.0.0.1:7000".parse().expect("endpoint"),
         rpc_address: "127.0.0.1".into(),
         token: local_token,
-        datacenter: "datacenter1".into(),
-        rack: "rack1".into(),
         snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
     };
     let coordinator = Coordinator::single_node(storage.clone(), local).expect("coordinator starts");
-    Arc::new(Node { storage, coordinator })
+    Arc::new(Node { storage, coordinator, service: None })
 }
 
 fn write(storage: &Storage, cf: &str, key: &str) -> Result<(), StorageError> {
@@ -283,7 +281,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
         let p = node.storage.partitioner();
         p.token_to_string(&p.token_for_key(b"some key"))
     };
-    let node_token = node.storage.partitioner().token_to_string(&node.coordinator.local_node().token);
+    let node_token = node.storage.partitioner().token_to_string(&node.coordinator.membership().local_tokens()[0]);
     let (ring, info, cluster, endpoints, drain, progress) = blocking(move || {
         let mut c = Client::connect("127.0.0.1", port, WAIT).expect("connects");
         let none = &mut |_: &Progress| {};

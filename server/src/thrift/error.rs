@@ -68,6 +68,12 @@ impl From<CoordinatorError> for ThriftError {
                 acknowledged_by: (operation == "write").then(|| i32::try_from(received).unwrap_or(i32::MAX)),
             },
             CoordinatorError::Invalid(why) => ThriftError::Invalid(why),
+            // Thrift has no failure exception: Cassandra 3.11 answers a replica's failure with
+            // TimedOutException too. The reason is in the log.
+            CoordinatorError::ReplicaFailure { operation, endpoint, reason } => {
+                tracing::warn!(operation, %endpoint, %reason, "a replica failed a request");
+                ThriftError::TimedOut { acknowledged_by: None }
+            }
             CoordinatorError::Storage(e) => e.into(),
         }
     }

@@ -2,7 +2,7 @@
 //! SSTables; plus the key-count estimate range splitting needs.
 
 use super::Storage;
-use crate::data::{now_seconds, Cell};
+use crate::data::{now_seconds, Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound, Range};
 use crate::error::Result;
 use crate::filter::ReadFilter;
@@ -16,6 +16,50 @@ impl Storage {
     pub fn read(&self, keyspace: &str, cf: &str, key: &[u8], filter: &ReadFilter) -> Result<Vec<Cell>> {
         let store = self.store(keyspace, cf)?;
         store.read(&self.decorate(key), filter, now_seconds())
+    }
+
+    /// What a replica answers for a read of one partition: the part `filter` selects, tombstones
+    /// included ([`crate::filter::slice_row`]), for a coordinator to reconcile with other
+    /// replicas' answers. An absent partition is an empty row.
+    pub fn read_slice(&self, keyspace: &str, cf: &str, key: &[u8], filter: &ReadFilter) -> Result<Row> {
+        let store = self.store(keyspace, cf)?;
+        let row = store.read_row(&self.decorate(key), filter)?;
+        Ok(crate::filter::slice_row(&store.cmp, &row, filter, now_seconds()))
+    }
+
+    /// What a replica answers for a range read: every partition present between `start` and `end`
+    /// (non-wrapping), in key order, each sliced by `filter` with its tombstones
+    /// ([`Storage::read_slice`]), at most `max_rows` of them. A partition whose data is all
+    /// deleted is present until compaction purges its tombstones, as in Cassandra.
+    pub fn scan_slices(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        start: &KeyBound,
+        end: &KeyBound,
+        filter: &ReadFilter,
+        max_rows: usize,
+    ) -> Result<Vec<(DecoratedKey, Row)>> {
+        let store = self.store(keyspace, cf)?;
+        let now = now_seconds();
+        let mut out = Vec::new();
+        if max_rows == 0 {
+            return Ok(out);
+        }
+        for item in store.scan(start)? {
+            let (key, row) = item?;
+            if !start.admits_from_below(&key) {
+                continue;
+            }
+            if !end.admits_from_above(&key) {
+                break;
+            }
+            out.push((key, crate::filter::slice_row(&store.cmp, &row, filter, now)));
+            if out.len() >= max_rows {
+                break;
+            }
+        }
+        Ok(out)
     }
 
     /// Rows in key order between `start` and `end` (non-wrapping), with the cells `filter`

@@ -76,9 +76,22 @@ fn status_code(e: &RingEntry) -> String {
     format!("{up}{state}")
 }
 
+/// One line per node: its tokens counted and their ownership summed (the ring lists every
+/// token of every node).
 pub fn status(r: &RingResult) -> String {
+    let mut nodes: Vec<(&RingEntry, usize, f64)> = Vec::new();
+    for e in &r.entries {
+        match nodes.iter_mut().find(|(n, _, _)| n.address == e.address) {
+            Some((_, tokens, owns)) => {
+                *tokens += 1;
+                *owns += e.owns;
+            }
+            None => nodes.push((e, 1, e.owns)),
+        }
+    }
+    nodes.sort_by(|a, b| a.0.address.cmp(&b.0.address));
     let mut s = String::new();
-    let mut dcs: Vec<&str> = r.entries.iter().map(|e| e.datacenter.as_str()).collect();
+    let mut dcs: Vec<&str> = nodes.iter().map(|(e, _, _)| e.datacenter.as_str()).collect();
     dcs.sort_unstable();
     dcs.dedup();
     for dc in dcs {
@@ -87,15 +100,15 @@ pub fn status(r: &RingResult) -> String {
         let _ = writeln!(s, "Status=Up/Down\n|/ State=Normal/Leaving/Joining/Moving");
         let _ =
             writeln!(s, "{:<4}{:<16}{:<12}{:<8}{:<9}{:<38}Rack", "--", "Address", "Load", "Tokens", "Owns", "Host ID");
-        for e in r.entries.iter().filter(|e| e.datacenter == dc) {
+        for (e, tokens, owns) in nodes.iter().filter(|(e, _, _)| e.datacenter == dc) {
             let _ = writeln!(
                 s,
                 "{:<4}{:<16}{:<12}{:<8}{:<9}{:<38}{}",
                 status_code(e),
                 e.address,
                 format_bytes(e.load_bytes),
-                1,
-                percent(e.owns),
+                tokens,
+                percent(*owns),
                 e.host_id,
                 e.rack
             );

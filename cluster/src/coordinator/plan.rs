@@ -1,0 +1,165 @@
+//! Which replicas a request goes to, how many must answer, and whether enough are alive
+//! (Cassandra's `ConsistencyLevel.blockFor`, `assureSufficientLiveNodes` and the response
+//! handlers' counting).
+
+use std::collections::BTreeMap;
+
+use crate::consistency::{quorum, ConsistencyLevel};
+use crate::membership::Membership;
+use crate::replication::{ReplicaMap, ReplicationStrategy};
+use crate::Endpoint;
+
+use super::CoordinatorError;
+
+/// Counts acknowledgements until a consistency level is met.
+#[derive(Clone, Debug)]
+pub(super) enum Quota {
+    /// Any `n` of the counted replicas (all replicas, or only the local data centre's for the
+    /// LOCAL_ levels).
+    Count { n: usize, local_dc: Option<String> },
+    /// A quorum of each data centre's replicas (EACH_QUORUM).
+    EachDc(BTreeMap<String, usize>),
+}
+
+pub(super) struct Tracker<'a> {
+    quota: &'a Quota,
+    membership: &'a Membership,
+    received: usize,
+    per_dc: BTreeMap<String, usize>,
+}
+
+impl<'a> Tracker<'a> {
+    pub fn new(quota: &'a Quota, membership: &'a Membership) -> Tracker<'a> {
+        Tracker { quota, membership, received: 0, per_dc: BTreeMap::new() }
+    }
+
+    /// Counts `from`'s acknowledgement; true once the level is met.
+    pub fn ack(&mut self, from: Endpoint) -> bool {
+        match self.quota {
+            Quota::Count { local_dc: Some(dc), .. } => {
+                if self.membership.snitch().datacenter(from) == *dc {
+                    self.received += 1;
+                }
+            }
+            Quota::Count { local_dc: None, .. } => self.received += 1,
+            Quota::EachDc(_) => {
+                self.received += 1;
+                *self.per_dc.entry(self.membership.snitch().datacenter(from)).or_default() += 1;
+            }
+        }
+        self.is_met()
+    }
+
+    pub fn is_met(&self) -> bool {
+        match self.quota {
+            Quota::Count { n, .. } => self.received >= *n,
+            Quota::EachDc(need) => need.iter().all(|(dc, n)| self.per_dc.get(dc).copied().unwrap_or(0) >= *n),
+        }
+    }
+
+    pub fn received(&self) -> usize {
+        self.received
+    }
+}
+
+impl Quota {
+    /// Acknowledgements needed in total (for error reports).
+    pub fn required(&self) -> usize {
+        match self {
+            Quota::Count { n, .. } => *n,
+            Quota::EachDc(need) => need.values().sum(),
+        }
+    }
+}
+
+/// The quota of `cl` for a keyspace replicated by `strategy`, seen from `local_dc`; `pending`
+/// replicas (taking over ranges) raise it, as Cassandra does for writes.
+pub(super) fn quota(cl: ConsistencyLevel, strategy: &ReplicationStrategy, local_dc: &str, pending: usize) -> Quota {
+    match cl {
+        ConsistencyLevel::EachQuorum => match strategy {
+            ReplicationStrategy::NetworkTopology { datacenters } => Quota::EachDc(
+                datacenters.iter().filter(|(_, rf)| **rf > 0).map(|(dc, rf)| (dc.clone(), quorum(*rf))).collect(),
+            ),
+            // Without data centres, EACH_QUORUM is QUORUM.
+            _ => Quota::Count { n: quorum(strategy.replication_factor()) + pending, local_dc: None },
+        },
+        cl if cl.is_datacenter_local() => Quota::Count {
+            n: cl.block_for(strategy.replication_factor(), strategy.dc_replication_factor(local_dc)) + pending,
+            local_dc: Some(local_dc.to_string()),
+        },
+        cl => Quota::Count {
+            n: cl.block_for(strategy.replication_factor(), strategy.dc_replication_factor(local_dc)) + pending,
+            local_dc: None,
+        },
+    }
+}
+
+/// Fails with Unavailable unless the `alive` replicas can meet `quota` (ANY is always met: a hint
+/// stands in for a replica).
+pub(super) fn check_alive(
+    cl: ConsistencyLevel,
+    quota: &Quota,
+    alive: &[Endpoint],
+    membership: &Membership,
+) -> Result<(), CoordinatorError> {
+    if cl == ConsistencyLevel::Any {
+        return Ok(());
+    }
+    let mut tracker = Tracker::new(quota, membership);
+    for ep in alive {
+        tracker.ack(*ep);
+    }
+    if tracker.is_met() {
+        return Ok(());
+    }
+    Err(CoordinatorError::Unavailable { cl, required: quota.required(), alive: tracker.received() })
+}
+
+/// A write's replicas: those alive (the local node first when it is one) and those down.
+pub(super) struct WriteTargets {
+    pub alive: Vec<Endpoint>,
+    pub down: Vec<Endpoint>,
+    pub pending: usize,
+}
+
+pub(super) fn write_targets(map: &ReplicaMap, token: &storage::dht::Token, membership: &Membership) -> WriteTargets {
+    let natural = map.endpoints_for(token).len();
+    let all = map.write_endpoints(token);
+    let local = membership.local();
+    let mut alive = Vec::with_capacity(all.len());
+    let mut down = Vec::new();
+    for ep in all {
+        if membership.is_alive(*ep) {
+            if *ep == local {
+                alive.insert(0, *ep);
+            } else {
+                alive.push(*ep);
+            }
+        } else {
+            down.push(*ep);
+        }
+    }
+    WriteTargets { alive, down, pending: all.len().saturating_sub(natural) }
+}
+
+/// A read's live replicas, nearest first (the local node, then its rack, its data centre), and
+/// only the local data centre's for the LOCAL_ levels.
+pub(super) fn read_replicas(
+    map: &ReplicaMap,
+    token: &storage::dht::Token,
+    membership: &Membership,
+    cl: ConsistencyLevel,
+) -> Vec<Endpoint> {
+    let local = membership.local();
+    let snitch = membership.snitch();
+    let local_dc = snitch.datacenter(local);
+    let mut alive: Vec<Endpoint> = map
+        .endpoints_for(token)
+        .iter()
+        .copied()
+        .filter(|ep| membership.is_alive(*ep))
+        .filter(|ep| !cl.is_datacenter_local() || snitch.datacenter(*ep) == local_dc)
+        .collect();
+    snitch.sort_by_proximity(local, &mut alive);
+    alive
+}

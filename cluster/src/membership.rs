@@ -1,0 +1,248 @@
+//! What this node knows of the cluster now: the ring (every member's tokens, as gossip reports
+//! them), where each node is (the snitch), which nodes are alive, and each peer's addresses and
+//! load. Cassandra keeps this in StorageService, TokenMetadata and the Gossiper; here one object
+//! holds it for the coordinator, the admin interface and describe_ring, and gossip updates it
+//! ([`crate::gossip::driver`]).
+//!
+//! The ring is a clone-on-write snapshot: a request takes an `Arc` of it and of the keyspace's
+//! replica map (built once per ring or replication change) and never holds a lock while it
+//! works.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use storage::dht::{Partitioner, Token};
+use storage::schema::KeyspaceDef;
+
+use crate::replication::{ReplicaMap, ReplicationError, ReplicationStrategy};
+use crate::snitch::Snitch;
+use crate::token_metadata::TokenMetadata;
+use crate::Endpoint;
+
+/// What gossip tells about a peer besides its tokens.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PeerInfo {
+    /// Where its Thrift clients connect (ThriftAddress), as it announces it.
+    pub rpc_address: Option<String>,
+    pub host_id: Option<String>,
+    pub release_version: Option<String>,
+    /// Bytes of SSTables on disk.
+    pub load: Option<f64>,
+    pub schema_version: Option<String>,
+    /// Its STATUS (NORMAL, BOOT, LEAVING, LEFT, shutdown...).
+    pub status: Option<String>,
+}
+
+/// This node's own description.
+#[derive(Clone, Debug)]
+pub struct LocalInfo {
+    pub cluster_name: String,
+    pub rpc_address: String,
+    pub host_id: String,
+}
+
+struct CachedMap {
+    ring_version: u64,
+    strategy: ReplicationStrategy,
+    map: Arc<ReplicaMap>,
+}
+
+pub struct Membership {
+    local: Endpoint,
+    info: LocalInfo,
+    partitioner: Partitioner,
+    snitch: Arc<dyn Snitch>,
+    /// The ring; replaced whole on every change.
+    ring: RwLock<Arc<TokenMetadata>>,
+    /// Bumped with every change of the ring or of a node's location: replica maps built for an
+    /// older version are rebuilt.
+    ring_version: AtomicU64,
+    replica_maps: Mutex<HashMap<String, CachedMap>>,
+    /// Peers the failure detector holds alive (this node is always alive to itself).
+    alive: RwLock<HashSet<Endpoint>>,
+    peers: RwLock<BTreeMap<Endpoint, PeerInfo>>,
+}
+
+impl Membership {
+    /// A view holding this node alone, with `tokens`.
+    pub fn new(
+        local: Endpoint,
+        info: LocalInfo,
+        partitioner: Partitioner,
+        snitch: Arc<dyn Snitch>,
+        tokens: Vec<Token>,
+    ) -> Membership {
+        let mut ring = TokenMetadata::new(partitioner);
+        if !tokens.is_empty() {
+            // A token list checked by the caller cannot collide in an empty ring.
+            let _ = ring.update_normal_tokens(local, tokens);
+        }
+        Membership {
+            local,
+            info,
+            partitioner,
+            snitch,
+            ring: RwLock::new(Arc::new(ring)),
+            ring_version: AtomicU64::new(1),
+            replica_maps: Mutex::new(HashMap::new()),
+            alive: RwLock::new(HashSet::new()),
+            peers: RwLock::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn local(&self) -> Endpoint {
+        self.local
+    }
+
+    pub fn local_info(&self) -> &LocalInfo {
+        &self.info
+    }
+
+    pub fn partitioner(&self) -> Partitioner {
+        self.partitioner
+    }
+
+    pub fn snitch(&self) -> &Arc<dyn Snitch> {
+        &self.snitch
+    }
+
+    /// The ring now.
+    pub fn ring(&self) -> Arc<TokenMetadata> {
+        self.ring.read().clone()
+    }
+
+    /// This node's tokens.
+    pub fn local_tokens(&self) -> Vec<Token> {
+        self.ring().tokens_of(self.local).to_vec()
+    }
+
+    /// Changes the ring: `change` edits a copy, which then replaces the ring.
+    pub fn update_ring<T>(&self, change: impl FnOnce(&mut TokenMetadata) -> T) -> T {
+        let mut ring = self.ring.write();
+        let mut next = TokenMetadata::clone(&ring);
+        let out = change(&mut next);
+        *ring = Arc::new(next);
+        self.ring_version.fetch_add(1, Ordering::SeqCst);
+        out
+    }
+
+    /// A node's data centre and rack changed (gossip): replica maps must be rebuilt.
+    pub fn set_location(&self, ep: Endpoint, dc: &str, rack: &str) {
+        self.snitch.set_location(ep, dc, rack);
+        self.ring_version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The replicas of every range of `keyspace`, for the ring now.
+    pub fn replica_map(&self, keyspace: &KeyspaceDef) -> Result<Arc<ReplicaMap>, ReplicationError> {
+        let strategy = ReplicationStrategy::from_keyspace(keyspace)?;
+        let version = self.ring_version.load(Ordering::SeqCst);
+        let mut maps = self.replica_maps.lock();
+        if let Some(cached) = maps.get(&keyspace.name) {
+            if cached.ring_version == version && cached.strategy == strategy {
+                return Ok(cached.map.clone());
+            }
+        }
+        let ring = self.ring();
+        let map = Arc::new(ReplicaMap::build(&strategy, &ring, self.snitch.as_ref(), self.local));
+        maps.insert(keyspace.name.clone(), CachedMap { ring_version: version, strategy, map: map.clone() });
+        Ok(map)
+    }
+
+    pub fn is_alive(&self, ep: Endpoint) -> bool {
+        ep == self.local || self.alive.read().contains(&ep)
+    }
+
+    /// Marks a peer up or down; true when that changed something.
+    pub fn set_alive(&self, ep: Endpoint, alive: bool) -> bool {
+        if ep == self.local {
+            return false;
+        }
+        let mut set = self.alive.write();
+        if alive {
+            set.insert(ep)
+        } else {
+            set.remove(&ep)
+        }
+    }
+
+    /// Every node of the ring and every known peer, this node included, in address order.
+    pub fn all_endpoints(&self) -> Vec<Endpoint> {
+        let mut all: Vec<Endpoint> = self.ring().endpoints().into_iter().collect();
+        all.extend(self.peers.read().keys().copied());
+        all.push(self.local);
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    pub fn peer(&self, ep: Endpoint) -> Option<PeerInfo> {
+        self.peers.read().get(&ep).cloned()
+    }
+
+    /// Edits what is known of a peer (created empty when new).
+    pub fn update_peer(&self, ep: Endpoint, change: impl FnOnce(&mut PeerInfo)) {
+        change(self.peers.write().entry(ep).or_default());
+    }
+
+    pub fn forget_peer(&self, ep: Endpoint) {
+        self.peers.write().remove(&ep);
+        self.alive.write().remove(&ep);
+    }
+
+    /// The address Thrift clients of `ep` connect to: its announced rpc address, else its
+    /// listen address.
+    pub fn rpc_address(&self, ep: Endpoint) -> String {
+        if ep == self.local {
+            return self.info.rpc_address.clone();
+        }
+        self.peer(ep).and_then(|p| p.rpc_address).unwrap_or_else(|| ep.ip().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snitch::SimpleSnitch;
+
+    fn ep(i: u8) -> Endpoint {
+        Endpoint::from(([127, 0, 0, i], 7000))
+    }
+
+    fn membership() -> Membership {
+        let info = LocalInfo { cluster_name: "c".into(), rpc_address: "127.0.0.1".into(), host_id: "h".into() };
+        Membership::new(ep(1), info, Partitioner::Random, Arc::new(SimpleSnitch), vec![Token(vec![0x10])])
+    }
+
+    #[test]
+    fn replica_maps_follow_ring_and_schema_changes() {
+        let m = membership();
+        let mut ks = KeyspaceDef::new("ks");
+        ks.strategy_options.insert("replication_factor".into(), "2".into());
+        let one = m.replica_map(&ks).expect("map");
+        assert_eq!(one.endpoints_for(&Token(vec![0x50])), &[ep(1)]);
+        assert!(Arc::ptr_eq(&one, &m.replica_map(&ks).expect("cached")), "unchanged ring: cached map");
+        m.update_ring(|r| r.update_normal_tokens(ep(2), vec![Token(vec![0x80])])).expect("tokens");
+        let two = m.replica_map(&ks).expect("map");
+        assert_eq!(two.endpoints_for(&Token(vec![0x50])), &[ep(2), ep(1)]);
+        ks.strategy_options.insert("replication_factor".into(), "1".into());
+        assert_eq!(m.replica_map(&ks).expect("map").endpoints_for(&Token(vec![0x50])), &[ep(2)]);
+    }
+
+    #[test]
+    fn liveness_and_peers() {
+        let m = membership();
+        assert!(m.is_alive(ep(1)), "a node is alive to itself");
+        assert!(!m.is_alive(ep(2)));
+        assert!(m.set_alive(ep(2), true));
+        assert!(!m.set_alive(ep(2), true), "no change");
+        assert!(m.is_alive(ep(2)));
+        m.update_peer(ep(2), |p| p.rpc_address = Some("10.0.0.2".into()));
+        assert_eq!(m.rpc_address(ep(2)), "10.0.0.2");
+        assert_eq!(m.rpc_address(ep(3)), "127.0.0.3");
+        assert_eq!(m.all_endpoints(), vec![ep(1), ep(2)]);
+        m.forget_peer(ep(2));
+        assert!(!m.is_alive(ep(2)));
+    }
+}

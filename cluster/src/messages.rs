@@ -1,0 +1,411 @@
+//! The payloads of the coordinator's verbs (mutations, reads, range reads, truncates), encoded
+//! into the internode frames of [`crate::net`].
+//!
+//! ```text
+//! every payload: format:u8 (1) then its body; big-endian; strings and keys u16-length-prefixed,
+//! values u32-length-prefixed; rows in the engine's row encoding (storage::data::encode_row)
+//!
+//! Mutation / Hint       keyspace key count:u16 (cf row)*
+//! Read                  keyspace cf key digest:u8 filter
+//! Read reply            0 row | 1 digest[16]
+//! RangeSlice            keyspace cf start:bound end:bound filter max_rows:u32
+//! RangeSlice reply      count:u32 (token key row)*
+//! Truncate              keyspace cf
+//! filter                reversed:u8 count:u64 unit:u8 ranges:u32 (low high)*
+//! bound                 0 (unbounded) | 1 token key inclusive:u8 | 2 token inclusive:u8
+//! ```
+//!
+//! Decoding never trusts a declared count to size an allocation and never panics on any input.
+
+use md5::{Digest, Md5};
+use storage::data::{decode_row, encode_row, Reader, Row};
+use storage::dht::{DecoratedKey, KeyBound, Token};
+use storage::error::CorruptData;
+use storage::filter::{CountUnit, ReadFilter};
+use storage::mutation::RowMutation;
+
+/// The only payload format so far.
+const FORMAT: u8 = 1;
+
+/// Why a payload could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    #[error("payload format {0} is not known")]
+    UnknownFormat(u8),
+    #[error("malformed payload: {0}")]
+    Corrupt(#[from] CorruptData),
+    #[error("malformed payload: {0}")]
+    Invalid(&'static str),
+}
+
+fn begin() -> Vec<u8> {
+    vec![FORMAT]
+}
+
+fn open(bytes: &[u8]) -> Result<Reader<'_>, PayloadError> {
+    let mut r = Reader::new(bytes);
+    match r.u8()? {
+        FORMAT => Ok(r),
+        other => Err(PayloadError::UnknownFormat(other)),
+    }
+}
+
+fn finish<T>(r: &Reader<'_>, value: T) -> Result<T, PayloadError> {
+    if r.is_empty() {
+        Ok(value)
+    } else {
+        Err(PayloadError::Invalid("trailing bytes"))
+    }
+}
+
+fn put_short(out: &mut Vec<u8>, bytes: &[u8]) {
+    // Names and keys are limited to 65535 bytes by validation before they get here.
+    out.extend_from_slice(&(bytes.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    out.extend_from_slice(&bytes[..bytes.len().min(u16::MAX as usize)]);
+}
+
+fn put_long(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn string(r: &mut Reader<'_>) -> Result<String, PayloadError> {
+    String::from_utf8(r.short_bytes()?.to_vec()).map_err(|_| PayloadError::Invalid("a name is not UTF-8"))
+}
+
+// ----- mutations -----
+
+pub fn encode_mutation(m: &RowMutation) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, m.keyspace.as_bytes());
+    put_short(&mut out, &m.key);
+    out.extend_from_slice(&(m.updates.len() as u16).to_be_bytes());
+    for (cf, row) in &m.updates {
+        put_short(&mut out, cf.as_bytes());
+        encode_row(row, &mut out);
+    }
+    out
+}
+
+pub fn decode_mutation(bytes: &[u8]) -> Result<RowMutation, PayloadError> {
+    let mut r = open(bytes)?;
+    let keyspace = string(&mut r)?;
+    let key = r.short_bytes()?.to_vec();
+    let n = r.u16()? as usize;
+    let mut m = RowMutation { keyspace, key, updates: Vec::with_capacity(n.min(r.remaining() / 20)) };
+    for _ in 0..n {
+        let cf = string(&mut r)?;
+        m.updates.push((cf, decode_row(&mut r)?));
+    }
+    finish(&r, m)
+}
+
+// ----- filters and bounds -----
+
+fn put_filter(out: &mut Vec<u8>, f: &ReadFilter) {
+    out.push(f.reversed as u8);
+    out.extend_from_slice(&(f.count as u64).to_be_bytes());
+    out.push(match f.count_unit {
+        CountUnit::Cells => 0,
+        CountUnit::SuperColumns => 1,
+    });
+    out.extend_from_slice(&(f.ranges.len() as u32).to_be_bytes());
+    for (low, high) in &f.ranges {
+        put_short(out, low);
+        put_short(out, high);
+    }
+}
+
+fn filter(r: &mut Reader<'_>) -> Result<ReadFilter, PayloadError> {
+    let reversed = r.u8()? != 0;
+    let count = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
+    let count_unit = match r.u8()? {
+        0 => CountUnit::Cells,
+        1 => CountUnit::SuperColumns,
+        _ => return Err(PayloadError::Invalid("count unit")),
+    };
+    let n = r.u32()? as usize;
+    let mut ranges = Vec::with_capacity(n.min(r.remaining() / 4));
+    for _ in 0..n {
+        ranges.push((r.short_bytes()?.to_vec(), r.short_bytes()?.to_vec()));
+    }
+    Ok(ReadFilter { ranges, reversed, count, count_unit })
+}
+
+fn put_bound(out: &mut Vec<u8>, b: &KeyBound) {
+    match b {
+        KeyBound::Unbounded => out.push(0),
+        KeyBound::Key { key, inclusive } => {
+            out.push(1);
+            put_short(out, &key.token.0);
+            put_short(out, &key.key);
+            out.push(*inclusive as u8);
+        }
+        KeyBound::Token { token, inclusive } => {
+            out.push(2);
+            put_short(out, &token.0);
+            out.push(*inclusive as u8);
+        }
+    }
+}
+
+fn bound(r: &mut Reader<'_>) -> Result<KeyBound, PayloadError> {
+    Ok(match r.u8()? {
+        0 => KeyBound::Unbounded,
+        1 => {
+            let token = Token(r.short_bytes()?.to_vec());
+            let key = r.short_bytes()?.to_vec();
+            KeyBound::Key { key: DecoratedKey::new(token, key), inclusive: r.u8()? != 0 }
+        }
+        2 => KeyBound::Token { token: Token(r.short_bytes()?.to_vec()), inclusive: r.u8()? != 0 },
+        _ => return Err(PayloadError::Invalid("key bound kind")),
+    })
+}
+
+// ----- point reads -----
+
+/// A read of one partition on a replica: its data, or only a digest of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadRequest {
+    pub keyspace: String,
+    pub cf: String,
+    pub key: Vec<u8>,
+    pub filter: ReadFilter,
+    pub digest: bool,
+}
+
+pub fn encode_read(q: &ReadRequest) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, q.keyspace.as_bytes());
+    put_short(&mut out, q.cf.as_bytes());
+    put_short(&mut out, &q.key);
+    out.push(q.digest as u8);
+    put_filter(&mut out, &q.filter);
+    out
+}
+
+pub fn decode_read(bytes: &[u8]) -> Result<ReadRequest, PayloadError> {
+    let mut r = open(bytes)?;
+    let keyspace = string(&mut r)?;
+    let cf = string(&mut r)?;
+    let key = r.short_bytes()?.to_vec();
+    let digest = r.u8()? != 0;
+    let filter = filter(&mut r)?;
+    finish(&r, ReadRequest { keyspace, cf, key, filter, digest })
+}
+
+/// A replica's answer to a read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReadReply {
+    Data(Row),
+    Digest([u8; 16]),
+}
+
+/// The digest of a replica's answer: replicas holding the same data give the same digest.
+pub fn digest(row: &Row) -> [u8; 16] {
+    let mut bytes = Vec::with_capacity(row.size() + 16);
+    encode_row(row, &mut bytes);
+    Md5::digest(&bytes).into()
+}
+
+pub fn encode_read_reply(reply: &ReadReply) -> Vec<u8> {
+    let mut out = begin();
+    match reply {
+        ReadReply::Data(row) => {
+            out.push(0);
+            encode_row(row, &mut out);
+        }
+        ReadReply::Digest(d) => {
+            out.push(1);
+            out.extend_from_slice(d);
+        }
+    }
+    out
+}
+
+pub fn decode_read_reply(bytes: &[u8]) -> Result<ReadReply, PayloadError> {
+    let mut r = open(bytes)?;
+    let reply = match r.u8()? {
+        0 => ReadReply::Data(decode_row(&mut r)?),
+        1 => {
+            let mut d = [0u8; 16];
+            d.copy_from_slice(r.bytes(16)?);
+            ReadReply::Digest(d)
+        }
+        _ => return Err(PayloadError::Invalid("read reply kind")),
+    };
+    finish(&r, reply)
+}
+
+// ----- range reads -----
+
+/// A range read on a replica: partitions between two bounds, sliced by a filter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeRequest {
+    pub keyspace: String,
+    pub cf: String,
+    pub start: KeyBound,
+    pub end: KeyBound,
+    pub filter: ReadFilter,
+    pub max_rows: u32,
+}
+
+pub fn encode_range(q: &RangeRequest) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, q.keyspace.as_bytes());
+    put_short(&mut out, q.cf.as_bytes());
+    put_bound(&mut out, &q.start);
+    put_bound(&mut out, &q.end);
+    put_filter(&mut out, &q.filter);
+    out.extend_from_slice(&q.max_rows.to_be_bytes());
+    out
+}
+
+pub fn decode_range(bytes: &[u8]) -> Result<RangeRequest, PayloadError> {
+    let mut r = open(bytes)?;
+    let keyspace = string(&mut r)?;
+    let cf = string(&mut r)?;
+    let start = bound(&mut r)?;
+    let end = bound(&mut r)?;
+    let filter = filter(&mut r)?;
+    let max_rows = r.u32()?;
+    finish(&r, RangeRequest { keyspace, cf, start, end, filter, max_rows })
+}
+
+pub fn encode_rows(rows: &[(DecoratedKey, Row)]) -> Vec<u8> {
+    let mut out = begin();
+    out.extend_from_slice(&(rows.len() as u32).to_be_bytes());
+    for (key, row) in rows {
+        put_short(&mut out, &key.token.0);
+        put_long(&mut out, &key.key);
+        encode_row(row, &mut out);
+    }
+    out
+}
+
+pub fn decode_rows(bytes: &[u8]) -> Result<Vec<(DecoratedKey, Row)>, PayloadError> {
+    let mut r = open(bytes)?;
+    let n = r.u32()? as usize;
+    let mut rows = Vec::with_capacity(n.min(r.remaining() / 24));
+    for _ in 0..n {
+        let token = Token(r.short_bytes()?.to_vec());
+        let key = r.long_bytes()?.to_vec();
+        rows.push((DecoratedKey::new(token, key), decode_row(&mut r)?));
+    }
+    finish(&r, rows)
+}
+
+// ----- truncate -----
+
+pub fn encode_truncate(keyspace: &str, cf: &str) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, keyspace.as_bytes());
+    put_short(&mut out, cf.as_bytes());
+    out
+}
+
+pub fn decode_truncate(bytes: &[u8]) -> Result<(String, String), PayloadError> {
+    let mut r = open(bytes)?;
+    let keyspace = string(&mut r)?;
+    let cf = string(&mut r)?;
+    finish(&r, (keyspace, cf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use storage::data::{Cell, DeletionTime, RangeTombstone};
+
+    fn row() -> Row {
+        Row {
+            deletion: DeletionTime::new(7, 8),
+            range_tombstones: vec![RangeTombstone {
+                start: b"a".to_vec(),
+                end: b"c".to_vec(),
+                deletion: DeletionTime::new(3, 4),
+            }],
+            cells: vec![Cell::live("x", "1", 10), Cell::tombstone("y", 11, 12), Cell::expiring("z", "v", 5, 60, 100)],
+        }
+    }
+
+    #[test]
+    fn every_payload_round_trips() {
+        let mut m = RowMutation::new("ks", b"key".to_vec());
+        *m.row_mut("cf") = row();
+        *m.row_mut("other") = Row::new();
+        assert_eq!(decode_mutation(&encode_mutation(&m)), Ok(m));
+
+        let filter = ReadFilter {
+            ranges: vec![(b"a".to_vec(), Vec::new())],
+            reversed: true,
+            count: 5,
+            count_unit: CountUnit::SuperColumns,
+        };
+        let q = ReadRequest {
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            key: b"k".to_vec(),
+            filter: filter.clone(),
+            digest: true,
+        };
+        assert_eq!(decode_read(&encode_read(&q)), Ok(q));
+        for reply in [ReadReply::Data(row()), ReadReply::Digest(digest(&row()))] {
+            assert_eq!(decode_read_reply(&encode_read_reply(&reply)), Ok(reply));
+        }
+
+        let key = DecoratedKey::new(Token(vec![1, 2]), b"k".to_vec());
+        let q = RangeRequest {
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            start: KeyBound::Key { key: key.clone(), inclusive: true },
+            end: KeyBound::Token { token: Token(vec![9]), inclusive: false },
+            filter: ReadFilter::all(),
+            max_rows: 100,
+        };
+        assert_eq!(decode_range(&encode_range(&q)), Ok(q));
+        let rows = vec![(key, row()), (DecoratedKey::new(Token(vec![3]), b"j".to_vec()), Row::new())];
+        assert_eq!(decode_rows(&encode_rows(&rows)), Ok(rows));
+        assert_eq!(decode_truncate(&encode_truncate("ks", "cf")), Ok(("ks".to_string(), "cf".to_string())));
+    }
+
+    #[test]
+    fn digests_tell_different_data_apart() {
+        let mut other = row();
+        other.cells[0].timestamp += 1;
+        assert_eq!(digest(&row()), digest(&row()));
+        assert_ne!(digest(&row()), digest(&other));
+    }
+
+    #[test]
+    fn truncated_unknown_and_trailing_payloads_are_errors() {
+        let bytes = encode_read(&ReadRequest {
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            key: b"k".to_vec(),
+            filter: ReadFilter::all(),
+            digest: false,
+        });
+        for cut in 0..bytes.len() {
+            assert!(decode_read(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert_eq!(decode_read(&extra), Err(PayloadError::Invalid("trailing bytes")));
+        let mut future = bytes;
+        future[0] = 9;
+        assert_eq!(decode_read(&future), Err(PayloadError::UnknownFormat(9)));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode_mutation(&bytes);
+            let _ = decode_read(&bytes);
+            let _ = decode_read_reply(&bytes);
+            let _ = decode_range(&bytes);
+            let _ = decode_rows(&bytes);
+            let _ = decode_truncate(&bytes);
+        }
+    }
+}

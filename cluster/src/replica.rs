@@ -1,0 +1,136 @@
+//! The replica's side of the coordinator's verbs: another node asks this one to apply a
+//! mutation, read a partition or a range, or truncate a column family, on its own engine.
+//!
+//! Handlers run on messaging tasks and must not block: a write that cannot block is applied in
+//! place and acknowledged once its commit log record is written; everything else runs on the
+//! request executor, which replies when done.
+
+use std::sync::Arc;
+
+use storage::engine::Storage;
+use tracing::debug;
+
+use crate::executor::Executor;
+use crate::messages::{self, ReadReply};
+use crate::net::{MessagingService, Responder, Verb, VerbHandler};
+use crate::Endpoint;
+
+/// Serves Mutation, Hint, Read, ReadDigest, RangeSlice and Truncate for other coordinators.
+pub struct Replica {
+    storage: Storage,
+    executor: Executor,
+}
+
+impl Replica {
+    /// Registers this node's replica handlers with `messaging`.
+    pub fn register(storage: Storage, executor: Executor, messaging: &MessagingService) {
+        let replica = Arc::new(Replica { storage, executor });
+        for verb in [Verb::Mutation, Verb::Hint, Verb::Read, Verb::ReadDigest, Verb::RangeSlice, Verb::Truncate] {
+            messaging.register(verb, replica.clone());
+        }
+    }
+
+    fn apply(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let mutation = match messages::decode_mutation(&payload) {
+            Ok(m) => m,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        if self.storage.writes_may_block() {
+            let storage = self.storage.clone();
+            self.run(reply, move |reply| match storage.apply(mutation) {
+                Ok(()) => reply.respond(Vec::new()),
+                Err(e) => reply.fail(e.to_string()),
+            });
+            return;
+        }
+        match self.storage.apply_deferred(mutation) {
+            Ok(durable) if durable.is_deferred() => {
+                tokio::spawn(async move {
+                    match durable.await {
+                        Ok(()) => reply.respond(Vec::new()),
+                        Err(e) => reply.fail(e.to_string()),
+                    }
+                });
+            }
+            Ok(_) => reply.respond(Vec::new()),
+            Err(e) => reply.fail(e.to_string()),
+        }
+    }
+
+    fn read(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let request = match messages::decode_read(&payload) {
+            Ok(r) => r,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        let storage = self.storage.clone();
+        self.run(reply, move |reply| {
+            match storage.read_slice(&request.keyspace, &request.cf, &request.key, &request.filter) {
+                Ok(row) => {
+                    let answer =
+                        if request.digest { ReadReply::Digest(messages::digest(&row)) } else { ReadReply::Data(row) };
+                    reply.respond(messages::encode_read_reply(&answer));
+                }
+                Err(e) => reply.fail(e.to_string()),
+            }
+        });
+    }
+
+    fn range(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let request = match messages::decode_range(&payload) {
+            Ok(r) => r,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        let storage = self.storage.clone();
+        self.run(reply, move |reply| {
+            let rows = storage.scan_slices(
+                &request.keyspace,
+                &request.cf,
+                &request.start,
+                &request.end,
+                &request.filter,
+                request.max_rows as usize,
+            );
+            match rows {
+                Ok(rows) => reply.respond(messages::encode_rows(&rows)),
+                Err(e) => reply.fail(e.to_string()),
+            }
+        });
+    }
+
+    fn truncate(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let (keyspace, cf) = match messages::decode_truncate(&payload) {
+            Ok(t) => t,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        let storage = self.storage.clone();
+        self.run(reply, move |reply| match storage.truncate(&keyspace, &cf) {
+            Ok(()) => reply.respond(Vec::new()),
+            Err(e) => reply.fail(e.to_string()),
+        });
+    }
+
+    /// Runs `job` on the executor; if the executor is gone (shutdown), the request fails.
+    fn run(&self, reply: Responder, job: impl FnOnce(Responder) + Send + 'static) {
+        // The responder travels with the job; if the pool refuses it, the requester times out.
+        if self.executor.submit(Box::new(move || job(reply))).is_err() {
+            debug!("replica request not run: the executor is stopping");
+        }
+    }
+}
+
+fn fail(reply: Responder, from: Endpoint, reason: String) {
+    debug!(%from, %reason, "refusing a malformed replica request");
+    reply.fail(reason);
+}
+
+impl VerbHandler for Replica {
+    fn handle(&self, from: Endpoint, verb: Verb, payload: Vec<u8>, reply: Responder) {
+        match verb {
+            Verb::Mutation | Verb::Hint => self.apply(from, payload, reply),
+            Verb::Read | Verb::ReadDigest => self.read(from, payload, reply),
+            Verb::RangeSlice => self.range(from, payload, reply),
+            Verb::Truncate => self.truncate(from, payload, reply),
+            other => reply.fail(format!("{other} is not a replica verb")),
+        }
+    }
+}

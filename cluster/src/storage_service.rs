@@ -1,0 +1,336 @@
+//! Joining the cluster and following it (Cassandra's StorageService): gossip runs on the
+//! messaging service, this node announces its state (status, tokens, addresses, location, schema
+//! version, load), and what gossip reports of other nodes becomes the ring and the liveness the
+//! coordinator works with ([`Membership`]).
+//!
+//! ```text
+//! gossip_loop: every GOSSIP_INTERVAL  gossiper.tick → SYNs to peers, convictions
+//! GossipSyn/Ack/Ack2 verbs            gossiper.handle → replies, events
+//! events → Membership                 NORMAL+TOKENS: ring member; BOOT: pending tokens;
+//!                                     LEAVING; LEFT/removed: out of the ring; up/down; DC/rack;
+//!                                     rpc address, host id, load, schema version
+//! ```
+//!
+//! Not built yet: streaming (a node joining announces NORMAL at once and receives its ranges'
+//! data only through writes, hints and read repair), decommission and move.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use storage::dht::{Partitioner, Token};
+use storage::engine::Storage;
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use crate::gossip::{
+    ApplicationState, GossipConfig, GossipEvent, GossipMessage, Gossiper, Outgoing, Status, GOSSIP_INTERVAL,
+};
+use crate::membership::Membership;
+use crate::net::{MessagingService, Responder, Verb, VerbHandler};
+use crate::token_metadata::{choose_token, random_tokens};
+use crate::Endpoint;
+
+/// How often this node republishes its load.
+const LOAD_INTERVAL: Duration = Duration::from_secs(60);
+
+/// What the node tells the cluster about itself.
+#[derive(Clone, Debug)]
+pub struct Announcement {
+    pub cluster_name: String,
+    pub seeds: Vec<Endpoint>,
+    pub generation: i32,
+    pub phi_convict_threshold: f64,
+    pub rpc_address: String,
+    pub host_id: String,
+    pub release_version: String,
+}
+
+pub struct StorageService {
+    membership: Arc<Membership>,
+    messaging: Arc<MessagingService>,
+    storage: Storage,
+    gossiper: Mutex<Gossiper>,
+    stop: watch::Sender<bool>,
+}
+
+impl StorageService {
+    /// Starts gossip for this node (not yet announcing a status: see [`StorageService::join`]).
+    pub fn start(
+        storage: Storage,
+        membership: Arc<Membership>,
+        messaging: Arc<MessagingService>,
+        me: &Announcement,
+    ) -> Arc<StorageService> {
+        let partitioner = membership.partitioner();
+        let config = GossipConfig::new(partitioner.class_name()).phi_convict_threshold(me.phi_convict_threshold);
+        let mut gossiper = Gossiper::new(
+            membership.local(),
+            me.cluster_name.clone(),
+            me.generation,
+            me.seeds.clone(),
+            config,
+            Instant::now(),
+        );
+        let location = membership.snitch().location(membership.local());
+        gossiper.add_local_state(ApplicationState::Dc, location.datacenter);
+        gossiper.add_local_state(ApplicationState::Rack, location.rack);
+        gossiper.add_local_state(ApplicationState::RpcAddress, me.rpc_address.clone());
+        gossiper.add_local_state(ApplicationState::HostId, me.host_id.clone());
+        gossiper.add_local_state(ApplicationState::ReleaseVersion, me.release_version.clone());
+        gossiper.add_local_state(ApplicationState::SchemaVersion, storage.schema_version().to_string());
+        gossiper.add_local_state(ApplicationState::Load, storage.load_bytes().to_string());
+        let (stop, _) = watch::channel(false);
+        let service = Arc::new(StorageService { membership, messaging, storage, gossiper: Mutex::new(gossiper), stop });
+        for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
+            service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
+        }
+        tokio::spawn(gossip_loop(Arc::downgrade(&service), service.stop.subscribe()));
+        service
+    }
+
+    pub fn membership(&self) -> &Arc<Membership> {
+        &self.membership
+    }
+
+    /// Learns the ring from the seeds for at most `wait` (until a seed answered and two more
+    /// rounds passed), then returns tokens for a node joining it: `count` of them, the first
+    /// splitting the most loaded range (or random when the ring is empty or has one node).
+    pub async fn choose_tokens(&self, count: usize, wait: Duration) -> Vec<Token> {
+        let deadline = Instant::now() + wait;
+        let mut heard_at: Option<Instant> = None;
+        while Instant::now() < deadline {
+            let known = self.membership.all_endpoints().len() > 1;
+            match (known, heard_at) {
+                (true, None) => heard_at = Some(Instant::now()),
+                (true, Some(at)) if at.elapsed() >= 2 * GOSSIP_INTERVAL => break,
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let ring = self.membership.ring();
+        let partitioner = self.membership.partitioner();
+        if count <= 1 {
+            vec![choose_token(partitioner, &ring)]
+        } else {
+            random_tokens(partitioner, count, &ring)
+        }
+    }
+
+    /// Takes `tokens` and announces this node as a NORMAL member of the ring.
+    pub fn join(&self, tokens: Vec<Token>) {
+        let partitioner = self.membership.partitioner();
+        let local = self.membership.local();
+        if let Err(e) = self.membership.update_ring(|ring| ring.update_normal_tokens(local, tokens.clone())) {
+            warn!(error = %e, "could not take this node's tokens into the ring");
+        }
+        let mut g = self.gossiper.lock();
+        g.add_local_state(ApplicationState::Tokens, encode_tokens(partitioner, &tokens));
+        g.add_local_state(ApplicationState::Status, Status::Normal.to_string());
+        info!(tokens = tokens.len(), "joined the ring as a normal member");
+    }
+
+    /// Tells the cluster this node's schema version (after a schema change).
+    pub fn announce_schema_version(&self, version: &str) {
+        self.gossiper.lock().add_local_state(ApplicationState::SchemaVersion, version.to_string());
+    }
+
+    /// Announces this node's shutdown to its live peers (they mark it down at once) and stops
+    /// gossiping.
+    pub fn shutdown(&self) {
+        let out = self.gossiper.lock().shutdown_message();
+        self.send(out);
+        let _ = self.stop.send(true);
+    }
+
+    fn tick(&self) {
+        let (out, events) = self.gossiper.lock().tick(Instant::now());
+        self.send(out);
+        self.apply(events);
+    }
+
+    fn receive(&self, from: Endpoint, payload: &[u8]) {
+        let message = match GossipMessage::decode(payload) {
+            Ok(m) => m,
+            Err(e) => {
+                warn!(%from, error = %e, "dropping a malformed gossip message");
+                return;
+            }
+        };
+        let (out, events) = self.gossiper.lock().handle(from, message, Instant::now());
+        self.send(out);
+        self.apply(events);
+    }
+
+    fn send(&self, out: Outgoing) {
+        for (to, message) in out {
+            let verb = match message {
+                GossipMessage::Syn { .. } | GossipMessage::Shutdown { .. } => Verb::GossipSyn,
+                GossipMessage::Ack { .. } => Verb::GossipAck,
+                GossipMessage::Ack2 { .. } => Verb::GossipAck2,
+            };
+            if let Err(e) = self.messaging.send_one_way(to, verb, message.encode()) {
+                debug!(%to, error = %e, "gossip message not sent");
+            }
+        }
+    }
+
+    /// Turns what gossip learned into the ring and liveness.
+    fn apply(&self, events: Vec<GossipEvent>) {
+        for event in events {
+            match event {
+                GossipEvent::Alive { ep } => {
+                    if self.membership.set_alive(ep, true) {
+                        info!(%ep, "node is up");
+                    }
+                }
+                GossipEvent::Dead { ep } => {
+                    if self.membership.set_alive(ep, false) {
+                        info!(%ep, "node is down");
+                    }
+                }
+                GossipEvent::Joined { ep } => debug!(%ep, "learned of a node"),
+                GossipEvent::Restarted { ep } => info!(%ep, "node restarted"),
+                GossipEvent::Changed { ep, state, value } => self.on_change(ep, state, value),
+            }
+        }
+    }
+
+    fn on_change(&self, ep: Endpoint, state: ApplicationState, value: String) {
+        if ep == self.membership.local() {
+            return;
+        }
+        match state {
+            ApplicationState::Status | ApplicationState::Tokens => self.update_ring_member(ep),
+            ApplicationState::Dc | ApplicationState::Rack => {
+                let (dc, rack) = {
+                    let g = self.gossiper.lock();
+                    let s = g.endpoint_state(&ep);
+                    (
+                        s.and_then(|s| s.value(ApplicationState::Dc)).map(str::to_string),
+                        s.and_then(|s| s.value(ApplicationState::Rack)).map(str::to_string),
+                    )
+                };
+                if let (Some(dc), Some(rack)) = (dc, rack) {
+                    self.membership.set_location(ep, &dc, &rack);
+                }
+            }
+            ApplicationState::RpcAddress => self.membership.update_peer(ep, |p| p.rpc_address = Some(value)),
+            ApplicationState::HostId => self.membership.update_peer(ep, |p| p.host_id = Some(value)),
+            ApplicationState::ReleaseVersion => self.membership.update_peer(ep, |p| p.release_version = Some(value)),
+            ApplicationState::Load => self.membership.update_peer(ep, |p| p.load = value.parse().ok()),
+            ApplicationState::SchemaVersion => self.membership.update_peer(ep, |p| p.schema_version = Some(value)),
+            _ => {}
+        }
+    }
+
+    /// Places `ep` in the ring by its STATUS and TOKENS.
+    fn update_ring_member(&self, ep: Endpoint) {
+        let partitioner = self.membership.partitioner();
+        let (status, tokens) = {
+            let g = self.gossiper.lock();
+            let Some(s) = g.endpoint_state(&ep) else { return };
+            (s.status(), s.value(ApplicationState::Tokens).map(|t| decode_tokens(partitioner, t)))
+        };
+        let status_name = status.map(|s| s.name().to_string());
+        self.membership.update_peer(ep, |p| p.status = status_name);
+        let tokens = tokens.unwrap_or_default();
+        match status {
+            Some(Status::Normal) if !tokens.is_empty() => {
+                let moved = self.membership.update_ring(|ring| ring.update_normal_tokens(ep, tokens));
+                match moved {
+                    Ok(taken) => {
+                        for (token, from) in taken {
+                            info!(%ep, %from, token = %partitioner.token_to_string(&token), "token moved to another node");
+                        }
+                    }
+                    Err(e) => warn!(%ep, error = %e, "cannot place node in the ring"),
+                }
+            }
+            Some(Status::Boot) if !tokens.is_empty() => {
+                if let Err(e) = self.membership.update_ring(|ring| ring.add_bootstrap_tokens(ep, tokens)) {
+                    warn!(%ep, error = %e, "cannot take a bootstrapping node's tokens");
+                }
+            }
+            Some(Status::Leaving) => self.membership.update_ring(|ring| ring.add_leaving_endpoint(ep)),
+            Some(Status::Left { .. }) | Some(Status::Removed { .. }) => {
+                self.membership.update_ring(|ring| ring.remove_endpoint(ep));
+                self.membership.forget_peer(ep);
+                info!(%ep, "node left the ring");
+            }
+            Some(Status::Shutdown) => {
+                self.membership.set_alive(ep, false);
+            }
+            _ => {}
+        }
+    }
+
+    /// Republishes this node's load.
+    fn publish_load(&self) {
+        let load = self.storage.load_bytes();
+        self.gossiper.lock().add_local_state(ApplicationState::Load, load.to_string());
+    }
+
+    /// Gossip's view of every endpoint: its states, for `sibyltool`.
+    pub fn endpoint_states(&self) -> BTreeMap<Endpoint, BTreeMap<ApplicationState, String>> {
+        let g = self.gossiper.lock();
+        g.endpoint_states()
+            .map(|(ep, s)| (*ep, s.states.iter().map(|(k, v)| (*k, v.value.clone())).collect()))
+            .collect()
+    }
+}
+
+struct GossipHandler(std::sync::Weak<StorageService>);
+
+impl VerbHandler for GossipHandler {
+    fn handle(&self, from: Endpoint, _verb: Verb, payload: Vec<u8>, _reply: Responder) {
+        if let Some(service) = self.0.upgrade() {
+            service.receive(from, &payload);
+        }
+    }
+}
+
+async fn gossip_loop(service: std::sync::Weak<StorageService>, mut stop: watch::Receiver<bool>) {
+    let mut ticker = tokio::time::interval(GOSSIP_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_load = Instant::now();
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.changed() => return,
+        }
+        let Some(service) = service.upgrade() else { return };
+        service.tick();
+        if last_load.elapsed() >= LOAD_INTERVAL {
+            last_load = Instant::now();
+            service.publish_load();
+        }
+    }
+}
+
+/// TOKENS as gossip carries them: the tokens' strings, as a JSON array (an order-preserving
+/// partitioner's tokens may hold any character).
+pub fn encode_tokens(partitioner: Partitioner, tokens: &[Token]) -> String {
+    let strings: Vec<String> = tokens.iter().map(|t| partitioner.token_to_string(t)).collect();
+    serde_json::to_string(&strings).unwrap_or_default()
+}
+
+pub fn decode_tokens(partitioner: Partitioner, value: &str) -> Vec<Token> {
+    let strings: Vec<String> = serde_json::from_str(value).unwrap_or_default();
+    strings.iter().filter_map(|s| partitioner.token_from_string(s).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_travel_as_json_strings() {
+        for p in Partitioner::ALL {
+            let tokens = vec![p.token_for_key(b"a,b\"c"), p.token_for_key(b"second")];
+            assert_eq!(decode_tokens(p, &encode_tokens(p, &tokens)), tokens, "{p:?}");
+        }
+        assert!(decode_tokens(Partitioner::Random, "not json").is_empty());
+    }
+}
