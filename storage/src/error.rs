@@ -34,6 +34,20 @@ pub enum StorageError {
     ColumnFamilyExists { keyspace: String, cf: String },
     #[error("invalid schema: {0}")]
     InvalidSchema(String),
+    /// `merge_schema` was given a mutation of something else than a keyspace's rows of the
+    /// schema tables.
+    #[error(
+        "a schema mutation may change only rows of system.schema_keyspaces and system.schema_columnfamilies \
+         keyed by a keyspace name, not {keyspace}.{cf} row {key:?}"
+    )]
+    InvalidSchemaMutation { keyspace: String, cf: String, key: String },
+    /// The node's data belongs to another cluster than the configuration names (Cassandra's
+    /// start-up check, with its message).
+    #[error("Saved cluster name {saved} != configured name {configured}")]
+    ClusterNameMismatch { saved: String, configured: String },
+    /// A row of the system keyspace holds a value the engine cannot read.
+    #[error("system.{cf} row {key:?}: {detail}")]
+    CorruptSystemRow { cf: &'static str, key: String, detail: String },
     #[error(transparent)]
     Marshal(#[from] crate::marshal::MarshalError),
     #[error(transparent)]

@@ -126,12 +126,10 @@ impl Storage {
             m.flushing.clear();
             position
         };
-        let snapshot = {
-            let mut state = self.inner.state_lock.lock();
+        self.update_local(|state| {
             state.truncated_at.insert(store.id, (position.segment_id, position.offset));
-            state.clone()
-        };
-        self.persist_system(std::iter::empty(), &[], &snapshot)?;
+            Ok(())
+        })?;
         let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
         for s in old {
             s.delete_files()?;

@@ -4,19 +4,28 @@
 //! apply(RowMutation) → commit log append (durable per sync mode) → memtable → ack
 //!                                         memtable over threshold → flush worker → SSTable
 //!                                                   new SSTable → compaction worker
-//! open() → load schema → open SSTables → replay commit log → flush → delete replayed segments
+//! open() → replay the system keyspace → load schema → open SSTables → replay the rest of the
+//!        commit log → convert an old-format schema / write the initial one → host id, generation
+//!        → flush → delete replayed segments
 //! ```
 //!
-//! [`Storage`]'s methods are grouped by concern, one file each: [`schema`] (definitions and the
-//! node's saved state), [`write`] (mutations and their durability), [`read`] (point reads and
-//! scans), [`maintenance`] (flush, compaction, truncate, statistics) and [`recovery`] (start-up).
+//! [`Storage`]'s methods are grouped by concern, one file each: [`schema`] (definitions and their
+//! changes), [`schema_change`] (how a change or another node's schema rows are written, merged and
+//! installed), [`local`] (the node's saved state: tokens, host id, cluster name, generation),
+//! [`peers`] (what it knows of other nodes), [`hints`] (mutations kept for replicas that were
+//! down), [`write`] (mutations and their durability), [`read`] (point reads and scans),
+//! [`maintenance`] (flush, compaction, truncate, statistics) and [`recovery`] (start-up).
 //! Calls block on disk I/O unless said otherwise; async callers run them where blocking is
 //! allowed.
 
+mod hints;
+mod local;
 mod maintenance;
+mod peers;
 mod read;
 mod recovery;
 mod schema;
+mod schema_change;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,9 +47,11 @@ use crate::compaction::{self, CompactionEnv};
 use crate::dht::Partitioner;
 use crate::error::{Result, StorageError};
 use crate::schema::{KeyspaceDef, Schema};
-use crate::system::{self, SystemState};
+use crate::system::{self, schema_tables, SystemState};
 
 pub use crate::commitlog::SyncMode;
+pub use crate::system::{LocalState, PeerInfo};
+pub use hints::Hint;
 pub use maintenance::{CacheStats, CfStats};
 pub use write::Durable;
 
@@ -104,9 +115,13 @@ struct Inner {
     /// records in the old memtable from those in the new one. Always taken before any column
     /// family lock.
     switch_lock: RwLock<()>,
-    /// The schema and the stores; copy-on-write under this lock. `state_lock` serializes changes
-    /// and saving of the system state.
+    /// The schema and the stores; copy-on-write under this lock.
     stores: RwLock<Stores>,
+    /// Held by one schema change or merge from its start to its end (see `schema_change` for
+    /// the lock order).
+    schema_lock: Mutex<()>,
+    /// What `system.local` says; taken briefly, never while taking another lock but
+    /// `last_system_timestamp`.
     state_lock: Mutex<SystemState>,
     last_system_timestamp: Mutex<i64>,
     flush_tx: Mutex<mpsc::Sender<Work>>,
@@ -147,22 +162,30 @@ impl Storage {
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
         let (replayed_system, _) = recovery::replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
-        let (mut state, newest_system_write) = recovery::load_system_state(&stores)?;
+        let recovery::LoadedSystem { state, schema: decoded, newest_write } = recovery::load_system_state(&stores)?;
         let first_start = !state.bootstrapped;
         if first_start {
             for ks in &config.initial_keyspaces {
                 ks.validate().map_err(StorageError::InvalidSchema)?;
-                state.schema.keyspaces.insert(ks.name.clone(), ks.clone());
             }
-            state.schema.version = Uuid::new_v4();
-            state.bootstrapped = true;
         }
-        state.schema.keyspaces.insert(system_def.name.clone(), system_def);
-        stores.schema = state.schema.clone();
-        for ks in state.schema.keyspaces.values().filter(|k| k.name != system::KEYSPACE) {
-            for cf in &ks.cf_defs {
-                recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
-            }
+        // Keyspaces still in the old layout have data to replay too; they are converted below.
+        let mut keyspaces = decoded.keyspaces;
+        for ks in &decoded.legacy {
+            keyspaces.entry(ks.name.clone()).or_insert_with(|| ks.clone());
+        }
+        let version = schema_tables::schema_version(&keyspaces)?;
+        keyspaces.insert(system_def.name.clone(), system_def);
+        stores.schema = Schema { keyspaces, version };
+        let user_cfs: Vec<_> = stores
+            .schema
+            .keyspaces
+            .values()
+            .filter(|k| k.name != system::KEYSPACE)
+            .flat_map(|k| k.cf_defs.iter().cloned())
+            .collect();
+        for cf in user_cfs {
+            recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf, &cache)?));
         }
         // Pass 2 replays everything else, skipping what SSTables or a truncate already cover.
         let (replayed, report) =
@@ -184,8 +207,9 @@ impl Storage {
             cache,
             switch_lock: RwLock::new(()),
             stores: RwLock::new(stores),
+            schema_lock: Mutex::new(()),
             state_lock: Mutex::new(state),
-            last_system_timestamp: Mutex::new(newest_system_write.max(0)),
+            last_system_timestamp: Mutex::new(newest_write.max(0)),
             flush_tx: Mutex::new(flush_tx),
             compaction_tx: Mutex::new(compaction_tx),
             workers: Mutex::new(Vec::new()),
@@ -194,12 +218,20 @@ impl Storage {
         });
         let storage = Storage { inner };
 
-        if first_start {
-            let state = storage.inner.state_lock.lock().clone();
-            let keyspaces: Vec<&KeyspaceDef> =
-                state.schema.keyspaces.values().filter(|k| k.name != system::KEYSPACE).collect();
-            storage.persist_system(keyspaces.into_iter(), &[], &state)?;
+        {
+            let _schema = storage.inner.schema_lock.lock();
+            storage.convert_legacy_schema(&decoded.legacy)?;
+            if first_start {
+                let initial = storage.inner.config.initial_keyspaces.clone();
+                storage.change_schema_locked(|s| {
+                    for ks in initial {
+                        s.keyspaces.insert(ks.name.clone(), ks);
+                    }
+                    Ok(())
+                })?;
+            }
         }
+        storage.start_local_state()?;
         // Everything replayed goes to SSTables before the old segments are removed.
         for store in storage.all_stores() {
             storage.flush_store(&store)?;

@@ -18,6 +18,7 @@ use crate::filter::ReadFilter;
 use crate::mutation::decode_record;
 use crate::schema::CfDef;
 use crate::sstable::{self, SsTableReader};
+use crate::system::schema_tables::{self, DecodedSchema};
 use crate::system::{self, SystemState};
 
 pub(super) fn add_store(stores: &mut Stores, store: Arc<ColumnFamilyStore>) {
@@ -68,9 +69,17 @@ pub(super) fn replay_into(
     Ok((replayed, report))
 }
 
-/// Reads the schema and node state from the (replayed) system keyspace, with the newest
-/// timestamp found there (later system writes must be newer, even if the clock went back).
-pub(super) fn load_system_state(stores: &Stores) -> Result<(SystemState, i64)> {
+/// What the (replayed) system keyspace says at start.
+pub(super) struct LoadedSystem {
+    pub state: SystemState,
+    pub schema: DecodedSchema,
+    /// The newest timestamp found in the schema tables and the local row: later system writes
+    /// must be newer, even if the clock went back.
+    pub newest_write: i64,
+}
+
+/// Reads the schema and node state from the (replayed) system keyspace.
+pub(super) fn load_system_state(stores: &Stores) -> Result<LoadedSystem> {
     let store_of = |cf: &str| {
         stores
             .by_name
@@ -79,28 +88,45 @@ pub(super) fn load_system_state(stores: &Stores) -> Result<(SystemState, i64)> {
             .cloned()
             .ok_or_else(|| StorageError::UnknownColumnFamily { keyspace: system::KEYSPACE.into(), cf: cf.into() })
     };
-    let now = now_seconds();
     let mut newest = i64::MIN;
-    let mut read_all = |cf: &str| -> Result<Vec<(Vec<u8>, Vec<Cell>)>> {
-        let store = store_of(cf)?;
-        let mut rows = Vec::new();
-        for item in store.scan(&KeyBound::Unbounded)? {
-            let (key, row) = item?;
-            newest = newest
-                .max(row.deletion.marked_at)
-                .max(row.cells.iter().map(|c| c.timestamp).max().unwrap_or(i64::MIN))
-                .max(row.range_tombstones.iter().map(|r| r.deletion.marked_at).max().unwrap_or(i64::MIN));
-            rows.push((key.key, crate::filter::collect_live(&store.cmp, &row, &ReadFilter::all(), now)));
-        }
-        Ok(rows)
-    };
-    let keyspaces = read_all(system::SCHEMA_CF)?;
-    let local = read_all(system::LOCAL_CF)?
+    let schema = read_schema_tables(
+        &store_of(system::SCHEMA_KEYSPACES_CF)?,
+        &store_of(system::SCHEMA_COLUMNFAMILIES_CF)?,
+        &mut newest,
+    )?;
+    let local = live_rows(&store_of(system::LOCAL_CF)?, &mut newest)?
         .into_iter()
         .find(|(key, _)| key == system::LOCAL_KEY)
         .map(|(_, cells)| cells)
         .unwrap_or_default();
-    Ok((system::decode_state(keyspaces, local)?, newest))
+    Ok(LoadedSystem { state: system::local::decode_local(local)?, schema, newest_write: newest })
+}
+
+/// The schema the schema tables hold; raises `newest` to the newest timestamp seen there.
+pub(super) fn read_schema_tables(
+    keyspaces: &Arc<ColumnFamilyStore>,
+    column_families: &Arc<ColumnFamilyStore>,
+    newest: &mut i64,
+) -> Result<DecodedSchema> {
+    let keyspace_rows = live_rows(keyspaces, newest)?;
+    let cf_rows = live_rows(column_families, newest)?;
+    Ok(schema_tables::decode_schema(keyspace_rows, cf_rows))
+}
+
+/// Every row of a (small) system column family as its live cells; raises `newest` to the newest
+/// timestamp of any cell or tombstone.
+fn live_rows(store: &Arc<ColumnFamilyStore>, newest: &mut i64) -> Result<Vec<(Vec<u8>, Vec<Cell>)>> {
+    let now = now_seconds();
+    let mut rows = Vec::new();
+    for item in store.scan(&KeyBound::Unbounded)? {
+        let (key, row) = item?;
+        *newest = (*newest)
+            .max(row.deletion.marked_at)
+            .max(row.cells.iter().map(|c| c.timestamp).max().unwrap_or(i64::MIN))
+            .max(row.range_tombstones.iter().map(|r| r.deletion.marked_at).max().unwrap_or(i64::MIN));
+        rows.push((key.key, crate::filter::collect_live(&store.cmp, &row, &ReadFilter::all(), now)));
+    }
+    Ok(rows)
 }
 
 /// Opens a column family's directory: removes leftovers of unfinished writes and SSTables a
