@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 use storage::dht::{Partitioner, Token};
@@ -62,6 +63,8 @@ pub struct Membership {
     replica_maps: Mutex<HashMap<String, CachedMap>>,
     /// Peers the failure detector holds alive (this node is always alive to itself).
     alive: RwLock<HashSet<Endpoint>>,
+    /// When each peer known to be down was last seen going down (for the hint window).
+    down_since: RwLock<HashMap<Endpoint, Instant>>,
     peers: RwLock<BTreeMap<Endpoint, PeerInfo>>,
 }
 
@@ -88,6 +91,7 @@ impl Membership {
             ring_version: AtomicU64::new(1),
             replica_maps: Mutex::new(HashMap::new()),
             alive: RwLock::new(HashSet::new()),
+            down_since: RwLock::new(HashMap::new()),
             peers: RwLock::new(BTreeMap::new()),
         }
     }
@@ -161,10 +165,17 @@ impl Membership {
         }
         let mut set = self.alive.write();
         if alive {
+            self.down_since.write().remove(&ep);
             set.insert(ep)
         } else {
+            self.down_since.write().entry(ep).or_insert_with(Instant::now);
             set.remove(&ep)
         }
+    }
+
+    /// How long `ep` has been known to be down (None if up, or never seen up or down).
+    pub fn down_for(&self, ep: Endpoint) -> Option<Duration> {
+        self.down_since.read().get(&ep).map(|since| since.elapsed())
     }
 
     /// Every node of the ring and every known peer, this node included, in address order.

@@ -11,6 +11,7 @@
 //! RangeSlice            keyspace cf start:bound end:bound filter max_rows:u32
 //! RangeSlice reply      count:u32 (token key row)*
 //! Truncate              keyspace cf
+//! SchemaPush / reply of SchemaPull   count:u32 (mutation as above, u32-length-prefixed)*
 //! filter                reversed:u8 count:u64 unit:u8 ranges:u32 (low high)*
 //! bound                 0 (unbounded) | 1 token key inclusive:u8 | 2 token inclusive:u8
 //! ```
@@ -311,6 +312,28 @@ pub fn decode_truncate(bytes: &[u8]) -> Result<(String, String), PayloadError> {
     finish(&r, (keyspace, cf))
 }
 
+// ----- schema -----
+
+/// Schema rows (the engine's schema mutations), as pushed or pulled between nodes.
+pub fn encode_mutations(mutations: &[RowMutation]) -> Vec<u8> {
+    let mut out = begin();
+    out.extend_from_slice(&(mutations.len() as u32).to_be_bytes());
+    for m in mutations {
+        put_long(&mut out, &encode_mutation(m));
+    }
+    out
+}
+
+pub fn decode_mutations(bytes: &[u8]) -> Result<Vec<RowMutation>, PayloadError> {
+    let mut r = open(bytes)?;
+    let n = r.u32()? as usize;
+    let mut out = Vec::with_capacity(n.min(r.remaining() / 8));
+    for _ in 0..n {
+        out.push(decode_mutation(r.long_bytes()?)?);
+    }
+    finish(&r, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,7 +357,7 @@ mod tests {
         let mut m = RowMutation::new("ks", b"key".to_vec());
         *m.row_mut("cf") = row();
         *m.row_mut("other") = Row::new();
-        assert_eq!(decode_mutation(&encode_mutation(&m)), Ok(m));
+        assert_eq!(decode_mutation(&encode_mutation(&m)), Ok(m.clone()));
 
         let filter = ReadFilter {
             ranges: vec![(b"a".to_vec(), Vec::new())],
@@ -367,6 +390,8 @@ mod tests {
         let rows = vec![(key, row()), (DecoratedKey::new(Token(vec![3]), b"j".to_vec()), Row::new())];
         assert_eq!(decode_rows(&encode_rows(&rows)), Ok(rows));
         assert_eq!(decode_truncate(&encode_truncate("ks", "cf")), Ok(("ks".to_string(), "cf".to_string())));
+        let schema = vec![m.clone(), RowMutation::new("system", b"other".to_vec())];
+        assert_eq!(decode_mutations(&encode_mutations(&schema)), Ok(schema));
     }
 
     #[test]
@@ -406,6 +431,7 @@ mod tests {
             let _ = decode_range(&bytes);
             let _ = decode_rows(&bytes);
             let _ = decode_truncate(&bytes);
+            let _ = decode_mutations(&bytes);
         }
     }
 }

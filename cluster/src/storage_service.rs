@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use storage::dht::{Partitioner, Token};
 use storage::engine::Storage;
+use storage::system::PeerInfo;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
@@ -29,6 +30,7 @@ use crate::gossip::{
 };
 use crate::membership::Membership;
 use crate::net::{MessagingService, Responder, Verb, VerbHandler};
+use crate::schema_sync::SchemaSync;
 use crate::token_metadata::{choose_token, random_tokens};
 use crate::Endpoint;
 
@@ -45,6 +47,8 @@ pub struct Announcement {
     pub rpc_address: String,
     pub host_id: String,
     pub release_version: String,
+    /// KB/s of hints replayed to a node that came back (HintedHandoffThrottleInKB; 0 = no limit).
+    pub hint_throttle_kb: u32,
 }
 
 pub struct StorageService {
@@ -52,6 +56,9 @@ pub struct StorageService {
     messaging: Arc<MessagingService>,
     storage: Storage,
     gossiper: Mutex<Gossiper>,
+    schema: Arc<SchemaSync>,
+    /// The schema version last announced in gossip.
+    announced_schema: Mutex<String>,
     stop: watch::Sender<bool>,
 }
 
@@ -79,19 +86,42 @@ impl StorageService {
         gossiper.add_local_state(ApplicationState::RpcAddress, me.rpc_address.clone());
         gossiper.add_local_state(ApplicationState::HostId, me.host_id.clone());
         gossiper.add_local_state(ApplicationState::ReleaseVersion, me.release_version.clone());
-        gossiper.add_local_state(ApplicationState::SchemaVersion, storage.schema_version().to_string());
+        let schema_version = storage.schema_version().to_string();
+        gossiper.add_local_state(ApplicationState::SchemaVersion, schema_version.clone());
         gossiper.add_local_state(ApplicationState::Load, storage.load_bytes().to_string());
         let (stop, _) = watch::channel(false);
-        let service = Arc::new(StorageService { membership, messaging, storage, gossiper: Mutex::new(gossiper), stop });
+        restore_peers(&storage, &membership, &mut gossiper);
+        let schema = SchemaSync::register(storage.clone(), messaging.clone());
+        let service = Arc::new(StorageService {
+            membership,
+            messaging,
+            storage,
+            gossiper: Mutex::new(gossiper),
+            schema,
+            announced_schema: Mutex::new(schema_version),
+            stop,
+        });
         for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
             service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
         }
         tokio::spawn(gossip_loop(Arc::downgrade(&service), service.stop.subscribe()));
+        tokio::spawn(crate::hints::delivery_loop(
+            service.storage.clone(),
+            service.messaging.clone(),
+            service.membership.clone(),
+            me.hint_throttle_kb,
+            service.stop.subscribe(),
+        ));
         service
     }
 
     pub fn membership(&self) -> &Arc<Membership> {
         &self.membership
+    }
+
+    /// How schema changes spread (the coordinator pushes its changes through it).
+    pub fn schema_sync(&self) -> &Arc<SchemaSync> {
+        &self.schema
     }
 
     /// Learns the ring from the seeds for at most `wait` (until a seed answered and two more
@@ -131,9 +161,15 @@ impl StorageService {
         info!(tokens = tokens.len(), "joined the ring as a normal member");
     }
 
-    /// Tells the cluster this node's schema version (after a schema change).
-    pub fn announce_schema_version(&self, version: &str) {
-        self.gossiper.lock().add_local_state(ApplicationState::SchemaVersion, version.to_string());
+    /// Tells the cluster this node's schema version when it changed (a local change, or a merge
+    /// of another node's rows).
+    fn announce_schema_version(&self) {
+        let version = self.storage.schema_version().to_string();
+        let mut announced = self.announced_schema.lock();
+        if *announced != version {
+            self.gossiper.lock().add_local_state(ApplicationState::SchemaVersion, version.clone());
+            *announced = version;
+        }
     }
 
     /// Announces this node's shutdown to its live peers (they mark it down at once) and stops
@@ -145,6 +181,7 @@ impl StorageService {
     }
 
     fn tick(&self) {
+        self.announce_schema_version();
         let (out, events) = self.gossiper.lock().tick(Instant::now());
         self.send(out);
         self.apply(events);
@@ -184,6 +221,9 @@ impl StorageService {
                     if self.membership.set_alive(ep, true) {
                         info!(%ep, "node is up");
                     }
+                    if let Some(version) = self.membership.peer(ep).and_then(|p| p.schema_version) {
+                        self.schema.on_peer_version(ep, &version);
+                    }
                 }
                 GossipEvent::Dead { ep } => {
                     if self.membership.set_alive(ep, false) {
@@ -200,6 +240,9 @@ impl StorageService {
     fn on_change(&self, ep: Endpoint, state: ApplicationState, value: String) {
         if ep == self.membership.local() {
             return;
+        }
+        if state != ApplicationState::Load {
+            self.save_peer(ep);
         }
         match state {
             ApplicationState::Status | ApplicationState::Tokens => self.update_ring_member(ep),
@@ -220,7 +263,12 @@ impl StorageService {
             ApplicationState::HostId => self.membership.update_peer(ep, |p| p.host_id = Some(value)),
             ApplicationState::ReleaseVersion => self.membership.update_peer(ep, |p| p.release_version = Some(value)),
             ApplicationState::Load => self.membership.update_peer(ep, |p| p.load = value.parse().ok()),
-            ApplicationState::SchemaVersion => self.membership.update_peer(ep, |p| p.schema_version = Some(value)),
+            ApplicationState::SchemaVersion => {
+                if self.membership.is_alive(ep) {
+                    self.schema.on_peer_version(ep, &value);
+                }
+                self.membership.update_peer(ep, |p| p.schema_version = Some(value));
+            }
             _ => {}
         }
     }
@@ -257,6 +305,8 @@ impl StorageService {
             Some(Status::Left { .. }) | Some(Status::Removed { .. }) => {
                 self.membership.update_ring(|ring| ring.remove_endpoint(ep));
                 self.membership.forget_peer(ep);
+                let storage = self.storage.clone();
+                tokio::task::spawn_blocking(move || storage.remove_peer(&ep.to_string()));
                 info!(%ep, "node left the ring");
             }
             Some(Status::Shutdown) => {
@@ -264,6 +314,32 @@ impl StorageService {
             }
             _ => {}
         }
+    }
+
+    /// Saves what gossip says of `ep` in `system.peers`, so a restart knows the ring at once.
+    fn save_peer(&self, ep: Endpoint) {
+        let info = {
+            let g = self.gossiper.lock();
+            let Some(s) = g.endpoint_state(&ep) else { return };
+            let value = |a| s.value(a).map(str::to_string);
+            PeerInfo {
+                tokens: value(ApplicationState::Tokens)
+                    .map(|t| serde_json::from_str::<Vec<String>>(&t).unwrap_or_default())
+                    .unwrap_or_default(),
+                data_center: value(ApplicationState::Dc),
+                rack: value(ApplicationState::Rack),
+                rpc_address: value(ApplicationState::RpcAddress),
+                host_id: value(ApplicationState::HostId).and_then(|v| v.parse().ok()),
+                schema_version: value(ApplicationState::SchemaVersion).and_then(|v| v.parse().ok()),
+                release_version: value(ApplicationState::ReleaseVersion),
+            }
+        };
+        let storage = self.storage.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = storage.save_peer(&ep.to_string(), &info) {
+                warn!(%ep, error = %e, "cannot save a peer's state");
+            }
+        });
     }
 
     /// Republishes this node's load.
@@ -278,6 +354,57 @@ impl StorageService {
         g.endpoint_states()
             .map(|(ep, s)| (*ep, s.states.iter().map(|(k, v)| (*k, v.value.clone())).collect()))
             .collect()
+    }
+}
+
+/// Puts the peers saved at an earlier run back into the ring and gossip: known, but down until
+/// they answer.
+fn restore_peers(storage: &Storage, membership: &Membership, gossiper: &mut Gossiper) {
+    let peers = match storage.peers() {
+        Ok(peers) => peers,
+        Err(e) => {
+            warn!(error = %e, "cannot read saved peers; learning the ring from gossip");
+            return;
+        }
+    };
+    let partitioner = membership.partitioner();
+    for (key, peer) in peers {
+        let Ok(ep) = key.parse::<Endpoint>() else { continue };
+        if ep == membership.local() {
+            continue;
+        }
+        let tokens: Vec<Token> = peer.tokens.iter().filter_map(|t| partitioner.token_from_string(t).ok()).collect();
+        if !tokens.is_empty() {
+            if let Err(e) = membership.update_ring(|ring| ring.update_normal_tokens(ep, tokens.clone())) {
+                warn!(%ep, error = %e, "cannot restore a saved peer's tokens");
+            }
+        }
+        if let (Some(dc), Some(rack)) = (&peer.data_center, &peer.rack) {
+            membership.set_location(ep, dc, rack);
+        }
+        membership.update_peer(ep, |p| {
+            p.rpc_address = peer.rpc_address.clone();
+            p.host_id = peer.host_id.map(|h| h.to_string());
+            p.release_version = peer.release_version.clone();
+            p.schema_version = peer.schema_version.map(|v| v.to_string());
+        });
+        membership.set_alive(ep, false);
+        let mut states = BTreeMap::new();
+        states.insert(ApplicationState::Tokens, encode_tokens(partitioner, &tokens));
+        states.insert(ApplicationState::Status, Status::Normal.to_string());
+        for (state, value) in [
+            (ApplicationState::Dc, peer.data_center),
+            (ApplicationState::Rack, peer.rack),
+            (ApplicationState::RpcAddress, peer.rpc_address),
+            (ApplicationState::HostId, peer.host_id.map(|h| h.to_string())),
+            (ApplicationState::ReleaseVersion, peer.release_version),
+        ] {
+            if let Some(value) = value {
+                states.insert(state, value);
+            }
+        }
+        gossiper.add_saved_endpoint(ep, states, Instant::now());
+        debug!(%ep, "restored a saved peer");
     }
 }
 

@@ -9,7 +9,7 @@ use cluster::executor::Executor;
 use cluster::membership::{LocalInfo, Membership};
 use cluster::net::{MessagingService, NetConfig, Timeouts};
 use cluster::snitch;
-use cluster::storage_service::{decode_tokens, encode_tokens, Announcement, StorageService};
+use cluster::storage_service::{Announcement, StorageService};
 use storage::dht::{Partitioner, Token};
 use storage::engine::{Storage, StorageConfig, SyncMode};
 use tokio::net::TcpListener;
@@ -84,8 +84,10 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
 
     info!(config = %config_path.display(), cluster = %config.cluster_name, endpoint = %local, "starting sibyl");
     let storage = Storage::open(storage_config(&config, partitioner))?;
-    let saved = saved_tokens(&storage, partitioner)?;
-    let host_id = host_id(&storage, &config);
+    storage.check_cluster_name(&config.cluster_name)?;
+    let state = storage.local_state();
+    let saved = saved_tokens(&state.tokens, partitioner)?;
+    let host_id = state.host_id.to_string();
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;
     let addr = format!("{}:{}", config.thrift_address, config.thrift_port);
@@ -111,18 +113,19 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         let announcement = Announcement {
             cluster_name: config.cluster_name.clone(),
             seeds: config.seed_endpoints.clone(),
-            generation: generation(),
+            generation: state.generation,
             phi_convict_threshold: config.phi_convict_threshold as f64,
             rpc_address: config.thrift_address.clone(),
             host_id,
             release_version: env!("CARGO_PKG_VERSION").to_string(),
+            hint_throttle_kb: config.hinted_handoff_throttle_kb,
         };
         let service = StorageService::start(storage.clone(), membership.clone(), messaging.clone(), &announcement);
         let tokens = match saved {
             Some(tokens) => tokens,
             None => {
                 let tokens = first_tokens(&config, partitioner, &service).await?;
-                storage.save_token(encode_tokens(partitioner, &tokens))?;
+                storage.save_tokens(tokens.iter().map(|t| partitioner.token_to_string(t)).collect())?;
                 tokens
             }
         };
@@ -134,7 +137,14 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             hinted_handoff: config.hinted_handoff_enabled,
             max_hint_window: Duration::from_millis(config.max_hint_window_ms),
         };
-        let coordinator = Coordinator::new(storage.clone(), executor, membership, messaging.clone(), settings);
+        let coordinator = Coordinator::new(
+            storage.clone(),
+            executor,
+            membership,
+            messaging.clone(),
+            service.schema_sync().clone(),
+            settings,
+        );
         let node = Arc::new(Node {
             storage: storage.clone(),
             coordinator: coordinator.clone(),
@@ -174,18 +184,17 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
 }
 
 /// The tokens this node took on an earlier start, if any.
-fn saved_tokens(storage: &Storage, partitioner: Partitioner) -> Result<Option<Vec<Token>>, StartupError> {
-    let Some(saved) = storage.saved_token() else { return Ok(None) };
-    if saved.starts_with('[') {
-        let tokens = decode_tokens(partitioner, &saved);
-        if tokens.is_empty() {
-            return Err(StartupError::Partitioner(format!("saved tokens {saved:?} do not parse")));
-        }
-        return Ok(Some(tokens));
+fn saved_tokens(saved: &[String], partitioner: Partitioner) -> Result<Option<Vec<Token>>, StartupError> {
+    if saved.is_empty() {
+        return Ok(None);
     }
-    // A single token, as nodes saved it before virtual nodes.
-    let token = partitioner.token_from_string(&saved).map_err(|e| StartupError::Partitioner(e.to_string()))?;
-    Ok(Some(vec![token]))
+    let tokens = saved
+        .iter()
+        .map(|t| {
+            partitioner.token_from_string(t).map_err(|e| StartupError::Partitioner(format!("saved token {t:?}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(tokens))
 }
 
 /// A first start's tokens: `InitialToken` (a comma-separated list for several), else chosen
@@ -209,21 +218,6 @@ async fn first_tokens(
     let tokens = service.choose_tokens(config.num_tokens.max(1) as usize, wait).await;
     info!(tokens = ?tokens.iter().map(|t| partitioner.token_to_string(t)).collect::<Vec<_>>(), "chose tokens");
     Ok(tokens)
-}
-
-/// This start's gossip generation: seconds since the Unix epoch, so a restart is always newer.
-fn generation() -> i32 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    i32::try_from(now).unwrap_or(i32::MAX)
-}
-
-/// A stable id for this node: the MD5 of its data directory and listen endpoint, shaped as a
-/// version-3 UUID.
-fn host_id(storage: &Storage, config: &Config) -> String {
-    use md5::Digest;
-    let seed = format!("{}|{}", storage.data_dir().display(), config.listen_endpoint);
-    let digest: [u8; 16] = md5::Md5::digest(seed.as_bytes()).into();
-    uuid::Builder::from_md5_bytes(digest).into_uuid().to_string()
 }
 
 async fn wait_for_signal() {

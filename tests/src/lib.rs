@@ -144,6 +144,12 @@ pub struct Config {
     /// More node-level elements, verbatim (e.g. `<ThriftMaxMessageLengthInMB>1</ThriftMaxMessageLengthInMB>`).
     pub extra_xml: String,
     pub commit_log_sync_period_ms: u32,
+    /// The node's address (ListenAddress, ThriftAddress, AdminAddress); default 127.0.0.1.
+    pub ip: [u8; 4],
+    /// `<Seed>` entries; empty means this node alone (its own storage endpoint).
+    pub seeds: Vec<String>,
+    /// `InitialToken`, empty for none.
+    pub initial_token: String,
 }
 
 impl Default for Config {
@@ -154,6 +160,9 @@ impl Default for Config {
             keyspaces_xml: String::new(),
             extra_xml: String::new(),
             commit_log_sync_period_ms: 1000,
+            ip: [127, 0, 0, 1],
+            seeds: Vec::new(),
+            initial_token: String::new(),
         }
     }
 }
@@ -184,8 +193,25 @@ impl Config {
         self
     }
 
+    pub fn partitioner(mut self, class: impl Into<String>) -> Config {
+        self.partitioner = class.into();
+        self
+    }
+
+    /// The address as a string (`127.0.0.K`).
+    pub fn address(&self) -> String {
+        let [a, b, c, d] = self.ip;
+        format!("{a}.{b}.{c}.{d}")
+    }
+
     /// The whole file for a node rooted at `dir`.
     pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16, admin_port: u16) -> String {
+        let address = self.address();
+        let seeds = if self.seeds.is_empty() {
+            format!("    <Seed>{address}:{storage_port}</Seed>")
+        } else {
+            self.seeds.iter().map(|s| format!("    <Seed>{s}</Seed>")).collect::<Vec<_>>().join("\n")
+        };
         let keyspaces = if self.keyspaces_xml.trim().is_empty() {
             "  <Keyspaces/>".to_string()
         } else {
@@ -197,19 +223,20 @@ impl Config {
   <ClusterName>{cluster}</ClusterName>
   <AutoBootstrap>false</AutoBootstrap>
   <Partitioner>{partitioner}</Partitioner>
-  <InitialToken></InitialToken>
+  <InitialToken>{initial_token}</InitialToken>
   <CommitLogDirectory>{dir}/commitlog</CommitLogDirectory>
   <DataFileDirectories>
     <DataFileDirectory>{dir}/data</DataFileDirectory>
   </DataFileDirectories>
   <SavedCachesDirectory>{dir}/saved_caches</SavedCachesDirectory>
   <Seeds>
-    <Seed>127.0.0.1</Seed>
+{seeds}
   </Seeds>
-  <ListenAddress>127.0.0.1</ListenAddress>
+  <ListenAddress>{address}</ListenAddress>
   <StoragePort>{storage_port}</StoragePort>
-  <ThriftAddress>127.0.0.1</ThriftAddress>
+  <ThriftAddress>{address}</ThriftAddress>
   <ThriftPort>{thrift_port}</ThriftPort>
+  <AdminAddress>{address}</AdminAddress>
   <AdminPort>{admin_port}</AdminPort>
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>{sync}</CommitLogSyncPeriodInMS>
@@ -222,6 +249,7 @@ impl Config {
             dir = xml_escape(&dir.display().to_string()),
             sync = self.commit_log_sync_period_ms,
             extra = self.extra_xml,
+            initial_token = xml_escape(&self.initial_token),
         )
     }
 }
@@ -249,8 +277,64 @@ pub fn keyspace_xml(name: &str, column_families: &[&str]) -> String {
 
 /// A port that was free a moment ago on 127.0.0.1.
 pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    free_port_on([127, 0, 0, 1])
+}
+
+/// A port that was free a moment ago on `ip`.
+pub fn free_port_on(ip: [u8; 4]) -> u16 {
+    let l = TcpListener::bind(SocketAddr::from((ip, 0))).unwrap_or_else(|e| panic!("bind {ip:?}:0: {e}"));
     l.local_addr().expect("local_addr").port()
+}
+
+/// A cluster node's ports on its own address.
+#[derive(Clone, Copy, Debug)]
+pub struct Ports {
+    pub thrift: u16,
+    pub storage: u16,
+    pub admin: u16,
+}
+
+impl Ports {
+    /// Ports that were free a moment ago on `ip`.
+    pub fn free_on(ip: [u8; 4]) -> Ports {
+        Ports { thrift: free_port_on(ip), storage: free_port_on(ip), admin: free_port_on(ip) }
+    }
+}
+
+/// Starts `n` nodes on 127.0.0.1 … 127.0.0.n, each with `config(i)` (0-based) made a member of
+/// one cluster: node 1 is every node's seed. Returns once each node serves Thrift clients (the
+/// others may not have heard of it yet: see [`wait_for_ring`]).
+pub fn start_cluster(n: usize, config: impl Fn(usize) -> Config) -> Vec<Node> {
+    let ips: Vec<[u8; 4]> = (0..n).map(|i| [127, 0, 0, (i + 1) as u8]).collect();
+    let ports: Vec<Ports> = ips.iter().map(|ip| Ports::free_on(*ip)).collect();
+    let seed = format!("127.0.0.1:{}", ports[0].storage);
+    let mut nodes = Vec::with_capacity(n);
+    for (i, (ip, ports)) in ips.into_iter().zip(ports).enumerate() {
+        let c = Config { ip, seeds: vec![seed.clone()], ..config(i) };
+        nodes.push(Node::start_at(c, ports));
+    }
+    nodes
+}
+
+/// Evenly spaced RandomPartitioner tokens for `n` nodes.
+pub fn random_partitioner_tokens(n: usize) -> Vec<String> {
+    // 2^127 / n * i, computed in u128.
+    let step = (1u128 << 127) / n as u128;
+    (0..n).map(|i| (step * i as u128).to_string()).collect()
+}
+
+/// Waits until every node's `sibyltool status` lists `n` nodes up (bounded by `limit`).
+pub fn wait_for_ring(nodes: &[Node], n: usize, limit: Duration) {
+    let ok = eventually(limit, || {
+        nodes.iter().all(|node| {
+            let run = node.tool(&["status"]);
+            run.code == Some(0) && run.stdout.lines().filter(|l| l.starts_with("UN ")).count() == n
+        })
+    });
+    if !ok {
+        let views: Vec<String> = nodes.iter().map(|node| node.tool(&["status"]).stdout).collect();
+        panic!("the nodes did not all see {n} nodes up within {limit:?}:\n{}", views.join("\n"));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,6 +348,8 @@ pub struct Node {
     child: Option<Child>,
     port: u16,
     admin_port: u16,
+    /// Ports kept across restarts (a cluster node's identity is its address and storage port).
+    fixed_ports: Option<Ports>,
     log_path: PathBuf,
     /// Log of earlier runs of this node (before restarts), kept for failure reports.
     earlier_logs: String,
@@ -287,9 +373,66 @@ impl Node {
             std::fs::write(dir.path().join(name), content).expect("write a file next to the config");
         }
         let log_path = dir.path().join("sibyl.log");
-        let mut node = Node { dir, config, child: None, port: 0, admin_port: 0, log_path, earlier_logs: String::new() };
+        let mut node = Node {
+            dir,
+            config,
+            child: None,
+            port: 0,
+            admin_port: 0,
+            fixed_ports: None,
+            log_path,
+            earlier_logs: String::new(),
+        };
         node.launch();
         node
+    }
+
+    /// Starts a node of a cluster with fixed `ports` (kept across restarts); panics with the log
+    /// if it does not come up.
+    pub fn start_at(config: Config, ports: Ports) -> Node {
+        let dir = tempfile::Builder::new().prefix("sibyl-e2e-").tempdir().expect("create a temporary directory");
+        for sub in ["data", "commitlog", "saved_caches"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("create node subdirectory");
+        }
+        let log_path = dir.path().join("sibyl.log");
+        let mut node = Node {
+            dir,
+            config,
+            child: None,
+            port: ports.thrift,
+            admin_port: ports.admin,
+            fixed_ports: Some(ports),
+            log_path,
+            earlier_logs: String::new(),
+        };
+        node.launch();
+        node
+    }
+
+    /// This node's internode endpoint (`ip:storage port`), as seeds and other nodes name it.
+    pub fn storage_endpoint(&self) -> String {
+        let port = self.fixed_ports.map_or(0, |p| p.storage);
+        format!("{}:{port}", self.config.address())
+    }
+
+    pub fn address(&self) -> String {
+        self.config.address()
+    }
+
+    /// Sends SIGSTOP: the process stays, but answers nothing until [`Node::resume`].
+    pub fn pause(&mut self) {
+        self.signal("-STOP");
+    }
+
+    /// Sends SIGCONT after [`Node::pause`].
+    pub fn resume(&mut self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&mut self, signal: &str) {
+        let Some(child) = self.child.as_ref() else { panic!("signal {signal}: the node is not running") };
+        let status = Command::new("kill").args([signal, &child.id().to_string()]).status();
+        assert!(matches!(status, Ok(s) if s.success()), "kill {signal}: {status:?}");
     }
 
     /// Starts a node, creates `keyspace` with `cf_defs` over Thrift and returns a client in it.
@@ -327,13 +470,14 @@ impl Node {
     /// Runs `sibyltool -h 127.0.0.1 -p <admin port> ARGS` (see [`run_sibyltool`]).
     pub fn tool(&self, args: &[&str]) -> ToolRun {
         let port = self.admin_port.to_string();
-        let mut all = vec!["-h", "127.0.0.1", "-p", port.as_str()];
+        let host = self.config.address();
+        let mut all = vec!["-h", host.as_str(), "-p", port.as_str()];
         all.extend_from_slice(args);
         run_sibyltool(self.dir.path(), &all)
     }
 
     pub fn addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
+        SocketAddr::from((self.config.ip, self.port))
     }
 
     pub fn is_running(&mut self) -> bool {
@@ -363,9 +507,14 @@ impl Node {
     fn launch(&mut self) {
         const ATTEMPTS: usize = 3;
         for attempt in 1..=ATTEMPTS {
-            self.port = free_port();
-            self.admin_port = free_port();
-            let storage_port = free_port();
+            let storage_port = match self.fixed_ports {
+                Some(p) => p.storage,
+                None => {
+                    self.port = free_port_on(self.config.ip);
+                    self.admin_port = free_port_on(self.config.ip);
+                    free_port_on(self.config.ip)
+                }
+            };
             let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port);
             std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
             // Keep what earlier runs logged; each run starts a fresh log file.
@@ -393,7 +542,7 @@ impl Node {
                 Err(status) => {
                     let log = self.log();
                     let port_taken = log.contains("cannot listen") || log.contains("Address already in use");
-                    if port_taken && attempt < ATTEMPTS {
+                    if port_taken && attempt < ATTEMPTS && self.fixed_ports.is_none() {
                         continue;
                     }
                     panic!(

@@ -38,6 +38,7 @@ use crate::membership::{LocalInfo, Membership};
 use crate::net::{MessagingService, Timeouts};
 use crate::replica::Replica;
 use crate::replication::ReplicaMap;
+use crate::schema_sync::SchemaSync;
 use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
 
@@ -137,6 +138,8 @@ pub struct Coordinator {
     membership: Arc<Membership>,
     /// None for a coordinator that never talks to other nodes (a single node on its own).
     messaging: Option<Arc<MessagingService>>,
+    /// How this node's schema changes reach the others (None without messaging).
+    schema: Option<Arc<SchemaSync>>,
     settings: Settings,
     snitch_name: String,
 }
@@ -158,6 +161,7 @@ impl Coordinator {
             executor,
             membership,
             messaging: None,
+            schema: None,
             settings: Settings::default(),
             snitch_name: node.snitch,
         }))
@@ -170,11 +174,20 @@ impl Coordinator {
         executor: Executor,
         membership: Arc<Membership>,
         messaging: Arc<MessagingService>,
+        schema: Arc<SchemaSync>,
         settings: Settings,
     ) -> Arc<Coordinator> {
         let snitch_name = membership.snitch().class_name().to_string();
         Replica::register(storage.clone(), executor.clone(), &messaging);
-        Arc::new(Coordinator { storage, executor, membership, messaging: Some(messaging), settings, snitch_name })
+        Arc::new(Coordinator {
+            storage,
+            executor,
+            membership,
+            messaging: Some(messaging),
+            schema: Some(schema),
+            settings,
+            snitch_name,
+        })
     }
 
     pub fn partitioner(&self) -> Partitioner {

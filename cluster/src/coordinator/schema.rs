@@ -8,40 +8,74 @@ use uuid::Uuid;
 
 use super::{Coordinator, Result};
 
+/// Longest wait for the live nodes to merge a schema change before it returns.
+const SCHEMA_AGREEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Coordinator {
     pub async fn add_keyspace(&self, def: KeyspaceDef) -> Result<Uuid> {
-        self.blocking(move |storage| Ok(storage.add_keyspace(def)?)).await
+        let version = self.blocking(move |storage| Ok(storage.add_keyspace(def)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
     }
 
     pub async fn update_keyspace(&self, def: KeyspaceDef) -> Result<Uuid> {
-        self.blocking(move |storage| Ok(storage.update_keyspace(def)?)).await
+        let version = self.blocking(move |storage| Ok(storage.update_keyspace(def)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
     }
 
     pub async fn drop_keyspace(&self, name: &str) -> Result<Uuid> {
         let name = name.to_string();
-        self.blocking(move |storage| Ok(storage.drop_keyspace(&name)?)).await
+        let version = self.blocking(move |storage| Ok(storage.drop_keyspace(&name)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
     }
 
     pub async fn add_column_family(&self, def: CfDef) -> Result<Uuid> {
-        self.blocking(move |storage| Ok(storage.add_column_family(def)?)).await
+        let version = self.blocking(move |storage| Ok(storage.add_column_family(def)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
     }
 
     pub async fn update_column_family(&self, def: CfDef) -> Result<Uuid> {
-        self.blocking(move |storage| Ok(storage.update_column_family(def)?)).await
+        let version = self.blocking(move |storage| Ok(storage.update_column_family(def)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
     }
 
     pub async fn drop_column_family(&self, keyspace: &str, cf: &str) -> Result<Uuid> {
         let (keyspace, cf) = (keyspace.to_string(), cf.to_string());
-        self.blocking(move |storage| Ok(storage.drop_column_family(&keyspace, &cf)?)).await
+        let version = self.blocking(move |storage| Ok(storage.drop_column_family(&keyspace, &cf)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
+    }
+
+    /// Pushes this node's schema to every live node and waits until they merged it, so the
+    /// change can be used through any node once the call returns. Nodes that do not confirm in
+    /// time (or are down) catch up through gossip later.
+    async fn spread_schema(&self) {
+        let Some(schema) = &self.schema else { return };
+        let late = schema.push_to_live(&self.membership, SCHEMA_AGREEMENT_TIMEOUT).await;
+        if !late.is_empty() {
+            tracing::warn!(nodes = ?late, "schema change not confirmed by every live node; they will pull it");
+        }
     }
 
     pub fn schema_version(&self) -> Uuid {
         self.storage.schema_version()
     }
 
-    /// Schema version → the addresses of the nodes reporting it (describe_schema_versions;
-    /// unreachable nodes appear under "UNREACHABLE").
-    pub fn schema_versions(&self) -> BTreeMap<String, Vec<String>> {
+    /// Schema version → the addresses of the nodes reporting it, each live node asked directly
+    /// (describe_schema_versions; unreachable nodes appear under "UNREACHABLE").
+    pub async fn schema_versions(&self) -> BTreeMap<String, Vec<String>> {
+        if let Some(schema) = &self.schema {
+            return schema.versions(&self.membership, self.settings.timeouts.request).await;
+        }
+        self.known_schema_versions()
+    }
+
+    /// Schema version → addresses, as gossip last reported them (no messages sent).
+    pub fn known_schema_versions(&self) -> BTreeMap<String, Vec<String>> {
         let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let local = self.membership.local();
         for ep in self.membership.all_endpoints() {

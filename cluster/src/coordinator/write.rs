@@ -37,7 +37,7 @@ impl Coordinator {
         if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
             return self.apply_locally(planned.into_iter().map(|p| p.mutation).collect()).await;
         }
-        self.write_to_replicas(planned).await
+        self.write_to_replicas(planned, cl).await
     }
 
     fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
@@ -59,6 +59,10 @@ impl Coordinator {
             let targets = write_targets(map, &token, &self.membership);
             let quota = quota(cl, strategy, &local_dc, targets.pending);
             check_alive(cl, &quota, &targets.alive, &self.membership)?;
+            if cl == ConsistencyLevel::Any && targets.alive.is_empty() && !self.settings.hinted_handoff {
+                // ANY is met by a hint, and none may be written.
+                return Err(CoordinatorError::Unavailable { cl, required: 1, alive: 0 });
+            }
             planned.push(Planned { mutation, targets, quota });
         }
         Ok(planned)
@@ -95,7 +99,7 @@ impl Coordinator {
     }
 
     /// Sends each mutation to its live replicas and waits until each one's quota is met.
-    async fn write_to_replicas(&self, planned: Vec<Planned>) -> Result<()> {
+    async fn write_to_replicas(&self, planned: Vec<Planned>, cl: ConsistencyLevel) -> Result<()> {
         let started = Instant::now();
         let local = self.membership.local();
         let mut acks: FuturesUnordered<Ack<'_>> = FuturesUnordered::new();
@@ -111,6 +115,14 @@ impl Coordinator {
             }
         }
         let mut trackers: Vec<Tracker<'_>> = planned.iter().map(|p| Tracker::new(&p.quota, &self.membership)).collect();
+        for (i, p) in planned.iter().enumerate() {
+            let hinted = self.hint(&p.mutation, &p.targets.down).await;
+            if hinted && cl == ConsistencyLevel::Any {
+                if let Some(t) = trackers.get_mut(i) {
+                    t.ack(local);
+                }
+            }
+        }
         let mut unmet = trackers.iter().filter(|t| !t.is_met()).count();
         let deadline = tokio::time::sleep(self.settings.timeouts.write);
         tokio::pin!(deadline);
@@ -143,6 +155,26 @@ impl Coordinator {
             .min()
             .unwrap_or((0, 0));
         Err(CoordinatorError::Timeout { operation: "write", waited: started.elapsed(), received, required })
+    }
+
+    /// Keeps `mutation` as a hint for each replica of `down` that may still get one (hinted
+    /// handoff on, and down for less than the hint window); true if one was kept.
+    async fn hint(&self, mutation: &RowMutation, down: &[Endpoint]) -> bool {
+        if !self.settings.hinted_handoff {
+            return false;
+        }
+        let mut hinted = false;
+        for ep in down {
+            if self.membership.down_for(*ep).is_some_and(|d| d > self.settings.max_hint_window) {
+                continue;
+            }
+            let (target, m) = (crate::hints::target_key(*ep), mutation.clone());
+            match self.blocking(move |storage| Ok(storage.store_hint(&target, &m)?)).await {
+                Ok(()) => hinted = true,
+                Err(e) => tracing::warn!(%ep, error = %e, "cannot keep a hint"),
+            }
+        }
+        hinted
     }
 
     /// This node's acknowledgement of mutation `i`.

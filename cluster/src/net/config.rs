@@ -113,9 +113,13 @@ impl Timeouts {
             Verb::Mutation | Verb::Hint | Verb::PaxosPrepare | Verb::PaxosPropose | Verb::PaxosCommit => self.write,
             Verb::CounterMutation => self.counter_write,
             Verb::Truncate => self.truncate,
-            Verb::SchemaPull | Verb::SchemaPush | Verb::GossipSyn | Verb::GossipAck | Verb::GossipAck2 | Verb::Echo => {
-                self.request
-            }
+            Verb::SchemaPull
+            | Verb::SchemaPush
+            | Verb::SchemaCheck
+            | Verb::GossipSyn
+            | Verb::GossipAck
+            | Verb::GossipAck2
+            | Verb::Echo => self.request,
         }
     }
 }

@@ -44,11 +44,13 @@ pub enum Verb {
     PaxosCommit = 15,
     /// Are you alive? (answered with an empty payload)
     Echo = 16,
+    /// What is your schema version? (describe_schema_versions asks every live node)
+    SchemaCheck = 17,
 }
 
 impl Verb {
     /// Every verb, in wire-number order.
-    pub const ALL: [Verb; 16] = [
+    pub const ALL: [Verb; 17] = [
         Verb::Mutation,
         Verb::Read,
         Verb::ReadDigest,
@@ -65,6 +67,7 @@ impl Verb {
         Verb::PaxosPropose,
         Verb::PaxosCommit,
         Verb::Echo,
+        Verb::SchemaCheck,
     ];
 
     /// The verb's number on the wire.
@@ -91,6 +94,7 @@ impl Verb {
             Verb::PaxosPropose => "PAXOS_PROPOSE",
             Verb::PaxosCommit => "PAXOS_COMMIT",
             Verb::Echo => "ECHO",
+            Verb::SchemaCheck => "SCHEMA_CHECK",
         }
     }
 
@@ -169,7 +173,7 @@ mod tests {
     #[test]
     fn unknown_codes_are_errors() {
         assert_eq!(Verb::try_from(0), Err(UnknownVerb(0)));
-        assert_eq!(Verb::try_from(17), Err(UnknownVerb(17)));
+        assert_eq!(Verb::try_from(18), Err(UnknownVerb(18)));
         assert_eq!(Verb::try_from(255), Err(UnknownVerb(255)));
     }
 

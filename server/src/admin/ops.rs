@@ -270,7 +270,7 @@ fn describe_cluster(node: &Node) -> DescribeClusterResult {
         name: c.cluster_name().into(),
         snitch: c.snitch_name().into(),
         partitioner: c.partitioner().class_name().into(),
-        schema_versions: c.schema_versions(),
+        schema_versions: c.known_schema_versions(),
     }
 }
 

@@ -242,7 +242,7 @@ impl Handler {
     // ----- cluster and schema information -----
 
     pub async fn describe_schema_versions(&mut self) -> TResult<BTreeMap<String, Vec<String>>> {
-        Ok(self.coordinator().schema_versions())
+        Ok(self.coordinator().schema_versions().await)
     }
 
     pub async fn describe_keyspaces(&mut self) -> TResult<Vec<t::KsDef>> {

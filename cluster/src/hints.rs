@@ -1,0 +1,105 @@
+//! Hinted handoff: a write for a replica that is down is kept on the coordinator as a hint
+//! (`system.hints`, through the commit log, see [`Storage::store_hint`]) and replayed to that
+//! replica once gossip says it is up again (Cassandra's HintedHandOffManager).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use storage::engine::Storage;
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use crate::membership::Membership;
+use crate::messages;
+use crate::net::{MessagingService, Verb};
+use crate::Endpoint;
+
+/// How often the hints are checked for replicas that came back.
+const HINT_CHECK_INTERVAL: Duration = Duration::from_secs(2);
+/// Hints read and sent per round trip to the hints table.
+const HINT_PAGE: usize = 64;
+
+/// The key hints for `ep` are kept under.
+pub fn target_key(ep: Endpoint) -> String {
+    ep.to_string()
+}
+
+/// Replays hints to replicas that are up, until `stop`, at most `throttle_kb` KB/s per node
+/// (0 = unthrottled).
+pub async fn delivery_loop(
+    storage: Storage,
+    messaging: Arc<MessagingService>,
+    membership: Arc<Membership>,
+    throttle_kb: u32,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut ticker = tokio::time::interval(HINT_CHECK_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.changed() => return,
+        }
+        let s = storage.clone();
+        let targets = match tokio::task::spawn_blocking(move || s.hinted_targets()).await {
+            Ok(Ok(targets)) => targets,
+            Ok(Err(e)) => {
+                warn!(error = %e, "cannot list hinted replicas");
+                continue;
+            }
+            Err(_) => continue,
+        };
+        for target in targets {
+            let Ok(ep) = target.parse::<Endpoint>() else { continue };
+            if !membership.is_alive(ep) || ep == membership.local() {
+                continue;
+            }
+            deliver(&storage, &messaging, ep, &target, throttle_kb).await;
+        }
+    }
+}
+
+/// Sends every hint kept for `ep`, deleting each once `ep` acknowledged it; stops at the first
+/// failure (the replica went down again, or is overloaded) to retry on a later round.
+async fn deliver(storage: &Storage, messaging: &MessagingService, ep: Endpoint, target: &str, throttle_kb: u32) {
+    let started = Instant::now();
+    let mut sent_bytes = 0u64;
+    let mut delivered = 0usize;
+    loop {
+        let (s, t) = (storage.clone(), target.to_string());
+        let hints = match tokio::task::spawn_blocking(move || s.hints_for(&t, HINT_PAGE)).await {
+            Ok(Ok(hints)) => hints,
+            _ => break,
+        };
+        if hints.is_empty() {
+            break;
+        }
+        for hint in hints {
+            let payload = messages::encode_mutation(&hint.mutation);
+            sent_bytes += payload.len() as u64;
+            if let Err(e) = messaging.send_request(ep, Verb::Hint, payload).await {
+                debug!(%ep, error = %e, "hint replay stopped; retrying later");
+                log_delivered(ep, delivered);
+                return;
+            }
+            let (s, t) = (storage.clone(), target.to_string());
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.delete_hint(&t, hint.id)).await {
+                warn!(%ep, error = %e, "cannot delete a delivered hint; it will be replayed again");
+            }
+            delivered += 1;
+            if throttle_kb > 0 {
+                let due = Duration::from_secs_f64(sent_bytes as f64 / (throttle_kb as f64 * 1024.0));
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+    log_delivered(ep, delivered);
+}
+
+fn log_delivered(ep: Endpoint, delivered: usize) {
+    if delivered > 0 {
+        info!(%ep, hints = delivered, "replayed hints to a replica that came back");
+    }
+}
