@@ -90,7 +90,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     };
     let coordinator = Coordinator::single_node(storage.clone(), local).map_err(StartupError::Runtime)?;
     let node = Arc::new(Node { storage: storage.clone(), coordinator: coordinator.clone() });
-    let thrift = Arc::new(ThriftContext { coordinator, authenticator });
+    let thrift = Arc::new(ThriftContext { coordinator, authenticator, config_file: Some(config_path.to_path_buf()) });
     let options = ServeOptions {
         max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
         event_loops: config.thrift_event_loops as usize,

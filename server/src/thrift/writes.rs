@@ -100,6 +100,7 @@ pub async fn remove_counter(
     Err(not_supported("Counters (remove_counter)"))
 }
 
+#[expect(clippy::too_many_arguments, reason = "the Thrift method's arguments")]
 pub async fn cas(
     _c: &Coordinator,
     _ks: &str,
