@@ -180,7 +180,7 @@ impl Membership {
 
     /// Every node of the ring and every known peer, this node included, in address order.
     pub fn all_endpoints(&self) -> Vec<Endpoint> {
-        let mut all: Vec<Endpoint> = self.ring().endpoints().into_iter().collect();
+        let mut all: Vec<Endpoint> = self.ring().endpoints().collect();
         all.extend(self.peers.read().keys().copied());
         all.push(self.local);
         all.sort();

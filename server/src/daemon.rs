@@ -150,7 +150,8 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             coordinator: coordinator.clone(),
             service: Some(service.clone()),
         });
-        let thrift = Arc::new(ThriftContext { coordinator, authenticator });
+        let thrift =
+            Arc::new(ThriftContext { coordinator, authenticator, config_file: Some(config_path.to_path_buf()) });
         let options = ServeOptions {
             max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
             event_loops: config.thrift_event_loops as usize,

@@ -21,7 +21,7 @@ use super::handler::Handler;
 /// A message whose header cannot be read: the connection is closed (Cassandra does the same).
 #[derive(Debug, thiserror::Error)]
 #[error("unreadable message header: {0}")]
-pub struct BadHeader(thrift::Error);
+pub struct BadHeader(pub(crate) thrift::Error);
 
 /// Runs one call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
@@ -178,8 +178,8 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut TBinaryInputP
     }
 }
 
-/// Writes one message: header, body, end.
-fn write_message(
+/// Writes one message: header, body, end. (Also the 0.6 method table's.)
+pub(crate) fn write_message(
     name: &str,
     kind: TMessageType,
     seq: i32,
@@ -197,7 +197,7 @@ fn write_message(
     }
 }
 
-fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind, message: String, out: &mut Vec<u8>) {
+pub(crate) fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind, message: String, out: &mut Vec<u8>) {
     let error = ApplicationError::new(kind, message);
     write_message(name, TMessageType::Exception, seq, out, |o| {
         thrift::Error::write_application_error_to_out_protocol(&error, o)
@@ -205,8 +205,8 @@ fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind, message: 
 }
 
 /// Arguments that do not decode: PROTOCOL_ERROR, with a missing required field named the way
-/// Cassandra's Java processor names it.
-fn protocol_error(name: &str, seq: i32, e: thrift::Error, out: &mut Vec<u8>) {
+/// Cassandra's Java processor names it. (0.6's processor names it the same way.)
+pub(crate) fn protocol_error(name: &str, seq: i32, e: thrift::Error, out: &mut Vec<u8>) {
     let message = match &e {
         thrift::Error::Protocol(p) => required_field_message(name, &p.message).unwrap_or_else(|| p.message.clone()),
         other => other.to_string(),

@@ -3,6 +3,7 @@
 //! and validate it and ask the coordinator. One handler per connection holds its session.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cluster::coordinator::Coordinator;
@@ -19,6 +20,9 @@ use crate::auth::Authenticator;
 pub struct ThriftContext {
     pub coordinator: Arc<Coordinator>,
     pub authenticator: Authenticator,
+    /// The node's storage-conf.xml: the 0.6 API's `get_string_property("config file")` answers
+    /// with its text.
+    pub config_file: Option<PathBuf>,
 }
 
 pub struct Handler {

@@ -1,6 +1,7 @@
 //! The Thrift front end: accepts connections on the RPC port and hands each to one of the
 //! event-loop threads ([`event_loop`]), which reads whole messages (framed or unframed, detected
-//! per connection), runs each through the method table ([`dispatch`]) and writes the reply.
+//! per connection), runs each through the method table of its API generation ([`dispatch`] for
+//! 20.1.0, [`v06`] for Cassandra 0.6's, told apart per message) and writes the reply.
 //!
 //! A request runs as a future on its connection's event loop, as Redis runs its commands: the
 //! handler converts and validates it ([`convert`], [`validate`]) and awaits the coordinator,
@@ -19,6 +20,7 @@ pub mod event_loop;
 pub mod handler;
 mod reads;
 pub mod session;
+pub mod v06;
 pub mod validate;
 pub mod wire;
 mod writes;
@@ -110,7 +112,7 @@ enum ConnError {
 }
 
 async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) -> Result<(), ConnError> {
-    let mut handler = Handler::new(ctx);
+    let mut handler = Handler::new(ctx.clone());
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut reply: Vec<u8> = Vec::with_capacity(256);
     // The first byte tells the transport: unframed strict binary starts with 0x80.
@@ -118,6 +120,8 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) 
         return Ok(());
     }
     let framed = !looks_unframed(buf[0]);
+    // Both API generations share the port: each message goes to the one it belongs to.
+    let mut generations = v06::Generations::new(ctx, framed);
     loop {
         let message = if framed {
             read_frame(&mut stream, &mut buf, max).await?
@@ -129,7 +133,7 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) 
         // The frame length goes in front once the reply is known: one write, one packet.
         let header = if framed { 4 } else { 0 };
         reply.resize(header, 0);
-        dispatch::dispatch(&mut handler, &message, &mut reply).await?;
+        generations.dispatch(&mut handler, &message, &mut reply).await?;
         if reply.len() == header {
             continue; // a one-way call: no reply
         }
