@@ -162,7 +162,8 @@ start_sibyl() {
         die "could not set BlockCacheSizeInMB in $conf"
     grep -q "<CommitLogSync>periodic</CommitLogSync>" "$conf" || die "the sample no longer uses the periodic commit log"
     grep -q "$dir/data" "$conf" || die "could not set the data directory in $conf"
-    "$BIN/sibyl" --config "$conf" >"$dir/sibyl.log" 2>&1 &
+    : >"$dir/sibyl.log"
+    "$BIN/sibyl" --config "$conf" >>"$dir/sibyl.log" 2>&1 &
     SIBYL_PID=$!
     for ((i = 0; i < 600; i++)); do
         if grep -q "Listening for thrift clients on" "$dir/sibyl.log"; then return 0; fi
@@ -273,6 +274,11 @@ MEASURES = [
     ("read_mem", "get vs GET, Sibyl reading its memtable (right after the preload)"),
     ("read_sst", "get vs GET, Sibyl reading SSTables after sibyltool flush (block cache ${BLOCK_CACHE_MB} MB)"),
 ]
+# Issue 13's targets: (minimum median ratio Sibyl/Redis); every measure: Sibyl's max/min over
+# the runs within 15 %; the half-peak rounds: Sibyl's p99 under 1 ms.
+RATIO_TARGET = {"insert": 1.2, "read_mem": 1.0, "read_sst": 1.0}
+SPREAD_TARGET = 1.15
+P99_TARGET_MS = 1.0
 HALVES = [("insert_half", "insert vs SET at half each server's peak rate"),
           ("read_mem_half", "get vs GET (memtable) at half each server's peak rate")]
 
@@ -364,9 +370,17 @@ for m, title in MEASURES:
           f"{f(g('sibyl_p50_ms'), '.3f'):>9}/{f(g('sibyl_p99_ms'), '<8.3f')}"
           f"{f(g('redis_server_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_server_cpu_us_per_op'), '<8.2f')}"
           f"{f(g('redis_client_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_client_cpu_us_per_op'), '<8.2f')}")
-    so = s["sibyl_ops_s"]
-    if so and so["min"]:
-        p(f"Sibyl max/min over the runs: {so['max'] / so['min']:.2f}")
+    so, ro, ratio = s["sibyl_ops_s"], s["redis_ops_s"], s["ratio"]
+    spread_s = so["max"] / so["min"] if so and so["min"] else None
+    spread_r = ro["max"] / ro["min"] if ro and ro["min"] else None
+    s["targets"] = {
+        "ratio_median_min": RATIO_TARGET[m], "ratio_met": bool(ratio and ratio["median"] >= RATIO_TARGET[m]),
+        "sibyl_max_over_min": spread_s, "spread_met": bool(spread_s and spread_s <= SPREAD_TARGET),
+    }
+    verdict = lambda ok: "met" if ok else "NOT met"
+    p(f"max/min over the runs: Sibyl {f(spread_s, '.2f')}, Redis {f(spread_r, '.2f')}")
+    p(f"targets: median ratio >= {RATIO_TARGET[m]}x: {verdict(s['targets']['ratio_met'])}; "
+      f"Sibyl max/min <= {SPREAD_TARGET}: {verdict(s['targets']['spread_met'])}")
 
 for m, title in HALVES:
     if m not in doc["summary"]:
@@ -384,6 +398,8 @@ for m, title in HALVES:
     s = doc["summary"][m]
     p(f"p99 median (max): Redis {s['redis_p99_ms']['median']:.3f} ({s['redis_p99_ms']['max']:.3f}) ms, "
       f"Sibyl {s['sibyl_p99_ms']['median']:.3f} ({s['sibyl_p99_ms']['max']:.3f}) ms")
+    s["targets"] = {"sibyl_p99_max_ms": P99_TARGET_MS, "p99_met": s["sibyl_p99_ms"]["median"] < P99_TARGET_MS}
+    p(f"target: Sibyl median p99 < {P99_TARGET_MS} ms: {'met' if s['targets']['p99_met'] else 'NOT met'}")
 
 sst = [(r.get("sibyl_sstables"), r.get("sibyl_sstable_bytes")) for r in doc["runs"] if "sibyl_sstables" in r]
 if sst:
