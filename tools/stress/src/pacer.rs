@@ -129,10 +129,11 @@ mod tests {
             counts
         });
         let total: u32 = counts.iter().sum();
-        // A loaded test machine may deliver late, never early: at most the schedule (+ the one
-        // permit each task may take just at the end).
-        assert!((800..=1010).contains(&total), "{counts:?}");
-        assert!(counts.iter().all(|&n| n >= total / 4 - total / 20), "uneven: {counts:?}");
+        // Never more than the schedule (+ the one permit each task may take just at the end);
+        // a loaded test machine may deliver somewhat fewer (unpaced, the tasks would take
+        // millions).
+        assert!((600..=1010).contains(&total), "{counts:?}");
+        assert!(counts.iter().all(|&n| n >= total / 5), "uneven: {counts:?}");
 
         // After the stop condition, waiting connections are released with "no more".
         stop.store(true, Ordering::Relaxed);

