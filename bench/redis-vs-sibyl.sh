@@ -1,66 +1,105 @@
 #!/usr/bin/env bash
-# Redis vs Sibyl: writes and reads of N keys with 100-byte values from 64 connections, one
-# request per round trip, both servers on 127.0.0.1 with durable writes fsynced about once a
-# second. See bench/README.md for what is compared and how to read the table.
+# Redis vs Sibyl with one load generator: sibyl-stress speaks RESP to Redis (SET/GET) and
+# Thrift to Sibyl (batch_mutate/get_slice of one 100-byte column), with the same runner, keys,
+# value sizes, connections (one request in flight each, no pipelining) and round lengths.
+# Rounds are interleaved between the two servers, RUNS times, each run on fresh servers.
+# See bench/README.md for what each measure means and how to read the tables.
+#
+# Usage: bench/redis-vs-sibyl.sh [--json]
+#   --json   print the figures as one JSON document on stdout (the tables go to stderr)
 #
 # Environment (all optional):
-#   N=200000            keys written, then the number of reads
-#   VALUE_SIZE=100      bytes per value
-#   CONCURRENCY=64      client connections
-#   SKIP_BUILD=1        use the existing release binaries instead of running cargo build
-#   KEEP=1              keep the temporary directory (logs, data) for inspection
-#   GRAPH=report.html   also append Sibyl's two runs to this sibyl-stress HTML report
-#   CARGO_TARGET_DIR    where the release binaries are (default: <repo>/target)
+#   KEYS=100000          keys preloaded, and the key space of every round
+#   VALUE_SIZE=100       bytes per value
+#   CONNECTIONS=64       client connections
+#   ROUND=8              seconds per measured round
+#   RUNS=5               runs (fresh servers each)
+#   BLOCK_CACHE_MB=4     Sibyl's BlockCacheSizeInMB, lowered from the sample's 64 so that the
+#                        flushed data set is larger than the cache in the SSTable round
+#   HALF_PEAK=1          also run the half-peak-rate rounds (0 skips them)
+#   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
+#   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
+#   CARGO_TARGET_DIR     where the release binaries are (default: <repo>/target)
 #
-# Installs nothing. Needs redis-server and redis-benchmark (Debian: redis-server and
-# redis-tools), python3 (to read the JSON and CSV results) and cargo.
+# Installs nothing. Needs redis-server (Debian package redis-server), python3 and cargo.
 set -euo pipefail
 
-N=${N:-200000}
+KEYS=${KEYS:-100000}
 VALUE_SIZE=${VALUE_SIZE:-100}
-CONCURRENCY=${CONCURRENCY:-64}
+CONNECTIONS=${CONNECTIONS:-64}
+ROUND=${ROUND:-8}
+RUNS=${RUNS:-5}
+BLOCK_CACHE_MB=${BLOCK_CACHE_MB:-4}
+HALF_PEAK=${HALF_PEAK:-1}
+JSON=0
+for arg in "$@"; do
+    case $arg in
+    --json) JSON=1 ;;
+    -h | --help)
+        sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        printf 'redis-vs-sibyl: unknown argument %s (see --help)\n' "$arg" >&2
+        exit 2
+        ;;
+    esac
+done
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release
 
 say() { printf '== %s\n' "$*" >&2; }
-die() { printf 'redis-vs-sibyl: %s\n' "$*" >&2; exit 1; }
+die() {
+    printf 'redis-vs-sibyl: %s\n' "$*" >&2
+    exit 1
+}
 
 missing=()
-for tool in redis-server redis-benchmark python3 cargo; do
+for tool in redis-server python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
+[[ ${SKIP_BUILD:-} == 1 ]] || command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 if ((${#missing[@]})); then
     printf 'redis-vs-sibyl: missing: %s\n' "${missing[*]}" >&2
-    printf 'On Debian/Ubuntu: sudo apt-get install redis-server redis-tools python3\n' >&2
+    printf 'On Debian/Ubuntu: apt-get install redis-server python3 coreutils (and Rust for cargo)\n' >&2
     exit 1
 fi
-[[ $N =~ ^[0-9]+$ && $N -gt 0 ]] || die "N must be a positive whole number, not '$N'"
+for v in KEYS VALUE_SIZE CONNECTIONS ROUND RUNS BLOCK_CACHE_MB; do
+    [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "$v must be a positive whole number, not '${!v}'"
+done
 
 if [[ ${SKIP_BUILD:-} != 1 ]]; then
-    say "building release binaries (cargo build --release --bin sibyl --bin sibyl-stress)"
-    (cd "$ROOT" && cargo build --release --bin sibyl --bin sibyl-stress)
+    say "building release binaries (cargo build --release -p server -p sibyl-stress -p sibyltool)"
+    (cd "$ROOT" && cargo build --release -p server -p sibyl-stress -p sibyltool >&2)
 fi
-for b in sibyl sibyl-stress; do
+for b in sibyl sibyl-stress sibyltool; do
     [[ -x $BIN/$b ]] || die "$BIN/$b not found (build it, or set CARGO_TARGET_DIR)"
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sibyl-bench.XXXXXX")
 REDIS_PID=
 SIBYL_PID=
+# Stops a server: SIGTERM, at most 30 s to exit, then SIGKILL.
 stop_pid() {
-    local pid=$1
+    local pid=$1 i
     [[ -n $pid ]] || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 1 300); do
-        kill -0 "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 300; i++)); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
         sleep 0.1
     done
     kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+stop_servers() {
+    stop_pid "$SIBYL_PID"
+    SIBYL_PID=
+    stop_pid "$REDIS_PID"
+    REDIS_PID=
 }
 cleanup() {
-    stop_pid "$SIBYL_PID"
-    stop_pid "$REDIS_PID"
+    stop_servers
     if [[ ${KEEP:-} == 1 ]]; then
         say "kept $WORK"
     else
@@ -84,137 +123,288 @@ wait_port() {
     return 1
 }
 
-# CPU time (user + system, in clock ticks) a process has used so far; 0 where /proc is missing.
+# CPU time (user + system, in clock ticks) a process has used so far.
 cpu_ticks() {
-    awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo -1
 }
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 
-# ---------------------------------------------------------------- Redis
-REDIS_PORT=$(free_port)
-mkdir -p "$WORK/redis"
-say "starting redis-server on 127.0.0.1:$REDIS_PORT (appendonly, fsync everysec)"
-redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$WORK/redis" \
-    --appendonly yes --appendfsync everysec --save "" \
-    --daemonize no --logfile "$WORK/redis.log" &
-REDIS_PID=$!
-wait_port "$REDIS_PORT" 30 || die "redis-server did not start; see $WORK/redis.log"
-
-# SET and GET run separately so the server's CPU time can be read around each.
-for t in set get; do
-    say "redis-benchmark -t $t -n $N -r $N -d $VALUE_SIZE -c $CONCURRENCY -P 1"
-    before=$(cpu_ticks "$REDIS_PID")
-    redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -t "$t" -n "$N" -r "$N" -d "$VALUE_SIZE" \
-        -c "$CONCURRENCY" -P 1 --csv >"$WORK/redis-$t.csv"
-    echo $(($(cpu_ticks "$REDIS_PID") - before)) >"$WORK/redis-$t.ticks"
-done
-stop_pid "$REDIS_PID"
-REDIS_PID=
-
-# ---------------------------------------------------------------- Sibyl
-SIBYL_PORT=$(free_port)
-ADMIN_PORT=$(free_port)
-STORAGE_PORT=$(free_port)
-mkdir -p "$WORK/sibyl"
-CONF=$WORK/sibyl/storage-conf.xml
-# Same schema and settings as the sample, on private ports and directories; the commit log
-# is synced every second like Redis' appendfsync everysec (the sample says 10 s).
-sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$SIBYL_PORT</ThriftPort>#" \
-    -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$ADMIN_PORT</AdminPort>#" \
-    -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$STORAGE_PORT</StoragePort>#" \
-    -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
-    -e "s#var/lib/sibyl/#$WORK/sibyl/#g" \
-    "$ROOT/conf/storage-conf.xml" >"$CONF"
-grep -q "<ThriftPort>$SIBYL_PORT</ThriftPort>" "$CONF" || die "could not set the Thrift port in $CONF"
-grep -q "$WORK/sibyl/data" "$CONF" || die "could not set the data directory in $CONF"
+start_redis() {
+    local dir=$WORK/run$1/redis
+    mkdir -p "$dir"
+    REDIS_PORT=$(free_port)
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$dir" \
+        --appendonly yes --appendfsync everysec --save "" \
+        --daemonize no --logfile "$dir/redis.log" >/dev/null 2>&1 &
+    REDIS_PID=$!
+    wait_port "$REDIS_PORT" 30 || die "redis-server did not start within 30 s; see $dir/redis.log"
+}
 
 start_sibyl() {
-    local log=$WORK/sibyl-$1.log i
-    "$BIN/sibyl" --config "$CONF" >"$log" 2>&1 &
+    local dir=$WORK/run$1/sibyl i
+    mkdir -p "$dir"
+    SIBYL_PORT=$(free_port)
+    ADMIN_PORT=$(free_port)
+    local storage_port conf=$dir/storage-conf.xml
+    storage_port=$(free_port)
+    # The sample configuration on private ports and directories; the commit log synced every
+    # second like appendfsync everysec (the sample says 10 s); the block cache lowered so that
+    # the SSTable round reads more data than it holds.
+    sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$SIBYL_PORT</ThriftPort>#" \
+        -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$ADMIN_PORT</AdminPort>#" \
+        -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$storage_port</StoragePort>#" \
+        -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
+        -e "s#<BlockCacheSizeInMB>[0-9]*</BlockCacheSizeInMB>#<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>#" \
+        -e "s#var/lib/sibyl/#$dir/#g" \
+        "$ROOT/conf/storage-conf.xml" >"$conf"
+    grep -q "<ThriftPort>$SIBYL_PORT</ThriftPort>" "$conf" || die "could not set the Thrift port in $conf"
+    grep -q "<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>" "$conf" ||
+        die "could not set BlockCacheSizeInMB in $conf"
+    grep -q "<CommitLogSync>periodic</CommitLogSync>" "$conf" || die "the sample no longer uses the periodic commit log"
+    grep -q "$dir/data" "$conf" || die "could not set the data directory in $conf"
+    : >"$dir/sibyl.log"
+    "$BIN/sibyl" --config "$conf" >>"$dir/sibyl.log" 2>&1 &
     SIBYL_PID=$!
     for ((i = 0; i < 600; i++)); do
-        if grep -q "Listening for thrift clients on" "$log"; then return 0; fi
-        kill -0 "$SIBYL_PID" 2>/dev/null || die "sibyl exited during startup; see $log"
+        if grep -q "Listening for thrift clients on" "$dir/sibyl.log"; then return 0; fi
+        kill -0 "$SIBYL_PID" 2>/dev/null || die "sibyl exited during startup; see $dir/sibyl.log"
         sleep 0.1
     done
-    die "sibyl did not start within 60 s; see $log"
+    die "sibyl did not start within 60 s; see $dir/sibyl.log"
 }
 
-GRAPH_ARGS=()
-[[ -n ${GRAPH:-} ]] && GRAPH_ARGS=(--graph "$GRAPH")
+# stress SERVER OUT ARGS...: one sibyl-stress run against SERVER (redis|sibyl), its JSON summary
+# in OUT.json and the server's CPU ticks over the run in OUT.ticks. Bounded by its own stop rule
+# and, should that fail, by timeout(1).
 stress() {
-    "$BIN/sibyl-stress" --host 127.0.0.1 --port "$SIBYL_PORT" --num-keys "$N" --count "$N" \
-        --threads "$CONCURRENCY" --value-size "$VALUE_SIZE" --columns 1 --json "${GRAPH_ARGS[@]}" "$@"
+    local server=$1 out=$2 pid port before after
+    local -a proto
+    shift 2
+    if [[ $server == redis ]]; then
+        pid=$REDIS_PID
+        port=$REDIS_PORT
+        proto=(--protocol resp)
+    else
+        pid=$SIBYL_PID
+        port=$SIBYL_PORT
+        proto=(--protocol thrift --columns 1)
+    fi
+    before=$(cpu_ticks "$pid")
+    timeout $((ROUND + 120)) "$BIN/sibyl-stress" "${proto[@]}" --host 127.0.0.1 --port "$port" \
+        --num-keys "$KEYS" --threads "$CONNECTIONS" --value-size "$VALUE_SIZE" --timeout 10 \
+        --json --quiet "$@" >"$out.json" 2>"$out.err" ||
+        die "sibyl-stress against $server failed (exit $?); see $out.err"
+    after=$(cpu_ticks "$pid")
+    ((before >= 0 && after >= 0)) || die "cannot read /proc/$pid/stat: is the $server server still running?"
+    echo $((after - before)) >"$out.ticks"
 }
 
-say "starting sibyl on 127.0.0.1:$SIBYL_PORT"
-start_sibyl 1
-say "sibyl-stress --operation insert (sequential keys: each of the $N keys written once)"
-before=$(cpu_ticks "$SIBYL_PID")
-stress --operation insert --distribution sequential --title "sibyl insert" >"$WORK/sibyl-insert.json"
-echo $(($(cpu_ticks "$SIBYL_PID") - before)) >"$WORK/sibyl-insert.ticks"
+op_rate() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["op_rate"])' "$1"; }
 
-# Reads should come from SSTables, not only from the memtable the inserts filled.
-flushed=
-if [[ -x $BIN/sibyltool ]]; then
-    say "flushing with sibyltool"
-    if "$BIN/sibyltool" -h 127.0.0.1 -p "$ADMIN_PORT" flush Stress >"$WORK/flush.log" 2>&1; then
-        flushed=sibyltool
-    else
-        say "sibyltool flush failed ($(tail -1 "$WORK/flush.log")); restarting instead"
+# round RUN MEASURE ORDER ARGS...: the same round against both servers, one after the other.
+round() {
+    local run=$1 measure=$2 order=$3 server
+    shift 3
+    for server in $order; do
+        say "run $run/$RUNS: $measure on $server"
+        stress "$server" "$WORK/run$run/$measure-$server" "$@"
+    done
+}
+
+# half RUN MEASURE PEAK_MEASURE ORDER ARGS...: the round at half of each server's own peak rate
+# measured in PEAK_MEASURE of the same run.
+half() {
+    local run=$1 measure=$2 peak=$3 order=$4 server rate
+    shift 4
+    for server in $order; do
+        rate=$(python3 -c 'import sys; print(round(float(sys.argv[1]) / 2))' "$(op_rate "$WORK/run$run/$peak-$server.json")")
+        say "run $run/$RUNS: $measure on $server (paced at $rate op/s, half its peak)"
+        stress "$server" "$WORK/run$run/$measure-$server" --rate "$rate" "$@"
+    done
+}
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+START_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+for ((run = 1; run <= RUNS; run++)); do
+    # Alternate which server goes first in each round, so neither always follows the other.
+    if ((run % 2)); then order="redis sibyl"; else order="sibyl redis"; fi
+    mkdir -p "$WORK/run$run"
+    start_redis "$run"
+    start_sibyl "$run"
+    say "run $run/$RUNS: redis on $REDIS_PORT (pid $REDIS_PID), sibyl on $SIBYL_PORT (pid $SIBYL_PID)"
+    # Every key written once, so that every read finds its key.
+    round "$run" preload "$order" --operation insert --distribution sequential --count "$KEYS"
+    # Right after the preload Sibyl holds everything in its memtable.
+    round "$run" read_mem "$order" --operation read --distribution uniform --duration "${ROUND}s"
+    if [[ $HALF_PEAK == 1 ]]; then
+        half "$run" read_mem_half read_mem "$order" --operation read --distribution uniform --duration "${ROUND}s"
     fi
-fi
-if [[ -z $flushed ]]; then
-    say "flushing by restarting sibyl (SIGTERM flushes memtables on shutdown)"
-    stop_pid "$SIBYL_PID"
-    SIBYL_PID=
-    grep -q "shutdown complete" "$WORK/sibyl-1.log" || die "sibyl did not shut down cleanly; see $WORK/sibyl-1.log"
-    start_sibyl 2
-    flushed=restart
-fi
-SSTABLES=$(find "$WORK/sibyl/data/Stress" -name '*Standard1*-Data.db' 2>/dev/null | wc -l)
-say "Stress.Standard1 has $SSTABLES SSTable(s) before the read phase"
+    say "run $run/$RUNS: sibyltool flush Stress"
+    timeout 180 "$BIN/sibyltool" -h 127.0.0.1 -p "$ADMIN_PORT" --timeout 120 flush Stress \
+        >"$WORK/run$run/flush.log" 2>&1 || die "sibyltool flush failed; see $WORK/run$run/flush.log"
+    data_bytes=$(find "$WORK/run$run/sibyl/data/Stress" -name '*Standard1*-Data.db' -printf '%s\n' 2>/dev/null |
+        awk '{ s += $1 } END { print s + 0 }')
+    sstables=$(find "$WORK/run$run/sibyl/data/Stress" -name '*Standard1*-Data.db' 2>/dev/null | wc -l)
+    ((sstables > 0)) || die "no Standard1 SSTable after the flush"
+    echo "$sstables $data_bytes" >"$WORK/run$run/sstables"
+    ((data_bytes > BLOCK_CACHE_MB * 1024 * 1024)) ||
+        say "warning: $data_bytes bytes of SSTable data fit in the ${BLOCK_CACHE_MB} MB block cache"
+    round "$run" read_sst "$order" --operation read --distribution uniform --duration "${ROUND}s"
+    round "$run" insert "$order" --operation insert --distribution uniform --duration "${ROUND}s"
+    if [[ $HALF_PEAK == 1 ]]; then
+        half "$run" insert_half insert "$order" --operation insert --distribution uniform --duration "${ROUND}s"
+    fi
+    stop_servers
+done
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
-say "sibyl-stress --operation read (uniform keys)"
-before=$(cpu_ticks "$SIBYL_PID")
-stress --operation read --distribution uniform --title "sibyl read" >"$WORK/sibyl-read.json"
-echo $(($(cpu_ticks "$SIBYL_PID") - before)) >"$WORK/sibyl-read.ticks"
-stop_pid "$SIBYL_PID"
-SIBYL_PID=
+python3 - "$WORK" "$JSON" <<PY
+import json, os, statistics, sys
 
-# ---------------------------------------------------------------- table
-python3 - "$WORK" "$N" "$VALUE_SIZE" "$CONCURRENCY" "$flushed" "$CLK_TCK" "$(nproc 2>/dev/null || echo '?')" <<'PY'
-import csv, json, os, sys
+work, as_json = sys.argv[1], sys.argv[2] == "1"
+runs, tck = $RUNS, $CLK_TCK
+meta = {
+    "date": "$START_DATE", "keys": $KEYS, "value_size": $VALUE_SIZE, "connections": $CONNECTIONS,
+    "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "cores": os.cpu_count(),
+    "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
+    "redis": "$(redis-server --version | sed 's/"//g')",
+}
+MEASURES = [
+    ("insert", "insert vs SET (uniform keys, ${ROUND} s)"),
+    ("read_mem", "get vs GET, Sibyl reading its memtable (right after the preload)"),
+    ("read_sst", "get vs GET, Sibyl reading SSTables after sibyltool flush (block cache ${BLOCK_CACHE_MB} MB)"),
+]
+# Issue 13's targets: (minimum median ratio Sibyl/Redis); every measure: Sibyl's max/min over
+# the runs within 15 %; the half-peak rounds: Sibyl's p99 under 1 ms.
+RATIO_TARGET = {"insert": 1.2, "read_mem": 1.0, "read_sst": 1.0}
+SPREAD_TARGET = 1.15
+P99_TARGET_MS = 1.0
+HALVES = [("insert_half", "insert vs SET at half each server's peak rate"),
+          ("read_mem_half", "get vs GET (memtable) at half each server's peak rate")]
 
-work, n, size, conc, flushed, tck, cores = sys.argv[1:8]
-n, tck = int(n), int(tck)
+def load(run, measure, server):
+    base = os.path.join(work, f"run{run}", f"{measure}-{server}")
+    if not os.path.exists(base + ".json"):
+        return None
+    s = json.load(open(base + ".json"))
+    ticks = int(open(base + ".ticks").read())
+    ops = s["ops"]
+    return {
+        "ops_s": s["op_rate"], "ops": ops, "errors": s["errors"], "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"],
+        "target_rate": s.get("target_rate"),
+        "server_cpu_us_per_op": ticks / tck * 1e6 / ops if ops else None,
+        "client_cpu_us_per_op": s["client_cpu_s"] * 1e6 / ops if ops and s.get("client_cpu_s") is not None else None,
+        "aborted": s.get("aborted"), "error_kinds": s.get("error_kinds"),
+    }
 
-def redis_row(t):
-    with open(os.path.join(work, f"redis-{t}.csv")) as f:
-        for row in csv.DictReader(f):
-            return row
-    return {}
+doc = {"meta": meta, "runs": [], "summary": {}}
+for run in range(1, runs + 1):
+    r = {"run": run}
+    for m, _ in MEASURES + HALVES + [("preload", "")]:
+        pair = {srv: load(run, m, srv) for srv in ("redis", "sibyl")}
+        if pair["redis"] and pair["sibyl"]:
+            pair["ratio"] = pair["sibyl"]["ops_s"] / pair["redis"]["ops_s"] if pair["redis"]["ops_s"] else None
+            r[m] = pair
+    try:
+        n, size = open(os.path.join(work, f"run{run}", "sstables")).read().split()
+        r["sibyl_sstables"], r["sibyl_sstable_bytes"] = int(n), int(size)
+    except OSError:
+        pass
+    doc["runs"].append(r)
 
-def us_per_op(name):
-    ticks = int(open(os.path.join(work, name + ".ticks")).read().strip() or 0)
-    return ticks / tck * 1e6 / n if ticks > 0 else float("nan")
+def spread(values):
+    v = [x for x in values if x is not None]
+    return {"min": min(v), "median": statistics.median(v), "max": max(v)} if v else None
 
-print(f"\nN={n} keys, {size}-byte values, {conc} connections, no pipelining, {cores} cores; "
-      f"Sibyl memtables flushed by {flushed} before reads")
-print("server CPU = user+system time of the server process per operation (less sensitive to other load)\n")
-head = (f"{'op':<13}{'Redis op/s':>11}{'Sibyl op/s':>11}{'Sibyl/Redis':>12}{'target':>7}"
-        f"{'Redis p99':>10}{'Sibyl p99':>10}{'Redis CPU':>10}{'Sibyl CPU':>10}{'errors':>7}")
-print(head)
-print("-" * len(head))
-for label, t, name, target in (("insert/SET", "set", "sibyl-insert", 1.0), ("read/GET", "get", "sibyl-read", 0.8)):
-    r = redis_row(t)
-    s = json.load(open(os.path.join(work, name + ".json")))
-    rrate = float(r.get("rps", "nan"))
-    ratio = s["op_rate"] / rrate if rrate > 0 else float("nan")
-    verdict = "meets target" if ratio >= target else "below target"
-    print(f"{label:<13}{rrate:>11.0f}{s['op_rate']:>11.0f}{ratio:>11.2f}x{'>=' + str(target):>7}"
-          f"{float(r.get('p99_latency_ms', 'nan')):>7.2f} ms{s['p99_ms']:>7.2f} ms"
-          f"{us_per_op('redis-' + t):>7.1f} us{us_per_op(name):>7.1f} us{s['errors']:>7}  {verdict}")
-    if s.get("aborted") or s.get("errors"):
-        print(f"  Sibyl {name}: {s['errors']} errors {s.get('error_kinds')} {s.get('aborted') or ''}")
+for m, _ in MEASURES + HALVES:
+    rows = [r[m] for r in doc["runs"] if m in r]
+    if not rows:
+        continue
+    doc["summary"][m] = {
+        f"{srv}_{k}": spread([row[srv][k] for row in rows])
+        for srv in ("redis", "sibyl")
+        for k in ("ops_s", "p50_ms", "p99_ms", "server_cpu_us_per_op", "client_cpu_us_per_op")
+    }
+    doc["summary"][m]["ratio"] = spread([row["ratio"] for row in rows])
+
+out = sys.stderr if as_json else sys.stdout
+def p(line=""):
+    print(line, file=out)
+
+p(f"\nRedis vs Sibyl, one load generator (sibyl-stress: RESP to Redis, Thrift to Sibyl), {meta['date']}")
+p(f"{meta['keys']} keys, {meta['value_size']}-byte values, {meta['connections']} connections, no pipelining, "
+  f"{meta['round_s']} s rounds interleaved, {runs} runs on fresh servers; {meta['cores']} cores; "
+  f"load average {meta['load_before']} before, {meta['load_after']} after")
+p(f"{meta['redis']}, appendonly yes, appendfsync everysec; Sibyl: periodic commit log synced every 1000 ms, "
+  f"BlockCacheSizeInMB {meta['block_cache_mb']}")
+p("CPU = user+system time of the process per operation (server from /proc/PID/stat around the round; "
+  "client = sibyl-stress itself)")
+
+def f(x, spec):
+    return format(x, spec) if x is not None else "-"
+
+for m, title in MEASURES:
+    if m not in doc["summary"]:
+        continue
+    p(f"\n{title}")
+    head = (f"{'run':<7}{'Redis op/s':>11}{'Sibyl op/s':>11}{'ratio':>7}{'Redis p50/p99 ms':>18}"
+            f"{'Sibyl p50/p99 ms':>18}{'srv CPU us/op R/S':>19}{'cli CPU us/op R/S':>19}")
+    p(head)
+    p("-" * len(head))
+    for r in doc["runs"]:
+        if m not in r:
+            continue
+        x = r[m]; R, S = x["redis"], x["sibyl"]
+        extra = ""
+        if R["errors"] or S["errors"]:
+            extra = f"  errors R {R['errors']} S {S['errors']} {S['error_kinds'] or ''}{R['error_kinds'] or ''}"
+        p(f"{r['run']:<7}{R['ops_s']:>11.0f}{S['ops_s']:>11.0f}{x['ratio']:>6.2f}x"
+          f"{R['p50_ms']:>9.3f}/{R['p99_ms']:<8.3f}{S['p50_ms']:>9.3f}/{S['p99_ms']:<8.3f}"
+          f"{f(R['server_cpu_us_per_op'], '.2f'):>10}/{f(S['server_cpu_us_per_op'], '<8.2f')}"
+          f"{f(R['client_cpu_us_per_op'], '.2f'):>10}/{f(S['client_cpu_us_per_op'], '<8.2f')}{extra}")
+    s = doc["summary"][m]
+    for k in ("min", "median", "max"):
+        g = lambda key: (s[key] or {}).get(k)
+        p(f"{k:<7}{f(g('redis_ops_s'), '.0f'):>11}{f(g('sibyl_ops_s'), '.0f'):>11}{f(g('ratio'), '.2f'):>6}x"
+          f"{f(g('redis_p50_ms'), '.3f'):>9}/{f(g('redis_p99_ms'), '<8.3f')}"
+          f"{f(g('sibyl_p50_ms'), '.3f'):>9}/{f(g('sibyl_p99_ms'), '<8.3f')}"
+          f"{f(g('redis_server_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_server_cpu_us_per_op'), '<8.2f')}"
+          f"{f(g('redis_client_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_client_cpu_us_per_op'), '<8.2f')}")
+    so, ro, ratio = s["sibyl_ops_s"], s["redis_ops_s"], s["ratio"]
+    spread_s = so["max"] / so["min"] if so and so["min"] else None
+    spread_r = ro["max"] / ro["min"] if ro and ro["min"] else None
+    s["targets"] = {
+        "ratio_median_min": RATIO_TARGET[m], "ratio_met": bool(ratio and ratio["median"] >= RATIO_TARGET[m]),
+        "sibyl_max_over_min": spread_s, "spread_met": bool(spread_s and spread_s <= SPREAD_TARGET),
+    }
+    verdict = lambda ok: "met" if ok else "NOT met"
+    p(f"max/min over the runs: Sibyl {f(spread_s, '.2f')}, Redis {f(spread_r, '.2f')}")
+    p(f"targets: median ratio >= {RATIO_TARGET[m]}x: {verdict(s['targets']['ratio_met'])}; "
+      f"Sibyl max/min <= {SPREAD_TARGET}: {verdict(s['targets']['spread_met'])}")
+
+for m, title in HALVES:
+    if m not in doc["summary"]:
+        continue
+    p(f"\n{title}")
+    head = f"{'run':<7}{'Redis target':>13}{'achieved':>10}{'p50/p99 ms':>18}{'Sibyl target':>14}{'achieved':>10}{'p50/p99 ms':>18}"
+    p(head)
+    p("-" * len(head))
+    for r in doc["runs"]:
+        if m not in r:
+            continue
+        R, S = r[m]["redis"], r[m]["sibyl"]
+        p(f"{r['run']:<7}{R['target_rate']:>13.0f}{R['ops_s']:>10.0f}{R['p50_ms']:>9.3f}/{R['p99_ms']:<8.3f}"
+          f"{S['target_rate']:>14.0f}{S['ops_s']:>10.0f}{S['p50_ms']:>9.3f}/{S['p99_ms']:<8.3f}")
+    s = doc["summary"][m]
+    p(f"p99 median (max): Redis {s['redis_p99_ms']['median']:.3f} ({s['redis_p99_ms']['max']:.3f}) ms, "
+      f"Sibyl {s['sibyl_p99_ms']['median']:.3f} ({s['sibyl_p99_ms']['max']:.3f}) ms")
+    s["targets"] = {"sibyl_p99_max_ms": P99_TARGET_MS, "p99_met": s["sibyl_p99_ms"]["median"] < P99_TARGET_MS}
+    p(f"target: Sibyl median p99 < {P99_TARGET_MS} ms: {'met' if s['targets']['p99_met'] else 'NOT met'}")
+
+sst = [(r.get("sibyl_sstables"), r.get("sibyl_sstable_bytes")) for r in doc["runs"] if "sibyl_sstables" in r]
+if sst:
+    p(f"\nSSTable round: Standard1 had {', '.join(str(n) for n, _ in sst)} SSTable(s) of "
+      f"{', '.join(f'{b / 1048576:.1f}' for _, b in sst)} MB after the flush (block cache {meta['block_cache_mb']} MB)")
+if as_json:
+    print(json.dumps(doc, indent=1))
 PY

@@ -11,7 +11,8 @@ use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TFramed
 use thrift_idl as t;
 use thrift_idl::TCassandraSyncClient;
 
-use super::wire::{self, AsyncConn, Reply};
+use super::resp::RespError;
+use super::wire::{AsyncConn, Reply};
 
 /// Column family written by insert and read by read and range.
 pub const STANDARD_CF: &str = "Standard1";
@@ -226,8 +227,12 @@ fn first_columns(count: u32) -> t::SlicePredicate {
 /// How an operation went wrong.
 #[derive(Debug)]
 pub enum OpError {
-    /// The server (or the connection) failed the request.
+    /// The Thrift server (or the connection) failed the request.
     Thrift(thrift::Error),
+    /// The RESP connection failed or went out of step.
+    Resp(RespError),
+    /// The RESP server answered with an error reply (`-ERR ...`).
+    RespServer(String),
     /// The request succeeded but found nothing where data was expected.
     Empty(&'static str),
 }
@@ -236,7 +241,18 @@ impl OpError {
     pub fn describe(&self) -> String {
         match self {
             OpError::Thrift(e) => describe_error(e),
+            OpError::Resp(e) => format!("RESP: {e}"),
+            OpError::RespServer(why) => format!("server error: {why}"),
             OpError::Empty(what) => what.to_string(),
+        }
+    }
+
+    /// Whether the connection is unusable after this error and must be opened again.
+    pub fn breaks_connection(&self) -> bool {
+        match self {
+            OpError::Thrift(e) => breaks_connection(e),
+            OpError::Resp(_) => true,
+            OpError::RespServer(_) | OpError::Empty(_) => false,
         }
     }
 }
@@ -244,6 +260,12 @@ impl OpError {
 impl From<thrift::Error> for OpError {
     fn from(e: thrift::Error) -> Self {
         OpError::Thrift(e)
+    }
+}
+
+impl From<RespError> for OpError {
+    fn from(e: RespError) -> Self {
+        OpError::Resp(e)
     }
 }
 
@@ -284,6 +306,17 @@ pub fn counter_mutations(columns: u32) -> Vec<t::Mutation> {
         .collect()
 }
 
+/// The `batch_mutate` arguments writing `mutations` into row `key` of `cf`.
+fn one_row_batch(
+    key: &[u8],
+    cf: &str,
+    mutations: Vec<t::Mutation>,
+    cl: t::ConsistencyLevel,
+) -> t::CassandraBatchMutateArgs {
+    let by_cf = BTreeMap::from([(cf.to_string(), mutations)]);
+    t::CassandraBatchMutateArgs { mutation_map: BTreeMap::from([(key.to_vec(), by_cf)]), consistency_level: cl }
+}
+
 /// `batch_mutate` of one row: `values` become columns `C0..`.
 pub async fn insert_row_async(
     c: &mut AsyncConn,
@@ -292,10 +325,7 @@ pub async fn insert_row_async(
     cl: t::ConsistencyLevel,
 ) -> Result<(), OpError> {
     let mutations = row_mutations(values, timestamp_micros());
-    let framed = c.framed();
-    let (buf, seq) = c.next_call();
-    wire::encode_batch_mutate(buf, framed, seq, key, STANDARD_CF, &mutations, cl)?;
-    c.exchange("batch_mutate", false).await?;
+    c.call(&one_row_batch(key, STANDARD_CF, mutations, cl)).await?;
     Ok(())
 }
 
@@ -306,10 +336,13 @@ pub async fn read_row_async(
     columns: u32,
     cl: t::ConsistencyLevel,
 ) -> Result<(), OpError> {
-    let framed = c.framed();
-    let (buf, seq) = c.next_call();
-    wire::encode_get_slice(buf, framed, seq, key, &parent(STANDARD_CF), &first_columns(columns), cl)?;
-    if c.exchange("get_slice", true).await? == Reply::List(0) {
+    let args = t::CassandraGetSliceArgs {
+        key: key.to_vec(),
+        column_parent: parent(STANDARD_CF),
+        predicate: first_columns(columns),
+        consistency_level: cl,
+    };
+    if c.call(&args).await? == Reply::List(0) {
         return Err(OpError::Empty("read found no row (key not written?)"));
     }
     Ok(())
@@ -326,11 +359,13 @@ pub async fn range_rows_async(
     cl: t::ConsistencyLevel,
 ) -> Result<(), OpError> {
     for start in [start_key, Vec::new()] {
-        let framed = c.framed();
-        let (buf, seq) = c.next_call();
-        let range = range_from(start, rows);
-        wire::encode_get_range_slices(buf, framed, seq, &parent(STANDARD_CF), &first_columns(columns), &range, cl)?;
-        if c.exchange("get_range_slices", true).await? != Reply::List(0) {
+        let args = t::CassandraGetRangeSlicesArgs {
+            column_parent: parent(STANDARD_CF),
+            predicate: first_columns(columns),
+            range: range_from(start, rows),
+            consistency_level: cl,
+        };
+        if c.call(&args).await? != Reply::List(0) {
             return Ok(());
         }
     }
@@ -344,11 +379,7 @@ pub async fn counter_add_async(
     columns: u32,
     cl: t::ConsistencyLevel,
 ) -> Result<(), OpError> {
-    let mutations = counter_mutations(columns);
-    let framed = c.framed();
-    let (buf, seq) = c.next_call();
-    wire::encode_batch_mutate(buf, framed, seq, key, COUNTER_CF, &mutations, cl)?;
-    c.exchange("batch_mutate", false).await?;
+    c.call(&one_row_batch(key, COUNTER_CF, counter_mutations(columns), cl)).await?;
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! `sibyl-stress`: load generator for Sibyl's Thrift API. The work is done by this package's
+//! `sibyl-stress`: load generator for Sibyl's Thrift API (and Redis' RESP, for comparisons). The work is done by this package's
 //! library (`sibyl_stress`); this file parses the command line, prints the progress lines and the
 //! summary, and sets the exit status.
 //!
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if !json {
+    if let (false, Some(schema)) = (json, schema) {
         eprintln!("schema: {schema:?}");
     }
     if json {

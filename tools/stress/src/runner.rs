@@ -1,6 +1,8 @@
 //! Runs the load: `--threads` connections, each an asynchronous task with one request in
 //! flight, all on one tokio thread; a reporter on the calling thread that samples every second;
-//! and the stop rules (count, duration, too many consecutive errors).
+//! the pacing of `--rate` ([`crate::pacer`]); and the stop rules (count, duration, too many
+//! consecutive errors). The same runner, key generator, values and histograms serve both
+//! protocols; only [`Conn`] differs.
 //!
 //! Why one thread: the load generator shares the machine's cores with the server it measures,
 //! and one OS thread per blocking connection spent most of its CPU waking threads up. An event
@@ -15,10 +17,14 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 
-use super::client::{self, breaks_connection, ClientError, ConnectOptions, OpError, SchemaAction};
+use tokio::sync::Semaphore;
+
+use super::client::{self, ClientError, ConnectOptions, OpError, SchemaAction};
 use super::keys::{key_of, KeyGenerator};
-use super::settings::{Operation, Settings, StopCondition};
-use super::stats::{Interval, LatencySummary, Summary, WorkerStats};
+use super::pacer::{self, Pacer};
+use super::resp::{RespConn, RespReply};
+use super::settings::{Operation, Protocol, Settings, StopCondition};
+use super::stats::{process_cpu_seconds, Interval, LatencySummary, Summary, WorkerStats};
 use super::wire::AsyncConn;
 
 /// How often progress is sampled.
@@ -33,6 +39,8 @@ pub enum RunError {
     Client(#[from] ClientError),
     #[error("cannot start the I/O thread: {0}")]
     Spawn(std::io::Error),
+    #[error("cannot start the pacer thread: {0}")]
+    Pacer(std::io::Error),
     #[error("cannot start the tokio runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -42,7 +50,60 @@ pub enum RunError {
 pub struct RunResult {
     pub summary: Summary,
     pub intervals: Vec<Interval>,
-    pub schema: SchemaAction,
+    /// What was done to the Thrift schema (`None` for RESP, which has none).
+    pub schema: Option<SchemaAction>,
+}
+
+/// One connection of either protocol, with one request in flight.
+pub enum Conn {
+    Thrift(AsyncConn),
+    Resp(RespConn),
+}
+
+impl Conn {
+    /// Opens a connection ready for the load (Thrift: with the keyspace set).
+    pub async fn open(settings: &Settings, opts: &ConnectOptions) -> Result<Conn, ClientError> {
+        match settings.protocol {
+            Protocol::Thrift => Ok(Conn::Thrift(client::connect_to_keyspace_async(opts, &settings.keyspace).await?)),
+            Protocol::Resp => RespConn::connect(&opts.host, opts.port, opts.timeout)
+                .await
+                .map(Conn::Resp)
+                .map_err(|source| ClientError::Connect { addr: format!("{}:{}", opts.host, opts.port), source }),
+        }
+    }
+
+    /// Writes one row (Thrift: `values` as columns `C0..`; RESP: `SET key values[0]`).
+    async fn insert(&mut self, key: &[u8], values: Vec<Vec<u8>>, s: &Settings) -> Result<(), OpError> {
+        match self {
+            Conn::Thrift(c) => client::insert_row_async(c, key, values, s.consistency).await,
+            Conn::Resp(c) => {
+                let value = values.first().map(Vec::as_slice).unwrap_or_default();
+                match c.set(key, value).await? {
+                    RespReply::Status => Ok(()),
+                    other => Err(unexpected_resp("SET", other)),
+                }
+            }
+        }
+    }
+
+    /// Reads one row; a missing row is an error.
+    async fn read(&mut self, key: &[u8], s: &Settings) -> Result<(), OpError> {
+        match self {
+            Conn::Thrift(c) => client::read_row_async(c, key, s.columns, s.consistency).await,
+            Conn::Resp(c) => match c.get(key).await? {
+                RespReply::Bulk(_) => Ok(()),
+                RespReply::Nil => Err(OpError::Empty("GET found no value (key not written?)")),
+                other => Err(unexpected_resp("GET", other)),
+            },
+        }
+    }
+}
+
+fn unexpected_resp(command: &str, reply: RespReply) -> OpError {
+    match reply {
+        RespReply::Error(why) => OpError::RespServer(why),
+        other => OpError::RespServer(format!("unexpected reply to {command}: {other:?}")),
+    }
 }
 
 /// State shared by the workers.
@@ -94,9 +155,12 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
         framed: settings.framed,
         timeout: settings.timeout,
     };
-    let schema = {
-        let mut c = client::connect(&connect)?;
-        client::ensure_schema(&mut c, &settings.keyspace, settings.replication_factor)?
+    let schema = match settings.protocol {
+        Protocol::Thrift => {
+            let mut c = client::connect(&connect)?;
+            Some(client::ensure_schema(&mut c, &settings.keyspace, settings.replication_factor)?)
+        }
+        Protocol::Resp => None,
     };
     // One thread drives every connection: see the module comment.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RunError::Runtime)?;
@@ -105,11 +169,12 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
     let clients = rt.block_on(async {
         let mut clients = Vec::with_capacity(settings.threads);
         for _ in 0..settings.threads {
-            clients.push(client::connect_to_keyspace_async(&connect, &settings.keyspace).await?);
+            clients.push(Conn::open(settings, &connect).await?);
         }
         Ok::<_, ClientError>(clients)
     })?;
 
+    let cpu_before = process_cpu_seconds();
     let start = Instant::now();
     let shared = Arc::new(Shared {
         settings: settings.clone(),
@@ -125,6 +190,17 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
         finished: AtomicUsize::new(0),
         connect,
     });
+    let pacer = match settings.rate {
+        Some(rate) => {
+            let sh = shared.clone();
+            let threads = settings.threads;
+            let p = Pacer::start(rate, move || sh.over() || sh.finished.load(Ordering::Acquire) >= threads)
+                .map_err(RunError::Pacer)?;
+            Some(p)
+        }
+        None => None,
+    };
+    let permits = pacer.as_ref().map(Pacer::permits);
     let slots: Vec<Arc<Mutex<WorkerStats>>> =
         (0..settings.threads).map(|_| Arc::new(Mutex::new(WorkerStats::default()))).collect();
     let io = {
@@ -137,8 +213,9 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
                     let mut tasks = Vec::with_capacity(clients.len());
                     for (c, stats) in clients.into_iter().zip(slots) {
                         let sh = shared.clone();
+                        let permits = permits.clone();
                         tasks.push(tokio::spawn(async move {
-                            worker(&sh, c, &stats).await;
+                            worker(&sh, c, &stats, permits.as_deref()).await;
                             sh.finished.fetch_add(1, Ordering::Release);
                         }));
                     }
@@ -186,9 +263,14 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
         }
     }
     let _ = io.join();
+    drop(pacer);
+    let client_cpu_s = match (cpu_before, process_cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     let elapsed = interval_start.duration_since(start).as_secs_f64();
     let aborted = shared.abort_reason.lock().clone();
-    let summary = Summary::new(
+    let mut summary = Summary::new(
         settings.title.clone(),
         settings.operation.to_string(),
         settings.describe(),
@@ -196,6 +278,9 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
         elapsed,
         aborted,
     );
+    summary.protocol = settings.protocol.name().to_string();
+    summary.target_rate = settings.rate;
+    summary.client_cpu_s = client_cpu_s;
     Ok(RunResult { summary, intervals, schema })
 }
 
@@ -214,18 +299,18 @@ fn wait_interval(shared: &Shared, until: Instant, threads: usize, io: &thread::J
     }
 }
 
-async fn worker(shared: &Shared, first: AsyncConn, stats: &Mutex<WorkerStats>) {
+async fn worker(shared: &Shared, first: Conn, stats: &Mutex<WorkerStats>, permits: Option<&Semaphore>) {
     let s = &shared.settings;
     let mut rng = StdRng::from_entropy();
     let mut pool = vec![0u8; VALUE_POOL.max(s.value_size * 2)];
     rng.fill_bytes(&mut pool);
-    let mut conn: Option<AsyncConn> = Some(first);
+    let mut conn: Option<Conn> = Some(first);
     loop {
         let Some(c) = conn.as_mut() else {
             // The previous request broke the connection: open a new one before taking a slot,
             // so that the count of operations stays exact. Failures count as errors (and so
             // end the run after --max-consecutive-errors of them).
-            match client::connect_to_keyspace_async(&shared.connect, &s.keyspace).await {
+            match Conn::open(s, &shared.connect).await {
                 Ok(c) => conn = Some(c),
                 Err(e) => {
                     record_error(shared, stats, &format!("reconnect failed: {e}"));
@@ -239,6 +324,11 @@ async fn worker(shared: &Shared, first: AsyncConn, stats: &Mutex<WorkerStats>) {
         };
         if !shared.next_slot() {
             break;
+        }
+        if let Some(permits) = permits {
+            if !pacer::next_permit(permits).await {
+                break;
+            }
         }
         let op = match s.operation {
             Operation::Mixed => {
@@ -260,11 +350,18 @@ async fn worker(shared: &Shared, first: AsyncConn, stats: &Mutex<WorkerStats>) {
                         pool[at..at + s.value_size].to_vec()
                     })
                     .collect();
-                client::insert_row_async(c, &key, values, s.consistency).await
+                c.insert(&key, values, s).await
             }
-            Operation::Read => client::read_row_async(c, &key, s.columns, s.consistency).await,
-            Operation::Range => client::range_rows_async(c, key, s.range_rows, s.columns, s.consistency).await,
-            Operation::CounterAdd => client::counter_add_async(c, &key, s.columns, s.consistency).await,
+            Operation::Read => c.read(&key, s).await,
+            // Settings refuse these two with RESP.
+            Operation::Range => match c {
+                Conn::Thrift(c) => client::range_rows_async(c, key, s.range_rows, s.columns, s.consistency).await,
+                Conn::Resp(_) => Err(OpError::Empty("range has no RESP equivalent")),
+            },
+            Operation::CounterAdd => match c {
+                Conn::Thrift(c) => client::counter_add_async(c, &key, s.columns, s.consistency).await,
+                Conn::Resp(_) => Err(OpError::Empty("counter_add has no RESP equivalent")),
+            },
         };
         let micros = began.elapsed().as_micros() as u64;
         match result {
@@ -273,7 +370,7 @@ async fn worker(shared: &Shared, first: AsyncConn, stats: &Mutex<WorkerStats>) {
                 stats.lock().success(op.name(), micros);
             }
             Err(e) => {
-                if matches!(&e, OpError::Thrift(t) if breaks_connection(t)) {
+                if e.breaks_connection() {
                     conn = None;
                 }
                 record_error(shared, stats, &format!("{}: {}", op.name(), e.describe()));

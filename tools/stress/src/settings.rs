@@ -19,6 +19,8 @@ pub const MAX_THREADS: usize = 1024;
 pub const MAX_VALUE_SIZE: usize = 1 << 20;
 /// Upper bound on `--columns` per row in one operation.
 pub const MAX_COLUMNS: u32 = 10_000;
+/// Upper bound on `--rate`: far above what one client thread can send, so only typos hit it.
+pub const MAX_RATE: f64 = 100_000_000.0;
 
 /// One kind of request sent to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -52,6 +54,33 @@ impl Operation {
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The wire protocol spoken to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Cassandra's Thrift API (binary protocol), to Sibyl or Cassandra.
+    Thrift,
+    /// Redis' protocol: insert is `SET key value`, read is `GET key`; one value per key.
+    Resp,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Thrift => "thrift",
+            Protocol::Resp => "resp",
+        }
+    }
+
+    /// The port a server of this protocol listens on by default.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Protocol::Thrift => 9160,
+            Protocol::Resp => 6379,
+        }
     }
 }
 
@@ -142,6 +171,12 @@ pub enum SettingsError {
     Stdev(f64),
     #[error("--count {count} is larger than --num-keys {num_keys} with the sequential distribution: keys would be written twice")]
     SequentialOverflow { count: u64, num_keys: u64 },
+    #[error("--operation {0} has no RESP equivalent (use insert, read or mixed with --protocol resp)")]
+    RespOperation(Operation),
+    #[error("--protocol resp writes one value per key: --columns must be 1, not {0}")]
+    RespColumns(u32),
+    #[error("--rate must be a number of operations per second above 0 and at most {max}, not {given}")]
+    Rate { given: f64, max: f64 },
 }
 
 /// Parses `write=1,read=3` (also `insert=` for `write=`). Missing names weigh 0.
@@ -216,9 +251,12 @@ pub struct Args {
     /// Server address.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
-    /// Thrift port.
-    #[arg(long, default_value_t = 9160)]
-    pub port: u16,
+    /// Protocol spoken: Cassandra's Thrift API or Redis' RESP.
+    #[arg(long, value_enum, default_value_t = Protocol::Thrift)]
+    pub protocol: Protocol,
+    /// Server port (default: 9160 for Thrift, 6379 for RESP).
+    #[arg(long)]
+    pub port: Option<u16>,
     /// What each operation does.
     #[arg(long, value_enum, default_value_t = Operation::Insert)]
     pub operation: Operation,
@@ -228,9 +266,9 @@ pub struct Args {
     /// Number of distinct row keys.
     #[arg(long, default_value_t = 100_000)]
     pub num_keys: u64,
-    /// Columns written (or read) per row.
-    #[arg(long, default_value_t = 5)]
-    pub columns: u32,
+    /// Columns written (or read) per row (default: 5 for Thrift; RESP has one value per key).
+    #[arg(long)]
+    pub columns: Option<u32>,
     /// Bytes per column value.
     #[arg(long, default_value_t = 34)]
     pub value_size: usize,
@@ -252,6 +290,10 @@ pub struct Args {
     /// Stop after this long (e.g. 30s, 5m; at most 24h).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
+    /// Target operations per second over all connections, paced evenly (default: as fast as
+    /// the server answers). See the `pacer` module for how.
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Keyspace used (created when missing, with column families Standard1 and Counter1).
     #[arg(long, default_value = "Stress")]
     pub keyspace: String,
@@ -290,6 +332,7 @@ pub struct Args {
 /// A checked stress run description.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    pub protocol: Protocol,
     pub host: String,
     pub port: u16,
     pub operation: Operation,
@@ -302,6 +345,8 @@ pub struct Settings {
     pub threads: usize,
     pub consistency: ConsistencyLevel,
     pub stop: StopCondition,
+    /// Target operations per second over all connections; `None` runs flat out.
+    pub rate: Option<f64>,
     pub keyspace: String,
     pub replication_factor: u32,
     pub range_rows: u32,
@@ -322,7 +367,24 @@ impl Args {
     /// Checks the numbers and fills in defaults that depend on other options.
     pub fn into_settings(self) -> Result<Settings, SettingsError> {
         in_range("--num-keys", self.num_keys, 1, 10_000_000_000)?;
-        in_range("--columns", u64::from(self.columns), 1, u64::from(MAX_COLUMNS))?;
+        let columns = self.columns.unwrap_or(match self.protocol {
+            Protocol::Thrift => 5,
+            Protocol::Resp => 1,
+        });
+        in_range("--columns", u64::from(columns), 1, u64::from(MAX_COLUMNS))?;
+        if self.protocol == Protocol::Resp {
+            if !matches!(self.operation, Operation::Insert | Operation::Read | Operation::Mixed) {
+                return Err(SettingsError::RespOperation(self.operation));
+            }
+            if columns != 1 {
+                return Err(SettingsError::RespColumns(columns));
+            }
+        }
+        if let Some(rate) = self.rate {
+            if !(rate > 0.0 && rate <= MAX_RATE) {
+                return Err(SettingsError::Rate { given: rate, max: MAX_RATE });
+            }
+        }
         in_range("--value-size", self.value_size as u64, 0, MAX_VALUE_SIZE as u64)?;
         in_range("--threads", self.threads as u64, 1, MAX_THREADS as u64)?;
         in_range("--replication-factor", u64::from(self.replication_factor), 1, 100)?;
@@ -350,18 +412,20 @@ impl Args {
         }
         let title = self.title.unwrap_or_else(|| format!("{} x{}", self.operation, self.threads));
         Ok(Settings {
+            protocol: self.protocol,
             host: self.host,
-            port: self.port,
+            port: self.port.unwrap_or(self.protocol.default_port()),
             operation: self.operation,
             ratio: self.mixed_ratio,
             num_keys: self.num_keys,
-            columns: self.columns,
+            columns,
             value_size: self.value_size,
             distribution: self.distribution,
             stdev: self.stdev,
             threads: self.threads,
             consistency: self.consistency,
             stop,
+            rate: self.rate,
             keyspace: self.keyspace,
             replication_factor: self.replication_factor,
             range_rows: self.range_rows,
@@ -381,21 +445,37 @@ impl Settings {
             Operation::Range => format!("range ({} rows)", self.range_rows),
             other => other.to_string(),
         };
-        format!(
-            "{op} on {}:{} ({}), keyspace {} RF {}, {} threads, {} keys {}, {} columns x {} B, CL {}, {}",
-            self.host,
-            self.port,
-            if self.framed { "framed" } else { "unframed" },
-            self.keyspace,
-            self.replication_factor,
-            self.threads,
-            self.num_keys,
-            self.distribution.name(),
-            self.columns,
-            self.value_size,
-            consistency_name(self.consistency),
-            self.stop
-        )
+        let rate = match self.rate {
+            Some(r) => format!(", paced at {r} op/s"),
+            None => String::new(),
+        };
+        match self.protocol {
+            Protocol::Thrift => format!(
+                "{op} on {}:{} (thrift, {}), keyspace {} RF {}, {} threads, {} keys {}, {} columns x {} B, CL {}, {}{rate}",
+                self.host,
+                self.port,
+                if self.framed { "framed" } else { "unframed" },
+                self.keyspace,
+                self.replication_factor,
+                self.threads,
+                self.num_keys,
+                self.distribution.name(),
+                self.columns,
+                self.value_size,
+                consistency_name(self.consistency),
+                self.stop
+            ),
+            Protocol::Resp => format!(
+                "{op} on {}:{} (resp), {} threads, {} keys {}, {} B values, {}{rate}",
+                self.host,
+                self.port,
+                self.threads,
+                self.num_keys,
+                self.distribution.name(),
+                self.value_size,
+                self.stop
+            ),
+        }
     }
 }
 
@@ -496,5 +576,37 @@ mod tests {
             Err(SettingsError::SequentialOverflow { count: 11, num_keys: 10 })
         ));
         assert!(matches!(args(&["--stdev", "0"]).into_settings(), Err(SettingsError::Stdev(_))));
+    }
+
+    #[test]
+    fn protocol_sets_port_and_columns_defaults_and_limits_operations() {
+        let s = args(&[]).into_settings().unwrap();
+        assert_eq!((s.protocol, s.port, s.columns, s.rate), (Protocol::Thrift, 9160, 5, None));
+        let s = args(&["--protocol", "resp"]).into_settings().unwrap();
+        assert_eq!((s.protocol, s.port, s.columns), (Protocol::Resp, 6379, 1));
+        assert!(s.describe().contains("(resp)"), "{}", s.describe());
+        let s = args(&["--protocol", "resp", "--port", "7000", "--operation", "mixed"]).into_settings().unwrap();
+        assert_eq!((s.port, s.operation), (7000, Operation::Mixed));
+        assert_eq!(
+            args(&["--protocol", "resp", "--operation", "range"]).into_settings().unwrap_err(),
+            SettingsError::RespOperation(Operation::Range)
+        );
+        assert_eq!(
+            args(&["--protocol", "resp", "--columns", "2"]).into_settings().unwrap_err(),
+            SettingsError::RespColumns(2)
+        );
+    }
+
+    #[test]
+    fn rate_must_be_positive_and_finite() {
+        let s = args(&["--rate", "2500.5"]).into_settings().unwrap();
+        assert_eq!(s.rate, Some(2500.5));
+        assert!(s.describe().contains("paced at 2500.5 op/s"), "{}", s.describe());
+        for bad in ["0", "-5", "NaN", "inf", "1e12"] {
+            assert!(
+                matches!(args(&[&format!("--rate={bad}")]).into_settings(), Err(SettingsError::Rate { .. })),
+                "--rate {bad}"
+            );
+        }
     }
 }

@@ -157,6 +157,40 @@ pub struct Summary {
     pub error_kinds: BTreeMap<String, u64>,
     /// Why the run stopped before its count or duration, if it did.
     pub aborted: Option<String>,
+    /// `thrift` or `resp` (empty in reports written before RESP existed).
+    #[serde(default)]
+    pub protocol: String,
+    /// The `--rate` asked for, if any; compare with `op_rate`.
+    #[serde(default)]
+    pub target_rate: Option<f64>,
+    /// CPU time (user + system) the load generator itself used while the load ran, in seconds:
+    /// what the client took from the cores it shares with the server. `None` without `/proc`.
+    #[serde(default)]
+    pub client_cpu_s: Option<f64>,
+}
+
+/// User + system CPU time of this process so far, in seconds, from `/proc/self/stat`; `None`
+/// where that file is missing or unreadable.
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    cpu_seconds_of_stat(&stat, clock_ticks_per_second())
+}
+
+/// Fields 14 and 15 (utime, stime, in clock ticks) of a `/proc/PID/stat` line. The command
+/// name (field 2) may hold spaces and parentheses, so counting starts after its last `)`.
+fn cpu_seconds_of_stat(stat: &str, ticks_per_second: f64) -> Option<f64> {
+    let after_name = stat.get(stat.rfind(')')? + 1..)?;
+    // Field 3 is the first after the name: utime (14) and stime (15) are its 12th and 13th.
+    let mut fields = after_name.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) as f64 / ticks_per_second)
+}
+
+/// `sysconf(_SC_CLK_TCK)`, which is 100 on every Linux architecture the tool is built for;
+/// reading it would need libc for one constant.
+fn clock_ticks_per_second() -> f64 {
+    100.0
 }
 
 impl Summary {
@@ -180,6 +214,9 @@ impl Summary {
             ops_by_kind: totals.ops_by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             error_kinds: totals.error_kinds.clone(),
             aborted,
+            protocol: String::new(),
+            target_rate: None,
+            client_cpu_s: None,
         }
     }
 
@@ -189,6 +226,9 @@ impl Summary {
         let mut s = String::new();
         s.push_str(&format!("Results ({}):\n", self.title));
         s.push_str(&format!("  Op rate                   : {:>12.0} op/s\n", self.op_rate));
+        if let Some(target) = self.target_rate {
+            s.push_str(&format!("  Target rate               : {target:>12.0} op/s\n"));
+        }
         s.push_str(&format!("  Operations                : {:>12}\n", self.ops));
         for (k, n) in &self.ops_by_kind {
             if self.ops_by_kind.len() > 1 {
@@ -206,6 +246,9 @@ impl Summary {
             s.push_str(&format!("    {n:>8} x {k}\n"));
         }
         s.push_str(&format!("  Total operation time      : {:>12.3} s\n", self.elapsed_s));
+        if let Some(cpu) = self.client_cpu_s.filter(|_| self.ops > 0) {
+            s.push_str(&format!("  Client CPU per operation  : {:>12.2} us\n", cpu * 1e6 / self.ops as f64));
+        }
         if let Some(why) = &self.aborted {
             s.push_str(&format!("  STOPPED EARLY: {why}\n"));
         }
@@ -257,6 +300,24 @@ mod tests {
         let json: serde_json::Value = serde_json::to_value(&s).unwrap();
         assert_eq!(json["op_rate"], 500.0);
         assert!(json["p99_ms"].as_f64().is_some_and(|v| close(v, 990.0)));
+    }
+
+    #[test]
+    fn cpu_time_is_read_after_the_command_name() {
+        // A command name with spaces and a parenthesis must not shift the fields.
+        let stat = "4242 (my (odd) prog) S 1 2 3 4 5 6 7 8 9 10 250 130 0 0 20 0 1 0 100 0 0";
+        assert_eq!(cpu_seconds_of_stat(stat, 100.0), Some(3.8));
+        assert_eq!(cpu_seconds_of_stat("4242 (x) S 1 2", 100.0), None);
+        assert_eq!(cpu_seconds_of_stat("no name here", 100.0), None);
+        // This process has used some CPU by now, and the figure only grows.
+        let a = process_cpu_seconds().expect("/proc/self/stat is readable on Linux");
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = process_cpu_seconds().unwrap();
+        assert!(b >= a && b > 0.0, "{a} then {b}");
     }
 
     #[test]

@@ -1,22 +1,23 @@
-//! The measured requests without the generated blocking client: calls encoded by hand (the
-//! generated argument structs are private) into one reusable buffer, replies decoded from
-//! bytes, and an asynchronous connection that sends each call with one write.
+//! The measured Thrift requests without the generated blocking client: each call is the
+//! generated argument struct (`thrift_idl::Cassandra<Method>Args`) written into one reusable
+//! buffer, each reply the generated result struct (`Cassandra<Method>Result`) read from the
+//! received bytes, over an asynchronous connection that sends each call with one write.
 //!
-//! Why: 64 blocking clients on 64 OS threads spent about 24 µs of CPU per request, mostly in
-//! thread wake-ups, on the same two cores as the server being measured. A few tokio tasks on one
-//! thread send the same bytes (see the byte-for-byte tests against the generated client) with
-//! one request in flight per connection, as before, for about half of that.
+//! Why not the generated client: 64 blocking clients on 64 OS threads spent about 24 µs of CPU
+//! per request, mostly in thread wake-ups, on the same two cores as the server being measured. A
+//! few tokio tasks on one thread send the same bytes (see the byte-for-byte tests against the
+//! generated client) with one request in flight per connection, as before, for about half of
+//! that. Until the generated structs were public this module encoded the calls by hand; see
+//! `bench/README.md` ("Client cost") for what that saved (nothing measurable).
 //!
-//! The wire format written here is the one `CassandraSyncClient` writes: strict binary protocol
+//! The wire format is the one `CassandraSyncClient` writes: strict binary protocol
 //! (`TBinaryOutputProtocol::new(_, true)`), message header (name, `Call`, sequence number), the
-//! argument struct's fields in id order, a stop byte; framed transport puts the body's length in
-//! 4 big-endian bytes in front.
+//! argument struct; framed transport puts the body's length in 4 big-endian bytes in front.
 
 use std::time::Duration;
 
 use thrift::protocol::{
-    TBinaryInputProtocol, TBinaryOutputProtocol, TFieldIdentifier, TInputProtocol, TListIdentifier, TMapIdentifier,
-    TMessageIdentifier, TMessageType, TOutputProtocol, TSerializable, TType,
+    TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
 };
 use thrift::{
     ApplicationError, ApplicationErrorKind, ProtocolError, ProtocolErrorKind, TransportError, TransportErrorKind,
@@ -28,156 +29,125 @@ use tokio::net::TcpStream;
 /// Largest reply frame accepted (the server's own default frame limit is 16 MiB).
 const MAX_FRAME: usize = 64 * 1024 * 1024;
 
-/// A call being written into a reusable buffer: the frame-length placeholder (framed only) and
-/// the message header are written by [`Call::begin`], the argument fields by the caller through
-/// [`Call::prot`], the stop byte and the frame length by [`Call::finish`].
-pub struct Call<'a> {
-    prot: TBinaryOutputProtocol<&'a mut Vec<u8>>,
-    framed: bool,
-}
-
-impl<'a> Call<'a> {
-    pub fn begin(buf: &'a mut Vec<u8>, framed: bool, name: &str, seq: i32) -> thrift::Result<Call<'a>> {
-        buf.clear();
-        if framed {
-            buf.extend_from_slice(&[0; 4]);
-        }
-        let mut prot = TBinaryOutputProtocol::new(buf, true);
-        prot.write_message_begin(&TMessageIdentifier::new(name, TMessageType::Call, seq))?;
-        Ok(Call { prot, framed })
-    }
-
-    pub fn prot(&mut self) -> &mut TBinaryOutputProtocol<&'a mut Vec<u8>> {
-        &mut self.prot
-    }
-
-    /// Writes a struct-valued argument field.
-    pub fn struct_field<S: TSerializable>(&mut self, id: i16, value: &S) -> thrift::Result<()> {
-        self.prot.write_field_begin(&TFieldIdentifier::new("", TType::Struct, id))?;
-        value.write_to_out_protocol(&mut self.prot)?;
-        self.prot.write_field_end()
-    }
-
-    pub fn bytes_field(&mut self, id: i16, value: &[u8]) -> thrift::Result<()> {
-        self.prot.write_field_begin(&TFieldIdentifier::new("", TType::String, id))?;
-        self.prot.write_bytes(value)?;
-        self.prot.write_field_end()
-    }
-
-    pub fn i32_field(&mut self, id: i16, value: i32) -> thrift::Result<()> {
-        self.prot.write_field_begin(&TFieldIdentifier::new("", TType::I32, id))?;
-        self.prot.write_i32(value)?;
-        self.prot.write_field_end()
-    }
-
-    /// Ends the argument struct and the message and fills in the frame length.
-    pub fn finish(mut self) -> thrift::Result<()> {
-        self.prot.write_field_stop()?;
-        self.prot.write_struct_end()?;
-        self.prot.write_message_end()?;
-        let framed = self.framed;
-        let buf: &mut Vec<u8> = self.prot.transport;
-        if framed {
-            let len = i32::try_from(buf.len() - 4).map_err(|_| {
-                thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::SizeLimit, "call too large"))
-            })?;
-            buf[..4].copy_from_slice(&len.to_be_bytes());
-        }
-        Ok(())
-    }
-}
-
-/// `batch_mutate` of one row of one column family: `{key: {cf: mutations}}`.
-pub fn encode_batch_mutate(
-    buf: &mut Vec<u8>,
-    framed: bool,
-    seq: i32,
-    key: &[u8],
-    cf: &str,
-    mutations: &[t::Mutation],
-    cl: t::ConsistencyLevel,
-) -> thrift::Result<()> {
-    let mut c = Call::begin(buf, framed, "batch_mutate", seq)?;
-    let p = c.prot();
-    p.write_field_begin(&TFieldIdentifier::new("", TType::Map, 1))?;
-    p.write_map_begin(&TMapIdentifier::new(TType::String, TType::Map, 1))?;
-    p.write_bytes(key)?;
-    p.write_map_begin(&TMapIdentifier::new(TType::String, TType::List, 1))?;
-    p.write_string(cf)?;
-    p.write_list_begin(&TListIdentifier::new(TType::Struct, mutations.len() as i32))?;
-    for m in mutations {
-        m.write_to_out_protocol(p)?;
-    }
-    p.write_list_end()?;
-    p.write_map_end()?;
-    p.write_map_end()?;
-    p.write_field_end()?;
-    c.i32_field(2, cl.0)?;
-    c.finish()
-}
-
-pub fn encode_get_slice(
-    buf: &mut Vec<u8>,
-    framed: bool,
-    seq: i32,
-    key: &[u8],
-    parent: &t::ColumnParent,
-    predicate: &t::SlicePredicate,
-    cl: t::ConsistencyLevel,
-) -> thrift::Result<()> {
-    let mut c = Call::begin(buf, framed, "get_slice", seq)?;
-    c.bytes_field(1, key)?;
-    c.struct_field(2, parent)?;
-    c.struct_field(3, predicate)?;
-    c.i32_field(4, cl.0)?;
-    c.finish()
-}
-
-pub fn encode_get_range_slices(
-    buf: &mut Vec<u8>,
-    framed: bool,
-    seq: i32,
-    parent: &t::ColumnParent,
-    predicate: &t::SlicePredicate,
-    range: &t::KeyRange,
-    cl: t::ConsistencyLevel,
-) -> thrift::Result<()> {
-    let mut c = Call::begin(buf, framed, "get_range_slices", seq)?;
-    c.struct_field(1, parent)?;
-    c.struct_field(2, predicate)?;
-    c.struct_field(3, range)?;
-    c.i32_field(4, cl.0)?;
-    c.finish()
-}
-
-pub fn encode_set_keyspace(buf: &mut Vec<u8>, framed: bool, seq: i32, keyspace: &str) -> thrift::Result<()> {
-    let mut c = Call::begin(buf, framed, "set_keyspace", seq)?;
-    c.bytes_field(1, keyspace.as_bytes())?;
-    c.finish()
-}
-
 /// What a successful reply carried that the stress run looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
     /// A `void` method answered.
     Done,
     /// A list-valued method answered with this many elements.
-    List(i32),
+    List(usize),
+}
+
+/// The arguments of one method the load generator calls: the generated `Cassandra<M>Args`.
+pub trait CallArgs {
+    /// The method's name in the message header.
+    const METHOD: &'static str;
+    /// The generated result struct of the same method.
+    type Result: CallResult;
+    fn write(&self, p: &mut dyn TOutputProtocol) -> thrift::Result<()>;
+}
+
+/// The generated `Cassandra<M>Result` of a called method.
+pub trait CallResult: Sized {
+    fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self>;
+    /// The reply as the generated client returns it: a declared exception (in the order the
+    /// generated client checks them) as `thrift::Error::User`, a missing return value as
+    /// `MissingResult`.
+    fn outcome(self) -> Result<Reply, thrift::Error>;
+}
+
+fn user(e: impl std::error::Error + Send + Sync + 'static) -> thrift::Error {
+    thrift::Error::User(Box::new(e))
+}
+
+fn missing_result(method: &str) -> thrift::Error {
+    thrift::Error::Application(ApplicationError::new(
+        ApplicationErrorKind::MissingResult,
+        format!("no result received for {method}"),
+    ))
+}
+
+/// Implements [`CallArgs`] and [`CallResult`] for one method's generated structs. `list` marks
+/// a method whose return value is a list (its length is the [`Reply`]); `void` one without.
+macro_rules! method {
+    ($args:ty, $result:ty, $name:literal, void, [$($exc:ident),*]) => {
+        method!(@args $args, $result, $name);
+        impl CallResult for $result {
+            fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self> {
+                <$result>::read_from_in_protocol(p)
+            }
+            fn outcome(self) -> Result<Reply, thrift::Error> {
+                $(if let Some(e) = self.$exc { return Err(user(e)); })*
+                Ok(Reply::Done)
+            }
+        }
+    };
+    ($args:ty, $result:ty, $name:literal, list, [$($exc:ident),*]) => {
+        method!(@args $args, $result, $name);
+        impl CallResult for $result {
+            fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self> {
+                <$result>::read_from_in_protocol(p)
+            }
+            fn outcome(self) -> Result<Reply, thrift::Error> {
+                $(if let Some(e) = self.$exc { return Err(user(e)); })*
+                self.result_value.map(|v| Reply::List(v.len())).ok_or_else(|| missing_result($name))
+            }
+        }
+    };
+    (@args $args:ty, $result:ty, $name:literal) => {
+        impl CallArgs for $args {
+            const METHOD: &'static str = $name;
+            type Result = $result;
+            fn write(&self, p: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+                self.write_to_out_protocol(p)
+            }
+        }
+    };
+}
+
+method!(t::CassandraBatchMutateArgs, t::CassandraBatchMutateResult, "batch_mutate", void, [ire, ue, te]);
+method!(t::CassandraGetSliceArgs, t::CassandraGetSliceResult, "get_slice", list, [ire, ue, te]);
+method!(t::CassandraGetRangeSlicesArgs, t::CassandraGetRangeSlicesResult, "get_range_slices", list, [ire, ue, te]);
+method!(t::CassandraSetKeyspaceArgs, t::CassandraSetKeyspaceResult, "set_keyspace", void, [ire]);
+
+/// Writes call number `seq` of `args`' method into `buf` (cleared first), with the frame length
+/// in front when `framed`.
+pub fn encode_call<A: CallArgs>(buf: &mut Vec<u8>, framed: bool, seq: i32, args: &A) -> thrift::Result<()> {
+    buf.clear();
+    if framed {
+        buf.extend_from_slice(&[0; 4]);
+    }
+    {
+        let mut p = TBinaryOutputProtocol::new(&mut *buf, true);
+        p.write_message_begin(&TMessageIdentifier::new(A::METHOD, TMessageType::Call, seq))?;
+        args.write(&mut p)?;
+        p.write_message_end()?;
+    }
+    if framed {
+        let len = i32::try_from(buf.len() - 4)
+            .map_err(|_| thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::SizeLimit, "call too large")))?;
+        if let Some(head) = buf.get_mut(..4) {
+            head.copy_from_slice(&len.to_be_bytes());
+        }
+    }
+    Ok(())
 }
 
 fn protocol_error(message: String) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, message))
 }
 
-/// Decodes one reply to `method` (call number `seq`) from the front of `bytes`; returns the
-/// reply (or the error it carries, as the generated client would return it) and how many bytes
-/// it took. The outer `Err` is for bytes that are not a whole, well-formed reply (a transport
-/// `EndOfFile` error when `bytes` ends too early).
-pub fn decode_reply(
+/// Decodes one reply to `method` (call number `seq`) from the front of `bytes`, with the checks
+/// the generated client makes; returns the reply (or the error it carries, as the generated
+/// client would return it) and how many bytes it took. The outer `Err` is for bytes that are
+/// not a whole, well-formed reply (a transport `EndOfFile` error when `bytes` ends too early).
+///
+/// The generated readers skip fields they do not know with `TInputProtocol::skip`, which reads
+/// strings as UTF-8; every field of these replies is known, so binary names and values decode.
+pub fn decode_reply<R: CallResult>(
     bytes: &[u8],
     method: &str,
     seq: i32,
-    returns_list: bool,
 ) -> thrift::Result<(Result<Reply, thrift::Error>, usize)> {
     let mut rest = bytes;
     let result = {
@@ -199,110 +169,14 @@ pub fn decode_reply(
                 Err(thrift::Error::Application(e))
             }
             TMessageType::Reply => {
-                let r = read_result(&mut p, returns_list)?;
+                let r = R::read(&mut p)?;
                 p.read_message_end()?;
-                r
+                r.outcome()
             }
             other => return Err(protocol_error(format!("expected a reply, got a {other:?} message"))),
         }
     };
     Ok((result, bytes.len() - rest.len()))
-}
-
-/// Reads a `<method>_result` struct: field 0 the success value, 1–3 the declared exceptions
-/// shared by every method the stress run calls (`ire`, `ue`, `te`).
-fn read_result(p: &mut dyn TInputProtocol, returns_list: bool) -> thrift::Result<Result<Reply, thrift::Error>> {
-    p.read_struct_begin()?;
-    let mut out: Option<Result<Reply, thrift::Error>> = None;
-    loop {
-        let f = p.read_field_begin()?;
-        if f.field_type == TType::Stop {
-            break;
-        }
-        let user = |e: Box<dyn std::error::Error + Send + Sync>| Some(Err(thrift::Error::User(e)));
-        match (f.id, f.field_type) {
-            (Some(0), TType::List) if returns_list => {
-                let list = p.read_list_begin()?;
-                for _ in 0..list.size {
-                    skip(p, list.element_type, MAX_SKIP_DEPTH)?;
-                }
-                p.read_list_end()?;
-                out = Some(Ok(Reply::List(list.size)));
-            }
-            (Some(1), TType::Struct) => out = user(Box::new(t::InvalidRequestException::read_from_in_protocol(p)?)),
-            (Some(2), TType::Struct) => out = user(Box::new(t::UnavailableException::read_from_in_protocol(p)?)),
-            (Some(3), TType::Struct) => out = user(Box::new(t::TimedOutException::read_from_in_protocol(p)?)),
-            _ => skip(p, f.field_type, MAX_SKIP_DEPTH)?,
-        }
-        p.read_field_end()?;
-    }
-    p.read_struct_end()?;
-    Ok(match out {
-        Some(r) => r,
-        None if !returns_list => Ok(Reply::Done),
-        None => Err(thrift::Error::Application(ApplicationError::new(
-            ApplicationErrorKind::MissingResult,
-            "reply carried neither a result nor an exception",
-        ))),
-    })
-}
-
-/// Nesting accepted when skipping a value.
-const MAX_SKIP_DEPTH: u32 = 64;
-
-/// Skips one value of type `ty`. Unlike `TInputProtocol::skip`, which reads strings as UTF-8
-/// and fails on binary column names and values, strings are skipped as bytes.
-fn skip(p: &mut dyn TInputProtocol, ty: TType, depth: u32) -> thrift::Result<()> {
-    let depth = depth.checked_sub(1).ok_or_else(|| protocol_error("reply nested too deeply".into()))?;
-    match ty {
-        TType::Bool => p.read_bool().map(drop),
-        TType::I08 => p.read_i8().map(drop),
-        TType::I16 => p.read_i16().map(drop),
-        TType::I32 => p.read_i32().map(drop),
-        TType::I64 => p.read_i64().map(drop),
-        TType::Double => p.read_double().map(drop),
-        TType::String => p.read_bytes().map(drop),
-        TType::Struct => {
-            p.read_struct_begin()?;
-            loop {
-                let f = p.read_field_begin()?;
-                if f.field_type == TType::Stop {
-                    break;
-                }
-                skip(p, f.field_type, depth)?;
-                p.read_field_end()?;
-            }
-            p.read_struct_end()
-        }
-        TType::List => {
-            let l = p.read_list_begin()?;
-            for _ in 0..l.size {
-                skip(p, l.element_type, depth)?;
-            }
-            p.read_list_end()
-        }
-        TType::Set => {
-            let l = p.read_set_begin()?;
-            for _ in 0..l.size {
-                skip(p, l.element_type, depth)?;
-            }
-            p.read_set_end()
-        }
-        TType::Map => {
-            let m = p.read_map_begin()?;
-            if m.size > 0 {
-                let (Some(k), Some(v)) = (m.key_type, m.value_type) else {
-                    return Err(protocol_error("map without element types".into()));
-                };
-                for _ in 0..m.size {
-                    skip(p, k, depth)?;
-                    skip(p, v, depth)?;
-                }
-            }
-            p.read_map_end()
-        }
-        other => Err(protocol_error(format!("cannot skip a value of type {other:?}"))),
-    }
 }
 
 fn transport_error(kind: TransportErrorKind, message: impl Into<String>) -> thrift::Error {
@@ -328,10 +202,7 @@ pub struct AsyncConn {
 impl AsyncConn {
     /// Connects (with `timeout`) and sets `TCP_NODELAY`: one small request per round trip.
     pub async fn connect(host: &str, port: u16, framed: bool, timeout: Duration) -> std::io::Result<AsyncConn> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
-        stream.set_nodelay(true)?;
+        let stream = connect_nodelay(host, port, timeout).await?;
         Ok(AsyncConn {
             stream,
             framed,
@@ -342,38 +213,25 @@ impl AsyncConn {
         })
     }
 
-    pub fn framed(&self) -> bool {
-        self.framed
-    }
-
-    /// The buffer and sequence number for the next call; encode into it with the `encode_*`
-    /// functions, then [`AsyncConn::exchange`].
-    pub fn next_call(&mut self) -> (&mut Vec<u8>, i32) {
+    /// Sends `args` as the next call and waits for its reply, all within the timeout. An
+    /// outer transport or protocol error means the connection is out of step and must be
+    /// dropped.
+    pub async fn call<A: CallArgs>(&mut self, args: &A) -> Result<Reply, thrift::Error> {
         self.seq = self.seq.wrapping_add(1);
-        (&mut self.out, self.seq)
-    }
-
-    /// Sends the encoded call and waits for its reply, all within the timeout. An outer
-    /// transport or protocol error means the connection is out of step and must be dropped.
-    pub async fn exchange(&mut self, method: &str, returns_list: bool) -> Result<Reply, thrift::Error> {
+        encode_call(&mut self.out, self.framed, self.seq, args)?;
         let timeout = self.timeout;
-        let r = match tokio::time::timeout(timeout, self.exchange_inner(method, returns_list)).await {
+        let r = match tokio::time::timeout(timeout, self.exchange::<A::Result>(A::METHOD)).await {
             Ok(r) => r,
             Err(_) => Err(transport_error(
                 TransportErrorKind::TimedOut,
                 format!("no reply within {} s", timeout.as_secs_f64()),
             )),
         };
-        // The whole reply has been read and nothing more can arrive before the next call, but
-        // tokio still believes the socket readable and would start the next read with a recv
-        // that fails with EAGAIN; clearing the readiness here saves that syscall per request.
-        let _ = self
-            .stream
-            .try_io(Interest::READABLE, || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::WouldBlock)));
+        clear_read_readiness(&self.stream);
         r
     }
 
-    async fn exchange_inner(&mut self, method: &str, returns_list: bool) -> Result<Reply, thrift::Error> {
+    async fn exchange<R: CallResult>(&mut self, method: &str) -> Result<Reply, thrift::Error> {
         self.stream.write_all(&self.out).await?;
         let seq = self.seq;
         // One call in flight: whatever arrives belongs to this reply, which usually comes in
@@ -393,7 +251,7 @@ impl AsyncConn {
                         if self.inbuf.len() != 4 + len {
                             return Err(protocol_error("bytes after the reply frame".into()));
                         }
-                        let (reply, used) = decode_reply(body, method, seq, returns_list)?;
+                        let (reply, used) = decode_reply::<R>(body, method, seq)?;
                         if used != len {
                             return Err(protocol_error(format!(
                                 "reply frame of {len} bytes holds a {used}-byte message"
@@ -405,7 +263,7 @@ impl AsyncConn {
                 }
             } else if !self.inbuf.is_empty() {
                 // Unframed: the reply is complete when the bytes received decode as one.
-                match decode_reply(&self.inbuf, method, seq, returns_list) {
+                match decode_reply::<R>(&self.inbuf, method, seq) {
                     Ok((reply, used)) => {
                         if used != self.inbuf.len() {
                             return Err(protocol_error("bytes after the reply".into()));
@@ -431,11 +289,26 @@ impl AsyncConn {
 
     /// `set_keyspace`, as every connection does before the load starts.
     pub async fn set_keyspace(&mut self, keyspace: &str) -> Result<(), thrift::Error> {
-        let framed = self.framed;
-        let (buf, seq) = self.next_call();
-        encode_set_keyspace(buf, framed, seq, keyspace)?;
-        self.exchange("set_keyspace", false).await.map(|_| ())
+        self.call(&t::CassandraSetKeyspaceArgs { keyspace: keyspace.to_string() }).await.map(|_| ())
     }
+}
+
+/// Connects within `timeout` and sets `TCP_NODELAY`: with one small request per round trip,
+/// Nagle would add delayed-ACK stalls to every call. Shared by both protocols.
+pub async fn connect_nodelay(host: &str, port: u16, timeout: Duration) -> std::io::Result<TcpStream> {
+    let stream = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+/// After a whole reply has been read nothing more can arrive before the next request, but
+/// tokio still believes the socket readable and would start the next read with a recv that
+/// fails with EAGAIN; clearing the readiness here saves that syscall per request. Shared by
+/// both protocols.
+pub fn clear_read_readiness(stream: &TcpStream) {
+    let _ = stream.try_io(Interest::READABLE, || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::WouldBlock)));
 }
 
 #[cfg(test)]
@@ -445,7 +318,7 @@ mod tests {
     use std::io::Write;
     use std::rc::Rc;
 
-    use thrift::protocol::TBinaryOutputProtocol;
+    use thrift::protocol::{TFieldIdentifier, TListIdentifier, TStructIdentifier, TType};
     use thrift::transport::TFramedWriteTransport;
     use thrift_idl::TCassandraSyncClient;
 
@@ -503,13 +376,23 @@ mod tests {
                 let mut map = BTreeMap::new();
                 map.insert(key.clone(), BTreeMap::from([(cf.to_string(), muts.clone())]));
                 let want = generated(framed, |c| {
-                    assert!(c.batch_mutate(map, t::ConsistencyLevel::QUORUM).is_err());
+                    assert!(c.batch_mutate(map.clone(), t::ConsistencyLevel::QUORUM).is_err());
                 });
-                let mut got = Vec::new();
-                encode_batch_mutate(&mut got, framed, 1, &key, cf, &muts, t::ConsistencyLevel::QUORUM).unwrap();
+                let mut got = vec![9u8; 3]; // leftovers of an earlier call must go
+                let args =
+                    t::CassandraBatchMutateArgs { mutation_map: map, consistency_level: t::ConsistencyLevel::QUORUM };
+                encode_call(&mut got, framed, 1, &args).unwrap();
                 assert_eq!(got, want, "framed={framed} cf={cf}");
             }
         }
+        // The frame length is the body's: 4 bytes fewer than the unframed call is not it.
+        let mut framed = Vec::new();
+        let mut unframed = Vec::new();
+        let args = t::CassandraSetKeyspaceArgs { keyspace: "Stress".into() };
+        encode_call(&mut framed, true, 5, &args).unwrap();
+        encode_call(&mut unframed, false, 5, &args).unwrap();
+        assert_eq!(framed[..4], (unframed.len() as i32).to_be_bytes());
+        assert_eq!(framed[4..], unframed[..]);
     }
 
     #[test]
@@ -527,19 +410,30 @@ mod tests {
             let want = generated(framed, |c| {
                 assert!(c.get_slice(key.clone(), parent(), predicate(), t::ConsistencyLevel::ONE).is_err());
             });
-            let mut got = vec![9u8; 3]; // leftovers of an earlier call must go
-            encode_get_slice(&mut got, framed, 1, &key, &parent(), &predicate(), t::ConsistencyLevel::ONE).unwrap();
+            let mut got = Vec::new();
+            let args = t::CassandraGetSliceArgs {
+                key: key.clone(),
+                column_parent: parent(),
+                predicate: predicate(),
+                consistency_level: t::ConsistencyLevel::ONE,
+            };
+            encode_call(&mut got, framed, 1, &args).unwrap();
             assert_eq!(got, want, "get_slice framed={framed}");
 
             let want = generated(framed, |c| {
                 assert!(c.get_range_slices(parent(), predicate(), range.clone(), t::ConsistencyLevel::ALL).is_err());
             });
-            encode_get_range_slices(&mut got, framed, 1, &parent(), &predicate(), &range, t::ConsistencyLevel::ALL)
-                .unwrap();
+            let args = t::CassandraGetRangeSlicesArgs {
+                column_parent: parent(),
+                predicate: predicate(),
+                range: range.clone(),
+                consistency_level: t::ConsistencyLevel::ALL,
+            };
+            encode_call(&mut got, framed, 1, &args).unwrap();
             assert_eq!(got, want, "get_range_slices framed={framed}");
 
             let want = generated(framed, |c| assert!(c.set_keyspace("Stress".into()).is_err()));
-            encode_set_keyspace(&mut got, framed, 1, "Stress").unwrap();
+            encode_call(&mut got, framed, 1, &t::CassandraSetKeyspaceArgs { keyspace: "Stress".into() }).unwrap();
             assert_eq!(got, want, "set_keyspace framed={framed}");
         }
     }
@@ -555,15 +449,18 @@ mod tests {
     }
 
     fn result_struct(p: &mut dyn TOutputProtocol, field: impl FnOnce(&mut dyn TOutputProtocol)) {
-        p.write_struct_begin(&thrift::protocol::TStructIdentifier::new("r")).unwrap();
+        p.write_struct_begin(&TStructIdentifier::new("r")).unwrap();
         field(p);
         p.write_field_stop().unwrap();
         p.write_struct_end().unwrap();
     }
 
+    type Slice = t::CassandraGetSliceResult;
+    type Mutate = t::CassandraBatchMutateResult;
+
     #[test]
     fn replies_decode_to_counts_and_declared_exceptions() {
-        // A slice with binary (non UTF-8) names and values: skipped as bytes.
+        // A slice with binary (non UTF-8) names and values.
         let cols = vec![
             t::ColumnOrSuperColumn {
                 column: Some(t::Column {
@@ -579,68 +476,63 @@ mod tests {
             2
         ];
         let ok = reply("get_slice", TMessageType::Reply, 7, |p| {
-            result_struct(p, |p| {
-                p.write_field_begin(&TFieldIdentifier::new("success", TType::List, 0)).unwrap();
-                p.write_list_begin(&TListIdentifier::new(TType::Struct, 2)).unwrap();
-                for c in &cols {
-                    c.write_to_out_protocol(p).unwrap();
-                }
-                p.write_list_end().unwrap();
-                p.write_field_end().unwrap();
-            })
+            Slice { result_value: Some(cols.clone()), ..Default::default() }.write_to_out_protocol(p).unwrap()
         });
-        let (r, used) = decode_reply(&ok, "get_slice", 7, true).unwrap();
+        let (r, used) = decode_reply::<Slice>(&ok, "get_slice", 7).unwrap();
         assert_eq!((r.unwrap(), used), (Reply::List(2), ok.len()));
 
         // Every proper prefix is "not yet complete", which the unframed reader relies on.
         for cut in 0..ok.len() {
-            let e = decode_reply(&ok[..cut], "get_slice", 7, true).unwrap_err();
+            let e = decode_reply::<Slice>(&ok[..cut], "get_slice", 7).unwrap_err();
             assert!(is_end_of_input(&e), "cut {cut}: {e:?}");
         }
         // Wrong sequence number or method: the stream is out of step.
-        assert!(matches!(decode_reply(&ok, "get_slice", 8, true), Err(thrift::Error::Protocol(_))));
-        assert!(matches!(decode_reply(&ok, "batch_mutate", 7, false), Err(thrift::Error::Protocol(_))));
+        assert!(matches!(decode_reply::<Slice>(&ok, "get_slice", 8), Err(thrift::Error::Protocol(_))));
+        assert!(matches!(decode_reply::<Mutate>(&ok, "batch_mutate", 7), Err(thrift::Error::Protocol(_))));
 
         let empty = reply("get_slice", TMessageType::Reply, 1, |p| {
-            result_struct(p, |p| {
-                p.write_field_begin(&TFieldIdentifier::new("success", TType::List, 0)).unwrap();
-                p.write_list_begin(&TListIdentifier::new(TType::Struct, 0)).unwrap();
-                p.write_list_end().unwrap();
-                p.write_field_end().unwrap();
-            })
+            Slice { result_value: Some(vec![]), ..Default::default() }.write_to_out_protocol(p).unwrap()
         });
-        assert_eq!(decode_reply(&empty, "get_slice", 1, true).unwrap().0.unwrap(), Reply::List(0));
+        assert_eq!(decode_reply::<Slice>(&empty, "get_slice", 1).unwrap().0.unwrap(), Reply::List(0));
 
         let void = reply("batch_mutate", TMessageType::Reply, 3, |p| result_struct(p, |_| {}));
-        assert_eq!(decode_reply(&void, "batch_mutate", 3, false).unwrap().0.unwrap(), Reply::Done);
+        assert_eq!(decode_reply::<Mutate>(&void, "batch_mutate", 3).unwrap().0.unwrap(), Reply::Done);
         // A list method answering nothing is the generated client's MissingResult.
-        let r = decode_reply(&void.clone(), "batch_mutate", 3, true).unwrap().0;
+        let r = decode_reply::<Slice>(&void, "batch_mutate", 3).unwrap().0;
         assert!(matches!(r, Err(thrift::Error::Application(ref a)) if a.kind == ApplicationErrorKind::MissingResult));
 
         let ire = reply("batch_mutate", TMessageType::Reply, 4, |p| {
-            result_struct(p, |p| {
-                p.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1)).unwrap();
-                t::InvalidRequestException { why: "counters are not supported".into() }
-                    .write_to_out_protocol(p)
-                    .unwrap();
-                p.write_field_end().unwrap();
-            })
+            let ire = t::InvalidRequestException { why: "counters are not supported".into() };
+            Mutate { ire: Some(ire), ..Default::default() }.write_to_out_protocol(p).unwrap()
         });
-        let (r, used) = decode_reply(&ire, "batch_mutate", 4, false).unwrap();
+        let (r, used) = decode_reply::<Mutate>(&ire, "batch_mutate", 4).unwrap();
         assert_eq!(used, ire.len());
         let e = r.unwrap_err();
         assert_eq!(crate::client::describe_error(&e), "InvalidRequestException: counters are not supported");
         assert!(!crate::client::breaks_connection(&e));
 
         let te = reply("get_slice", TMessageType::Reply, 5, |p| {
+            Slice { te: Some(t::TimedOutException::default()), ..Default::default() }.write_to_out_protocol(p).unwrap()
+        });
+        let e = decode_reply::<Slice>(&te, "get_slice", 5).unwrap().0.unwrap_err();
+        assert_eq!(crate::client::describe_error(&e), "TimedOutException");
+
+        // A field of the wrong wire type is skipped (Thrift's rule), not misread.
+        let odd = reply("get_slice", TMessageType::Reply, 9, |p| {
             result_struct(p, |p| {
-                p.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3)).unwrap();
-                t::TimedOutException::default().write_to_out_protocol(p).unwrap();
+                p.write_field_begin(&TFieldIdentifier::new("success", TType::I32, 0)).unwrap();
+                p.write_i32(3).unwrap();
+                p.write_field_end().unwrap();
+                p.write_field_begin(&TFieldIdentifier::new("x", TType::List, 9)).unwrap();
+                p.write_list_begin(&TListIdentifier::new(TType::I64, 1)).unwrap();
+                p.write_i64(1).unwrap();
+                p.write_list_end().unwrap();
                 p.write_field_end().unwrap();
             })
         });
-        let e = decode_reply(&te, "get_slice", 5, true).unwrap().0.unwrap_err();
-        assert_eq!(crate::client::describe_error(&e), "TimedOutException");
+        let (r, used) = decode_reply::<Slice>(&odd, "get_slice", 9).unwrap();
+        assert_eq!(used, odd.len());
+        assert!(matches!(r, Err(thrift::Error::Application(ref a)) if a.kind == ApplicationErrorKind::MissingResult));
 
         let app = reply("get_slice", TMessageType::Exception, 6, |p| {
             thrift::Error::write_application_error_to_out_protocol(
@@ -649,7 +541,7 @@ mod tests {
             )
             .unwrap();
         });
-        let e = decode_reply(&app, "get_slice", 6, true).unwrap().0.unwrap_err();
+        let e = decode_reply::<Slice>(&app, "get_slice", 6).unwrap().0.unwrap_err();
         assert!(matches!(e, thrift::Error::Application(ref a) if a.message == "boom"), "{e:?}");
     }
 }

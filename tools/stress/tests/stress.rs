@@ -259,3 +259,165 @@ fn graph_pages_accumulate_runs() {
     assert_eq!(titles, ["first", "second"]);
     assert!(runs.iter().all(|r| !r.intervals.is_empty() && r.summary.ops > 0));
 }
+
+/// A minimal RESP server on 127.0.0.1 (a map behind a lock, one thread per connection) that
+/// answers SET and GET as Redis does and counts the commands it saw, so the RESP mode can be
+/// checked without a Redis installation.
+struct FakeRedis {
+    port: u16,
+    data: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<Vec<u8>, Vec<u8>>>>,
+    commands: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Reads one command (an array of bulk strings) from `r`; `None` at end of stream.
+fn read_command(r: &mut impl BufRead) -> Option<Vec<Vec<u8>>> {
+    fn header(r: &mut impl BufRead, kind: u8) -> Option<usize> {
+        let mut line = Vec::new();
+        r.read_until(b'\n', &mut line).ok()?;
+        let text = line.strip_prefix(&[kind])?.strip_suffix(b"\r\n")?;
+        std::str::from_utf8(text).ok()?.parse().ok()
+    }
+    let n = header(r, b'*')?;
+    let mut args = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = header(r, b'$')?;
+        let mut arg = vec![0u8; len + 2];
+        std::io::Read::read_exact(r, &mut arg).ok()?;
+        assert_eq!(arg.split_off(len), b"\r\n", "bulk string not ended by CRLF");
+        args.push(arg);
+    }
+    Some(args)
+}
+
+impl FakeRedis {
+    fn start() -> FakeRedis {
+        use std::io::Write;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let fake = FakeRedis { port, data: Default::default(), commands: Default::default() };
+        let (data, commands) = (fake.data.clone(), fake.commands.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let (data, commands) = (data.clone(), commands.clone());
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    while let Some(args) = read_command(&mut r) {
+                        commands.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let reply = match args.as_slice() {
+                            [cmd, key, value] if cmd == b"SET" => {
+                                data.lock().unwrap().insert(key.clone(), value.clone());
+                                b"+OK\r\n".to_vec()
+                            }
+                            [cmd, key] if cmd == b"GET" => match data.lock().unwrap().get(key) {
+                                Some(v) => [format!("${}\r\n", v.len()).as_bytes(), v, b"\r\n"].concat(),
+                                None => b"$-1\r\n".to_vec(),
+                            },
+                            _ => b"-ERR unknown command\r\n".to_vec(),
+                        };
+                        if w.write_all(&reply).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        fake
+    }
+
+    fn commands(&self) -> u64 {
+        self.commands.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+fn stress_resp(fake: &FakeRedis, args: &[&str]) -> StressOutput {
+    let out = Command::new(env!("CARGO_BIN_EXE_sibyl-stress"))
+        .args(["--protocol", "resp", "--host", "127.0.0.1", "--port", &fake.port.to_string(), "--json", "--quiet"])
+        .args(["--timeout", "30"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let summary = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON summary ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    StressOutput { code: out.status.code().unwrap_or(-1), summary, stderr }
+}
+
+#[test]
+fn resp_mode_sets_every_key_and_gets_them_back() {
+    let fake = FakeRedis::start();
+    let out = stress_resp(
+        &fake,
+        &[
+            "--operation",
+            "insert",
+            "--distribution",
+            "sequential",
+            "--count",
+            "1500",
+            "--num-keys",
+            "1500",
+            "--threads",
+            "8",
+            "--value-size",
+            "100",
+        ],
+    );
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    assert_eq!((num(&out.summary, "ops"), num(&out.summary, "errors")), (1500, 0), "{}", out.summary);
+    assert_eq!(out.summary["protocol"], "resp");
+    assert!(out.summary["client_cpu_s"].as_f64().is_some_and(|c| c > 0.0), "{}", out.summary);
+    assert_eq!(fake.commands(), 1500);
+    {
+        let data = fake.data.lock().unwrap();
+        let keys: BTreeSet<Vec<u8>> = data.keys().cloned().collect();
+        assert_eq!(keys, (0..1500).map(key_of).collect::<BTreeSet<_>>());
+        assert!(data.values().all(|v| v.len() == 100));
+    }
+
+    // Reads of written keys all find a value; mixed writes and reads in proportion.
+    let out = stress_resp(&fake, &["--operation", "read", "--count", "700", "--num-keys", "1500", "--threads", "3"]);
+    assert_eq!((num(&out.summary, "ops"), num(&out.summary, "errors")), (700, 0), "{}", out.summary);
+    assert_eq!(fake.commands(), 2200);
+    let out = stress_resp(
+        &fake,
+        &["--operation", "mixed", "--mixed-ratio", "write=1,read=3", "--count", "400", "--num-keys", "1500"],
+    );
+    let by_kind = &out.summary["ops_by_kind"];
+    assert_eq!(num(by_kind, "insert") + num(by_kind, "read"), 400, "{}", out.summary);
+    assert!(num(by_kind, "read") > num(by_kind, "insert"), "{}", out.summary);
+
+    // Keys never written answer nil, which counts as an error by kind.
+    let out = stress_resp(&fake, &["--operation", "read", "--count", "400", "--num-keys", "3000", "--threads", "2"]);
+    let misses = num(&out.summary, "errors");
+    assert!((100..=300).contains(&misses), "about half of 400 reads miss: {}", out.summary);
+    assert_eq!(num(&out.summary, "ops") + misses, 400);
+    let kinds = out.summary["error_kinds"].as_object().unwrap();
+    assert!(kinds.keys().all(|k| k.contains("GET found no value")), "{}", out.summary);
+
+    // Options RESP cannot honour are refused before connecting.
+    let out = Command::new(env!("CARGO_BIN_EXE_sibyl-stress"))
+        .args(["--protocol", "resp", "--port", &fake.port.to_string(), "--operation", "range"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no RESP equivalent"));
+}
+
+#[test]
+fn rate_paces_the_run() {
+    let fake = FakeRedis::start();
+    let out = stress_resp(
+        &fake,
+        &["--operation", "insert", "--rate", "1000", "--duration", "2s", "--threads", "16", "--num-keys", "100"],
+    );
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    let s = &out.summary;
+    assert_eq!(s["target_rate"].as_f64(), Some(1000.0), "{s}");
+    // Flat out, this fake server answers tens of thousands of requests a second; paced, the
+    // run sends what the schedule allows (never more; a busy machine may send somewhat less).
+    let rate = s["op_rate"].as_f64().unwrap();
+    assert!((700.0..=1060.0).contains(&rate), "{s}");
+    assert!((1400..=2100).contains(&num(s, "ops")), "{s}");
+}
