@@ -254,6 +254,31 @@ fn bloggy_appy_created_through_thrift() {
     blog_scenario(&mut c);
 }
 
+/// The same blog on three nodes, every row on all three (RF 3): written and read through the
+/// second node, then read back through the others at QUORUM.
+#[test]
+fn bloggy_appy_on_three_nodes_with_rf_3() {
+    let tokens = random_partitioner_tokens(3);
+    let nodes = start_cluster(3, |i| Config {
+        cluster_name: "Blog Cluster".into(),
+        initial_token: tokens[i].clone(),
+        ..Config::random()
+    });
+    wait_for_ring(&nodes, 3, std::time::Duration::from_secs(60));
+    let mut c = nodes[1].client();
+    ok("system_add_keyspace", c.system_add_keyspace(ks_def(KS, 3, bloggy_cf_defs())));
+    ok("set_keyspace", c.set_keyspace(KS.into()));
+    blog_scenario(&mut c);
+    let quorum = t::ConsistencyLevel::QUORUM;
+    for node in [&nodes[0], &nodes[2]] {
+        let mut other = node.client_in(KS);
+        let tagged = ok("TaggedPosts", other.get_slice(b("life"), parent("TaggedPosts"), all(100), quorum));
+        let direct = ok("TaggedPosts", c.get_slice(b("life"), parent("TaggedPosts"), all(100), ONE));
+        assert_eq!(tagged, direct, "the same tag row through {}", node.address());
+        assert!(!tagged.is_empty());
+    }
+}
+
 /// The keyspace as the article declares it in storage-conf.xml (0.6 XML), loaded at startup.
 #[test]
 fn bloggy_appy_declared_in_storage_conf() {

@@ -13,11 +13,18 @@ fn schema_is_stored_in_the_system_keyspace() {
     assert!(names.contains(&"system".to_string()) && names.contains(&"Shop".to_string()), "{names:?}");
 
     ok("set_keyspace system", c.set_keyspace("system".into()));
+    // One row per keyspace in schema_keyspaces (its attributes), and one cell per column family
+    // in schema_columnfamilies (its definition).
     let row = ok("get_slice", c.get_slice(b("Shop"), parent("schema_keyspaces"), all(10), ONE));
     let cols = str_pairs(&row);
     let (name, json) = cols.first().expect("the keyspace's row");
-    assert_eq!(name, "definition");
-    assert!(json.contains("\"Orders\"") && json.contains("UTF8Type"), "{json}");
+    assert_eq!(name, "attributes");
+    assert!(json.contains("SimpleStrategy"), "{json}");
+    let row = ok("get_slice", c.get_slice(b("Shop"), parent("schema_columnfamilies"), all(10), ONE));
+    let cols = str_pairs(&row);
+    let (name, json) = cols.first().expect("the column family's cell");
+    assert_eq!(name, "Orders");
+    assert!(json.contains("UTF8Type"), "{json}");
 
     expect_ire_containing(
         "insert into system",
@@ -26,8 +33,10 @@ fn schema_is_stored_in_the_system_keyspace() {
     );
     expect_ire_containing("drop system", c.system_drop_keyspace("system".into()), &["system"]);
 
-    // A dropped keyspace's row is deleted.
+    // A dropped keyspace's rows are deleted.
     ok("drop Shop", c.system_drop_keyspace("Shop".into()));
-    let row = ok("get_slice", c.get_slice(b("Shop"), parent("schema_keyspaces"), all(10), ONE));
-    assert!(row.is_empty(), "{row:?}");
+    for cf in ["schema_keyspaces", "schema_columnfamilies"] {
+        let row = ok("get_slice", c.get_slice(b("Shop"), parent(cf), all(10), ONE));
+        assert!(row.is_empty(), "{cf}: {row:?}");
+    }
 }

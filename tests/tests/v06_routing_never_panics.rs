@@ -524,7 +524,9 @@ fn run_case(node: &Node, framed: bool, msgs: &[Msg]) -> Result<(), TestCaseError
                         };
                         prop_assert_eq!(read_string_result(&mut *input)?, want, "framed {}", framed);
                     }
-                    TMessageType::Reply => input.skip(TType::Struct).map_err(|e| fail(format!("{method}: {e}")))?,
+                    TMessageType::Reply => {
+                        skip(&mut *input, TType::Struct, 0).map_err(|e| fail(format!("{method}: {e}")))?
+                    }
                     other => return Err(fail(format!("{method}: a {other:?} message"))),
                 }
                 input.read_message_end().map_err(|e| fail(e.to_string()))?;
@@ -556,6 +558,57 @@ fn read_string_result(i: &mut dyn TInputProtocol) -> Result<String, TestCaseErro
     }
     i.read_struct_end().map_err(|e| fail(e.to_string()))?;
     found.ok_or_else(|| fail("no string in field 0".into()))
+}
+
+/// Skips one value. Thrift's own `skip` reads every string as UTF-8, but binary fields (keys,
+/// names, values) travel as strings too and may hold any bytes: read those as bytes.
+fn skip(input: &mut dyn TInputProtocol, ttype: TType, depth: usize) -> thrift::Result<()> {
+    if depth > 64 {
+        return Err(thrift::Error::Protocol(thrift::ProtocolError::new(
+            thrift::ProtocolErrorKind::DepthLimit,
+            "nesting too deep",
+        )));
+    }
+    match ttype {
+        TType::String => input.read_bytes().map(|_| ()),
+        TType::Struct => {
+            input.read_struct_begin()?;
+            loop {
+                let field = input.read_field_begin()?;
+                if field.field_type == TType::Stop {
+                    break;
+                }
+                skip(input, field.field_type, depth + 1)?;
+                input.read_field_end()?;
+            }
+            input.read_struct_end()
+        }
+        TType::List => {
+            let list = input.read_list_begin()?;
+            for _ in 0..list.size {
+                skip(input, list.element_type, depth + 1)?;
+            }
+            input.read_list_end()
+        }
+        TType::Set => {
+            let set = input.read_set_begin()?;
+            for _ in 0..set.size {
+                skip(input, set.element_type, depth + 1)?;
+            }
+            input.read_set_end()
+        }
+        TType::Map => {
+            let map = input.read_map_begin()?;
+            for _ in 0..map.size {
+                if let (Some(k), Some(v)) = (map.key_type, map.value_type) {
+                    skip(input, k, depth + 1)?;
+                    skip(input, v, depth + 1)?;
+                }
+            }
+            input.read_map_end()
+        }
+        other => input.skip(other),
+    }
 }
 
 /// Ends our side and waits (bounded) until the server has closed its side.

@@ -35,6 +35,12 @@ struct PlannedRead {
     others: Vec<Endpoint>,
 }
 
+/// Which replicas a background read repair checks.
+enum RepairScope {
+    All,
+    LocalDc,
+}
+
 type Reply<'a> = Pin<Box<dyn Future<Output = Result<ReadReply>> + Send + 'a>>;
 
 impl Coordinator {
@@ -77,19 +83,32 @@ impl Coordinator {
             check_alive(cl, &quota, &alive, &self.membership)?;
             let targets = first_meeting(&quota, &alive, &self.membership);
             let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();
-            if !others.is_empty() && !self.wants_read_repair(&command) {
-                others.clear();
+            match self.read_repair_scope(&command) {
+                Some(RepairScope::All) => {}
+                Some(RepairScope::LocalDc) => {
+                    let snitch = self.membership.snitch();
+                    others.retain(|ep| snitch.datacenter(*ep) == local_dc);
+                }
+                None => others.clear(),
             }
             planned.push(PlannedRead { command, targets, others });
         }
         Ok(planned)
     }
 
-    /// Whether this read also checks the replicas it does not need (the column family's
-    /// read_repair_chance).
-    fn wants_read_repair(&self, command: &ReadCommand) -> bool {
-        let chance = self.storage.cf_metadata(&command.keyspace, &command.cf).map_or(0.0, |m| m.def.read_repair_chance);
-        chance > 0.0 && rand::thread_rng().gen_bool(chance.clamp(0.0, 1.0))
+    /// Whether this read also checks the replicas it does not need, and which: every one with the
+    /// column family's read_repair_chance, else those of this data centre with its
+    /// dclocal_read_repair_chance (Cassandra draws once for both).
+    fn read_repair_scope(&self, command: &ReadCommand) -> Option<RepairScope> {
+        let meta = self.storage.cf_metadata(&command.keyspace, &command.cf).ok()?;
+        let draw: f64 = rand::thread_rng().gen();
+        if draw < meta.def.read_repair_chance {
+            Some(RepairScope::All)
+        } else if draw < meta.def.dclocal_read_repair_chance {
+            Some(RepairScope::LocalDc)
+        } else {
+            None
+        }
     }
 
     async fn read_one(&self, planned: PlannedRead) -> Result<Vec<Cell>> {

@@ -3,6 +3,7 @@
 
 use storage::dht::{Range, Token};
 
+use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
 
 use super::{Coordinator, CoordinatorError, Result};
@@ -28,15 +29,26 @@ pub struct RingEndpoint {
 const MAX_SPLITS: u64 = 1 << 16;
 
 impl Coordinator {
-    /// The ranges of the ring and their replicas for `keyspace`, in ring order.
-    pub fn describe_ring(&self, keyspace: &str) -> Result<Vec<RingRange>> {
-        let (_, map) = self.replicas_of(keyspace)?;
+    /// The ranges of the ring and their replicas for `keyspace`, in ring order; with
+    /// `local_dc_only`, only the replicas in this node's data centre (describe_local_ring). A
+    /// node-local keyspace (LocalStrategy, such as `system`) has no ring, as in Cassandra.
+    pub fn describe_ring(&self, keyspace: &str, local_dc_only: bool) -> Result<Vec<RingRange>> {
+        let (def, map) = self.replicas_of(keyspace)?;
+        if ReplicationStrategy::from_keyspace(&def).is_ok_and(|s| s == ReplicationStrategy::Local) {
+            return Err(CoordinatorError::Invalid(format!("There is no ring for the keyspace: {keyspace}")));
+        }
+        let local_dc = self.local_dc();
+        let snitch = self.membership.snitch();
         Ok(map
             .ranges()
             .map(|(range, replicas)| RingRange {
                 start: range.left,
                 end: range.right,
-                endpoints: replicas.iter().map(|ep| self.ring_endpoint(*ep)).collect(),
+                endpoints: replicas
+                    .iter()
+                    .filter(|ep| !local_dc_only || snitch.datacenter(**ep) == local_dc)
+                    .map(|ep| self.ring_endpoint(*ep))
+                    .collect(),
             })
             .collect())
     }

@@ -316,7 +316,18 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
     assert_eq!(endpoints.token, expected_token);
 
     assert!(!drain.already_drained);
-    assert_eq!(drain.flushed, ["ks.cf", "ks.other", "system.local", "system.schema_keyspaces"]);
+    assert_eq!(
+        drain.flushed,
+        [
+            "ks.cf",
+            "ks.other",
+            "system.hints",
+            "system.local",
+            "system.peers",
+            "system.schema_columnfamilies",
+            "system.schema_keyspaces"
+        ]
+    );
     assert_eq!(progress.last().map(|p| p.what.as_str()), Some("drained"));
     assert_eq!(node.storage.cf_stats("ks", "cf").expect("cf").sstable_count as usize, 1);
     // The engine now refuses writes; reads still work.

@@ -17,9 +17,9 @@ pub fn keyspace(c: &Coordinator, name: &str) -> TResult<t::KsDef> {
     c.keyspace(name).map(|k| ks_def_to_thrift(&k)).ok_or(ThriftError::NotFound)
 }
 
-pub fn ring(c: &Coordinator, keyspace: &str) -> TResult<Vec<t::TokenRange>> {
+pub fn ring(c: &Coordinator, keyspace: &str, local_dc_only: bool) -> TResult<Vec<t::TokenRange>> {
     let partitioner = c.partitioner();
-    Ok(c.describe_ring(keyspace)?.into_iter().map(|r| token_range(partitioner, r)).collect())
+    Ok(c.describe_ring(keyspace, local_dc_only)?.into_iter().map(|r| token_range(partitioner, r)).collect())
 }
 
 pub fn token_map(c: &Coordinator) -> BTreeMap<String, String> {

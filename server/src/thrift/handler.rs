@@ -263,11 +263,11 @@ impl Handler {
     }
 
     pub async fn describe_ring(&mut self, keyspace: String) -> TResult<Vec<t::TokenRange>> {
-        describe::ring(self.coordinator(), &keyspace)
+        describe::ring(self.coordinator(), &keyspace, false)
     }
 
     pub async fn describe_local_ring(&mut self, keyspace: String) -> TResult<Vec<t::TokenRange>> {
-        describe::ring(self.coordinator(), &keyspace)
+        describe::ring(self.coordinator(), &keyspace, true)
     }
 
     pub async fn describe_token_map(&mut self) -> TResult<BTreeMap<String, String>> {

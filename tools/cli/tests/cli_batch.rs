@@ -117,7 +117,9 @@ fn seed_002_schema_and_data_round_trip() {
     assert_in(&stdout, "Value was not found\n");
     assert_in(&stdout, "row removed.\n");
     assert_in(&stdout, "-------------------\nRowKey: jsmith\n=> (column=user_name, value=John Smith, timestamp=");
-    assert_in(&stdout, "\n1 Row Returned.\n");
+    // bob's row was deleted: until compaction purges its tombstone it is listed without
+    // columns (a "range ghost", as Cassandra lists it).
+    assert_in(&stdout, "-------------------\nRowKey: bob\n\n2 Rows Returned.\n");
     // UUIDType comparator, IntegerType default validator, BytesType key.
     assert_in(&stdout, "=> (column=550e8400-e29b-41d4-a716-446655440000, value=3, timestamp=");
     // DateType and UUIDType values from the column metadata.

@@ -78,7 +78,7 @@ pub fn ring(c: &Coordinator, keyspace: &str) -> TResult<Vec<v::TokenRange>> {
     if is_reserved_keyspace(keyspace) || !c.has_keyspace(keyspace) {
         return Err(ire(format!("There is no ring for the keyspace: {keyspace}")));
     }
-    Ok(shared::ring(c, keyspace)?.into_iter().map(convert::token_range_06).collect())
+    Ok(shared::ring(c, keyspace, false)?.into_iter().map(convert::token_range_06).collect())
 }
 
 /// describe_splits without a column family: 0.6 sampled the keys of every column family
