@@ -141,17 +141,24 @@ impl Membership {
     /// The replicas of every range of `keyspace`, for the ring now.
     pub fn replica_map(&self, keyspace: &KeyspaceDef) -> Result<Arc<ReplicaMap>, ReplicationError> {
         let strategy = ReplicationStrategy::from_keyspace(keyspace)?;
+        Ok(self.replica_map_of(&keyspace.name, &strategy))
+    }
+
+    /// The replicas of every range of the keyspace named `keyspace`, replicated by `strategy`,
+    /// for the ring now: built once per ring or strategy change, then shared.
+    pub fn replica_map_of(&self, keyspace: &str, strategy: &ReplicationStrategy) -> Arc<ReplicaMap> {
         let version = self.ring_version.load(Ordering::SeqCst);
         let mut maps = self.replica_maps.lock();
-        if let Some(cached) = maps.get(&keyspace.name) {
-            if cached.ring_version == version && cached.strategy == strategy {
-                return Ok(cached.map.clone());
+        if let Some(cached) = maps.get(keyspace) {
+            if cached.ring_version == version && cached.strategy == *strategy {
+                return cached.map.clone();
             }
         }
         let ring = self.ring();
-        let map = Arc::new(ReplicaMap::build(&strategy, &ring, self.snitch.as_ref(), self.local));
-        maps.insert(keyspace.name.clone(), CachedMap { ring_version: version, strategy, map: map.clone() });
-        Ok(map)
+        let map = Arc::new(ReplicaMap::build(strategy, &ring, self.snitch.as_ref(), self.local));
+        let cached = CachedMap { ring_version: version, strategy: strategy.clone(), map: map.clone() };
+        maps.insert(keyspace.to_string(), cached);
+        map
     }
 
     pub fn is_alive(&self, ep: Endpoint) -> bool {

@@ -37,7 +37,7 @@ use crate::executor::Executor;
 use crate::membership::{LocalInfo, Membership};
 use crate::net::{MessagingService, Timeouts};
 use crate::replica::Replica;
-use crate::replication::ReplicaMap;
+use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::schema_sync::SchemaSync;
 use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
@@ -244,6 +244,18 @@ impl Coordinator {
             .run(move || f(&storage))
             .await
             .map_err(|_| CoordinatorError::Storage(StorageError::ShuttingDown))?
+    }
+
+    /// The keyspace's replication strategy and its replicas for the ring now, without copying
+    /// the keyspace's definition (this runs for every request).
+    fn placement(&self, keyspace: &str) -> Result<(ReplicationStrategy, Arc<ReplicaMap>)> {
+        let strategy = self
+            .storage
+            .with_keyspace(keyspace, ReplicationStrategy::from_keyspace)
+            .ok_or_else(|| CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")))?
+            .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+        let map = self.membership.replica_map_of(keyspace, &strategy);
+        Ok((strategy, map))
     }
 
     /// The keyspace's definition and its replicas for the ring now.

@@ -27,7 +27,6 @@ use super::{Coordinator, CoordinatorError, PagedRangeCommand, RangeCommand, Resu
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, RangeRequest};
 use crate::net::Verb;
-use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
 
 /// Partitions with the cells a scan selected (none, for a range ghost).
@@ -110,9 +109,7 @@ impl Coordinator {
         max_rows: usize,
         cl: ConsistencyLevel,
     ) -> Result<Vec<(DecoratedKey, Row)>> {
-        let (def, map) = self.replicas_of(keyspace)?;
-        let strategy =
-            ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+        let (strategy, map) = self.placement(keyspace)?;
         let quota = quota(cl, &strategy, &self.local_dc(), 0);
         let meta = self.cf_metadata(keyspace, cf)?;
         let ring = self.membership.ring();

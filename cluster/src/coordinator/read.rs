@@ -23,7 +23,6 @@ use super::{Coordinator, CoordinatorError, ReadCommand, Result, INLINE_MAX_COLUM
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, ReadReply, ReadRequest};
 use crate::net::{MessagingService, RequestError, Verb};
-use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
 
 /// A point read with the replicas it goes to.
@@ -71,9 +70,7 @@ impl Coordinator {
         let local_dc = self.local_dc();
         let mut planned = Vec::with_capacity(commands.len());
         for command in commands {
-            let (def, map) = self.replicas_of(&command.keyspace)?;
-            let strategy =
-                ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let (strategy, map) = self.placement(&command.keyspace)?;
             let token = self
                 .partitioner()
                 .try_token_for_key(&command.key)
@@ -83,6 +80,11 @@ impl Coordinator {
             check_alive(cl, &quota, &alive, &self.membership)?;
             let targets = first_meeting(&quota, &alive, &self.membership);
             let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();
+            if others.is_empty() {
+                // Nothing to repair in the background (always so with one replica): no draw.
+                planned.push(PlannedRead { command, targets, others });
+                continue;
+            }
             match self.read_repair_scope(&command) {
                 Some(RepairScope::All) => {}
                 Some(RepairScope::LocalDc) => {

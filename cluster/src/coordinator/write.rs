@@ -46,10 +46,8 @@ impl Coordinator {
         let mut planned = Vec::with_capacity(mutations.len());
         for mutation in mutations {
             if keyspace.as_ref().is_none_or(|(name, _, _)| *name != mutation.keyspace) {
-                let (def, map) = self.replicas_of(&mutation.keyspace)?;
-                let strategy =
-                    ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
-                keyspace = Some((def.name, map, strategy));
+                let (strategy, map) = self.placement(&mutation.keyspace)?;
+                keyspace = Some((mutation.keyspace.clone(), map, strategy));
             }
             let Some((_, map, strategy)) = keyspace.as_ref() else { continue };
             let token = self
