@@ -67,6 +67,13 @@ fn quorum_writes_through_one_node_read_back_through_every_other() {
     }
     let versions = ok("schema versions", clients[2].describe_schema_versions());
     assert_eq!(versions.len(), 1, "one schema version across the cluster: {versions:?}");
+
+    // A column family added through node 2 is usable through nodes 3 and 1 as soon as the call
+    // returns: written at ALL through one, read at ONE through the other.
+    ok("add column family", clients[1].system_add_column_family(cf_def("Ring3", "Later", "UTF8Type")));
+    ok("insert into the new CF", clients[2].insert(b("k"), parent("Later"), column(b("c"), b("v2"), ts()), ALL));
+    let got = ok("get from the new CF", clients[0].get(b("k"), path("Later", b("c")), ONE));
+    assert_eq!(got.column.and_then(|c| c.value), Some(b("v2")));
 }
 
 #[test]
