@@ -173,7 +173,7 @@ pub struct Config {
     /// half the cores, at least one.
     pub thrift_event_loops: u32,
     /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
-    /// memory for point reads (storage::block_cache); default 64, 0 turns it off.
+    /// memory for point reads (the engine's block cache); default 64, 0 turns it off.
     pub block_cache_size_mb: u32,
     /// Extension `AdminAddress` for the admin interface; default the `ListenAddress` as
     /// written, so nodes sharing a machine on 127.0.0.1, 127.0.0.2, ... each get their own.
