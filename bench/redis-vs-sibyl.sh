@@ -20,6 +20,8 @@
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
 #   CARGO_TARGET_DIR     where the release binaries are (default: <repo>/target)
+#   SIBYL_BIN=PATH       the sibyl daemon to measure (default: the release build's), e.g. an
+#                        older commit's build, to compare two versions with the same client
 #
 # Installs nothing. Needs redis-server (Debian package redis-server), python3 and cargo.
 set -euo pipefail
@@ -76,6 +78,8 @@ fi
 for b in sibyl sibyl-stress sibyltool; do
     [[ -x $BIN/$b ]] || die "$BIN/$b not found (build it, or set CARGO_TARGET_DIR)"
 done
+SIBYL_BIN=${SIBYL_BIN:-$BIN/sibyl}
+[[ -x $SIBYL_BIN ]] || die "SIBYL_BIN=$SIBYL_BIN is not an executable"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sibyl-bench.XXXXXX")
 REDIS_PID=
@@ -163,7 +167,7 @@ start_sibyl() {
     grep -q "<CommitLogSync>periodic</CommitLogSync>" "$conf" || die "the sample no longer uses the periodic commit log"
     grep -q "$dir/data" "$conf" || die "could not set the data directory in $conf"
     : >"$dir/sibyl.log"
-    "$BIN/sibyl" --config "$conf" >>"$dir/sibyl.log" 2>&1 &
+    "$SIBYL_BIN" --config "$conf" >>"$dir/sibyl.log" 2>&1 &
     SIBYL_PID=$!
     for ((i = 0; i < 600; i++)); do
         if grep -q "Listening for thrift clients on" "$dir/sibyl.log"; then return 0; fi
