@@ -116,16 +116,6 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
     })
 }
 
-pub fn validate_ttl(ttl: i32) -> TResult<()> {
-    if ttl <= 0 {
-        return Err(ire(format!("ttl must be greater than zero, got {ttl}")));
-    }
-    if ttl > MAX_TTL {
-        return Err(ire(format!("ttl is too large. requested ({ttl}) maximum ({MAX_TTL})")));
-    }
-    Ok(())
-}
-
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for
 /// a read inside it).
 pub fn predicate_filter(
