@@ -4,9 +4,10 @@
 //! one takes the column family's default. TTLs run up to 20 years.
 //!
 //! Cassandra keeps expiry dates in 32-bit seconds, so an expiry past 2038-01-19T03:14:06Z (its
-//! largest) is capped there, with a rate-limited warning naming the table. Sibyl logs the same
-//! warning in the same words, so a log watcher written for 3.11 still finds it; how far our own
-//! format holds such an expiry is said in docs/design.md ("Expiry past 2038").
+//! largest) is capped there, with a rate-limited warning naming the table. Sibyl's cells hold
+//! 64-bit expiries and keep it whole, but log the warning in 3.11's words up to the date, so a log
+//! watcher written for 3.11 still finds it, then say what Sibyl does instead of capping (see
+//! docs/design.md, "Expiry past 2038").
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -40,14 +41,16 @@ pub fn column_ttl(meta: &CfMetadata, requested: Option<i32>, now: i32) -> TResul
     Ok(ttl)
 }
 
-/// 3.11's warning, word for word (`Request on table KS.CF with [default ]ttl of N seconds exceeds
-/// maximum supported expiration date of 2038-01-19T03:14:06+00:00 ...`).
+/// 3.11's warning in its words up to the date (`Request on table KS.CF with [default ]ttl of N
+/// seconds exceeds maximum supported expiration date of 2038-01-19T03:14:06+00:00`), then what
+/// Sibyl does: 3.11 goes on "and will have its expiration capped to that date", which Sibyl does
+/// not do.
 pub fn expiry_overflow_warning(keyspace: &str, cf: &str, ttl: i32, is_default: bool) -> String {
     let default = if is_default { "default " } else { "" };
     format!(
         "Request on table {keyspace}.{cf} with {default}ttl of {ttl} seconds exceeds maximum supported expiration \
-         date of 2038-01-19T03:14:06+00:00 and will have its expiration capped to that date. In order to avoid this \
-         use a lower TTL or upgrade to a version where this limitation is fixed. See CASSANDRA-14092 for more details."
+         date of 2038-01-19T03:14:06+00:00 of Cassandra 3.11, which would cap its expiration to that date; Sibyl \
+         keeps the expiration as given. See CASSANDRA-14092 for more details."
     )
 }
 
@@ -77,7 +80,7 @@ mod tests {
         let w = expiry_overflow_warning("KS", "CF", 630_720_000, true);
         assert!(w.starts_with(
             "Request on table KS.CF with default ttl of 630720000 seconds exceeds maximum supported expiration date \
-             of 2038-01-19T03:14:06+00:00 and will have its expiration capped to that date."
+             of 2038-01-19T03:14:06+00:00 of Cassandra 3.11"
         ));
         assert!(expiry_overflow_warning("KS", "CF", 5, false).starts_with("Request on table KS.CF with ttl of 5 "));
     }
