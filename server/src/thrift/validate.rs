@@ -14,7 +14,7 @@ use super::error::{ire, TResult};
 /// Longest key and column name Cassandra accepts.
 pub const MAX_NAME_LENGTH: usize = u16::MAX as usize;
 /// Longest TTL Cassandra accepts: 20 years.
-pub const MAX_TTL: i32 = 20 * 365 * 24 * 60 * 60;
+pub const MAX_TTL: i32 = storage::schema_rules::MAX_TTL;
 
 /// Keyspaces Cassandra reserves for itself; clients cannot create, change or write them.
 pub fn is_reserved_keyspace(name: &str) -> bool {
