@@ -61,8 +61,9 @@ impl DeletionTime {
 pub enum CellKind {
     /// A plain column.
     Live,
-    /// A column with a TTL: live until `expires_at` (node seconds), then a tombstone.
-    Expiring { ttl: i32, expires_at: i32 },
+    /// A column with a TTL: live until `expires_at` (node seconds), then a tombstone. 64 bits, so
+    /// an expiry past 2038 (a 20-year TTL given after 2018) is kept as it is, not capped.
+    Expiring { ttl: i32, expires_at: i64 },
     /// A deleted column; `local_deletion_time` is node seconds.
     Tombstone { local_deletion_time: i32 },
 }
@@ -83,7 +84,7 @@ impl Cell {
 
     /// A column that lives for `ttl` seconds from `now` (node seconds).
     pub fn expiring(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64, ttl: i32, now: i32) -> Cell {
-        let expires_at = now.saturating_add(ttl);
+        let expires_at = i64::from(now) + i64::from(ttl);
         Cell { name: name.into(), value: value.into(), timestamp, kind: CellKind::Expiring { ttl, expires_at } }
     }
 
@@ -95,16 +96,17 @@ impl Cell {
     pub fn is_live(&self, now: i32) -> bool {
         match self.kind {
             CellKind::Live => true,
-            CellKind::Expiring { expires_at, .. } => now < expires_at,
+            CellKind::Expiring { expires_at, .. } => i64::from(now) < expires_at,
             CellKind::Tombstone { .. } => false,
         }
     }
 
-    /// The node time from which this cell counts as a tombstone, if it is or will become one.
+    /// The node time from which this cell counts as a tombstone, if it is or will become one; an
+    /// expiry past what 32-bit node seconds hold reads as their largest (node time never gets there).
     pub fn local_deletion_time(&self) -> Option<i32> {
         match self.kind {
             CellKind::Live => None,
-            CellKind::Expiring { expires_at, .. } => Some(expires_at),
+            CellKind::Expiring { expires_at, .. } => Some(i32::try_from(expires_at).unwrap_or(i32::MAX)),
             CellKind::Tombstone { local_deletion_time } => Some(local_deletion_time),
         }
     }
@@ -153,7 +155,7 @@ pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
         Ordering::Equal => {
             let life = |c: &Cell| match c.kind {
                 CellKind::Expiring { expires_at, .. } => expires_at,
-                _ => i32::MAX,
+                _ => i64::MAX,
             };
             life(b) > life(a)
         }
@@ -234,8 +236,11 @@ pub fn split_super(name: &[u8]) -> (&[u8], &[u8]) {
 //
 // Byte order: big-endian throughout.
 //   cell  := flags:u8 name_len:u16 name value_len:u32 value timestamp:i64 [ttl:i32 expires_at:i32]
-//            [local_deletion_time:i32]
-//            flags: 0 = live, 1 = expiring (ttl, expires_at follow), 2 = tombstone (ldt follows)
+//            [local_deletion_time:i32] [ttl:i32 expires_at:i64]
+//            flags: 0 = live, 1 = expiring (ttl, expires_at:i32 follow), 2 = tombstone (ldt follows),
+//            3 = expiring past 2038 (ttl, expires_at:i64 follow; since SSTable format b and commit
+//            log format 2, written only for an expiry that i32 does not hold, so every other cell is
+//            encoded as the formats before wrote it)
 //   deletion := marked_at:i64 local_deletion_time:i32
 //   range tombstone := start_len:u16 start end_len:u16 end deletion
 //   row := deletion rt_count:u32 rt* cell_count:u32 cell*
@@ -244,6 +249,7 @@ pub fn split_super(name: &[u8]) -> (&[u8], &[u8]) {
 const CELL_LIVE: u8 = 0;
 const CELL_EXPIRING: u8 = 1;
 const CELL_TOMBSTONE: u8 = 2;
+const CELL_EXPIRING_LONG: u8 = 3;
 
 pub fn encode_deletion(d: &DeletionTime, out: &mut Vec<u8>) {
     out.extend_from_slice(&d.marked_at.to_be_bytes());
@@ -253,6 +259,7 @@ pub fn encode_deletion(d: &DeletionTime, out: &mut Vec<u8>) {
 pub fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
     let flags = match c.kind {
         CellKind::Live => CELL_LIVE,
+        CellKind::Expiring { expires_at, .. } if i32::try_from(expires_at).is_err() => CELL_EXPIRING_LONG,
         CellKind::Expiring { .. } => CELL_EXPIRING,
         CellKind::Tombstone { .. } => CELL_TOMBSTONE,
     };
@@ -266,7 +273,10 @@ pub fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
         CellKind::Live => {}
         CellKind::Expiring { ttl, expires_at } => {
             out.extend_from_slice(&ttl.to_be_bytes());
-            out.extend_from_slice(&expires_at.to_be_bytes());
+            match i32::try_from(expires_at) {
+                Ok(short) => out.extend_from_slice(&short.to_be_bytes()),
+                Err(_) => out.extend_from_slice(&expires_at.to_be_bytes()),
+            }
         }
         CellKind::Tombstone { local_deletion_time } => {
             out.extend_from_slice(&local_deletion_time.to_be_bytes());
@@ -374,7 +384,8 @@ pub fn decode_cell(r: &mut Reader<'_>) -> Result<Cell, CorruptData> {
     let timestamp = r.i64()?;
     let kind = match flags {
         CELL_LIVE => CellKind::Live,
-        CELL_EXPIRING => CellKind::Expiring { ttl: r.i32()?, expires_at: r.i32()? },
+        CELL_EXPIRING => CellKind::Expiring { ttl: r.i32()?, expires_at: i64::from(r.i32()?) },
+        CELL_EXPIRING_LONG => CellKind::Expiring { ttl: r.i32()?, expires_at: r.i64()? },
         CELL_TOMBSTONE => CellKind::Tombstone { local_deletion_time: r.i32()? },
         other => return Err(CorruptData::BadValue { what: "cell flags", value: other as u64 }),
     };
@@ -456,6 +467,26 @@ mod tests {
         assert!(!c.is_live(1010));
         assert!(!c.purgeable(1010, 1010));
         assert!(c.purgeable(1011, 1011));
+    }
+
+    #[test]
+    fn an_expiry_past_2038_is_kept_whole() {
+        // 2030-01-01 plus 20 years: past i32::MAX seconds (2038-01-19T03:14:07Z).
+        let now = 1_893_456_000;
+        let c = Cell::expiring("c", "v", 1, 630_720_000, now);
+        assert_eq!(c.kind, CellKind::Expiring { ttl: 630_720_000, expires_at: 2_524_176_000 });
+        assert!(c.is_live(i32::MAX), "still live at the last second 32-bit node time holds");
+        assert!(!c.purgeable(i32::MAX, i32::MAX));
+        let mut bytes = Vec::new();
+        encode_cell(&c, &mut bytes);
+        assert_eq!(bytes.first(), Some(&CELL_EXPIRING_LONG));
+        assert_eq!(decode_cell(&mut Reader::new(&bytes)), Ok(c));
+        // An expiry i32 holds is written as the formats before wrote it: flag 1, 4 bytes.
+        let short = Cell::expiring("c", "v", 1, 60, now);
+        let mut short_bytes = Vec::new();
+        encode_cell(&short, &mut short_bytes);
+        assert_eq!((short_bytes.first(), short_bytes.len() + 4), (Some(&CELL_EXPIRING), bytes.len()));
+        assert_eq!(decode_cell(&mut Reader::new(&short_bytes)), Ok(short));
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod marshal;
 pub mod memtable;
 pub mod mutation;
 pub mod schema;
+pub mod schema_rules;
 pub mod sstable;
 pub mod system;
 

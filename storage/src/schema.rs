@@ -179,12 +179,7 @@ impl CfDef {
         for c in &self.column_metadata {
             AbstractType::parse(&c.validation_class).map_err(|e| format!("column_metadata validation_class: {e}"))?;
         }
-        if self.gc_grace_seconds < 0 {
-            return Err(format!("gc_grace_seconds must be non-negative, got {}", self.gc_grace_seconds));
-        }
-        if self.default_time_to_live < 0 {
-            return Err(format!("default_time_to_live must be non-negative, got {}", self.default_time_to_live));
-        }
+        crate::schema_rules::check_cf_params(self)?;
         if self.min_compaction_threshold < 2 && self.min_compaction_threshold != 0 {
             return Err(format!(
                 "min_compaction_threshold cannot be less than 2 (got {})",
@@ -251,7 +246,7 @@ impl KeyspaceDef {
             }
             cf.validate()?;
         }
-        Ok(())
+        crate::schema_rules::check_keyspace_index_names(self)
     }
 }
 

@@ -127,7 +127,7 @@ fn run(mut ops: Vec<Op>, purge: bool) -> Result<(), TestCaseError> {
                         timestamp: ts,
                         kind: CellKind::Expiring {
                             ttl: 60,
-                            expires_at: if expired { long_ago } else { now_seconds() + 3600 },
+                            expires_at: i64::from(if expired { long_ago } else { now_seconds() + 3600 }),
                         },
                     },
                 };

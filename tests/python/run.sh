@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs the Python tests against a sibyl binary: the 20.1.0 interop test, then the 0.6 API's.
+# Runs the Python tests against a sibyl binary: the 20.1.0 interop and range-ghost tests, then the 0.6 API's.
 # Usage: tests/python/run.sh [path/to/sibyl]   (default: $SIBYL_BIN, else target/debug/sibyl)
 # Needs: python3 -m pip install -r tests/python/requirements.txt
 set -eu
@@ -11,4 +11,5 @@ if [ ! -x "$bin" ]; then
     exit 2
 fi
 SIBYL_BIN=$bin "${PYTHON:-python3}" "$here/test_interop.py"
+SIBYL_BIN=$bin SIBYLTOOL_BIN=${SIBYLTOOL_BIN:-$(dirname "$bin")/sibyltool} "${PYTHON:-python3}" "$here/test_range_ghosts.py"
 SIBYL_BIN=$bin exec "${PYTHON:-python3}" "$here/test_v06.py"

@@ -74,9 +74,10 @@ class Node:
         for sub in ("data", "commitlog", "saved_caches"):
             os.makedirs(os.path.join(self.dir, sub))
         self.port = free_port()
+        self.admin_port = free_port()
         conf = os.path.join(self.dir, "storage-conf.xml")
         with open(conf, "w") as f:
-            f.write(CONF.format(dir=self.dir, port=self.port, storage_port=free_port(), admin_port=free_port()))
+            f.write(CONF.format(dir=self.dir, port=self.port, storage_port=free_port(), admin_port=self.admin_port))
         self.log_path = os.path.join(self.dir, "sibyl.log")
         self.log_file = open(self.log_path, "wb")
         env = dict(os.environ, NO_COLOR="1")

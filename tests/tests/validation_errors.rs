@@ -153,9 +153,9 @@ fn invalid_requests_are_refused_and_the_connection_survives() {
         &["timestamp"],
     );
     expect_ire_containing(
-        "zero TTL",
-        c.insert(b("k"), parent("Standard1"), column_ttl(b("a"), b("v"), ts(), 0), ONE),
-        &["ttl"],
+        "TTL over 20 years",
+        c.insert(b("k"), parent("Standard1"), column_ttl(b("a"), b("v"), ts(), 630_720_001), ONE),
+        &["ttl is too large"],
     );
     expect_ire_containing(
         "negative TTL",

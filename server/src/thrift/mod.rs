@@ -17,6 +17,7 @@ mod describe;
 pub mod dispatch;
 pub mod error;
 pub mod event_loop;
+pub mod expiry;
 pub mod handler;
 mod reads;
 pub mod session;

@@ -14,7 +14,7 @@ use super::error::{ire, TResult};
 /// Longest key and column name Cassandra accepts.
 pub const MAX_NAME_LENGTH: usize = u16::MAX as usize;
 /// Longest TTL Cassandra accepts: 20 years.
-pub const MAX_TTL: i32 = 20 * 365 * 24 * 60 * 60;
+pub const MAX_TTL: i32 = storage::schema_rules::MAX_TTL;
 
 /// Keyspaces Cassandra reserves for itself; clients cannot create, change or write them.
 pub fn is_reserved_keyspace(name: &str) -> bool {
@@ -114,16 +114,6 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
         let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
         ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name()))
     })
-}
-
-pub fn validate_ttl(ttl: i32) -> TResult<()> {
-    if ttl <= 0 {
-        return Err(ire(format!("ttl must be greater than zero, got {ttl}")));
-    }
-    if ttl > MAX_TTL {
-        return Err(ire(format!("ttl is too large. requested ({ttl}) maximum ({MAX_TTL})")));
-    }
-    Ok(())
 }
 
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for

@@ -36,11 +36,13 @@ const FILE_SUFFIX: &str = ".log";
 #[repr(u8)]
 pub enum FormatVersion {
     V1 = 1,
+    /// As V1, and records may hold expiring cells whose expiry lies past 2038 (cell flag 3).
+    V2 = 2,
 }
 
 impl FormatVersion {
     /// The version new segments are written with.
-    pub const CURRENT: FormatVersion = FormatVersion::V1;
+    pub const CURRENT: FormatVersion = FormatVersion::V2;
 }
 
 impl TryFrom<u8> for FormatVersion {
@@ -49,6 +51,7 @@ impl TryFrom<u8> for FormatVersion {
     fn try_from(value: u8) -> Result<Self, CorruptData> {
         match value {
             1 => Ok(FormatVersion::V1),
+            2 => Ok(FormatVersion::V2),
             other => Err(CorruptData::InvalidFormatVersion(other)),
         }
     }

@@ -72,7 +72,8 @@ fn header_and_record_layout() {
 fn format_version_try_from() {
     assert_eq!(FormatVersion::try_from(1), Ok(FormatVersion::V1));
     assert_eq!(FormatVersion::try_from(0), Err(CorruptData::InvalidFormatVersion(0)));
-    assert_eq!(FormatVersion::try_from(2), Err(CorruptData::InvalidFormatVersion(2)));
+    assert_eq!(FormatVersion::try_from(2), Ok(FormatVersion::V2));
+    assert_eq!(FormatVersion::try_from(3), Err(CorruptData::InvalidFormatVersion(3)));
 }
 
 #[test]

@@ -449,10 +449,10 @@ fn unknown_versions_are_refused() {
 #[test]
 fn file_names_round_trip() {
     let desc = Descriptor::new("/x", "Keyspace1", "Standard-1", 42);
-    assert_eq!(desc.file_name(Component::Data), "Keyspace1-Standard-1-a-42-Data.db");
-    let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-a-42-Data.db").unwrap().unwrap();
+    assert_eq!(desc.file_name(Component::Data), "Keyspace1-Standard-1-b-42-Data.db");
+    let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-b-42-Data.db").unwrap().unwrap();
     assert_eq!((parsed.desc, parsed.component, parsed.tmp), (desc.clone(), Component::Data, false));
-    let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-a-42-Index.db.tmp").unwrap().unwrap();
+    let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-b-42-Index.db.tmp").unwrap().unwrap();
     assert_eq!((parsed.desc, parsed.component, parsed.tmp), (desc, Component::Index, true));
     for other in ["CommitLog-1-2.log", "ks-cf-a-x-Data.db", "ks-cf-a-1-Other.db", "ks-a-1-Data.db", "readme"] {
         assert!(Descriptor::parse(Path::new("/x"), other).unwrap().is_none(), "{other}");
@@ -476,7 +476,7 @@ fn unfinished_writers_leave_nothing_visible() {
     fs::write(dir.path().join("notes.txt"), b"keep me").unwrap();
 
     assert_eq!(list_sstables(dir.path()).unwrap(), vec![complete.descriptor().clone()]);
-    assert!(dir.path().join("ks-cf-a-2-Data.db.tmp").exists());
+    assert!(dir.path().join("ks-cf-b-2-Data.db.tmp").exists());
     cleanup_leftovers(dir.path()).unwrap();
     let mut names: Vec<String> =
         fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -575,7 +575,7 @@ fn concurrent_reads_share_one_reader() {
 }
 
 fn arb_cell() -> impl Strategy<Value = Cell> {
-    (prop::collection::vec(any::<u8>(), 0..40), any::<i64>(), 0u8..3, any::<i32>(), any::<i32>()).prop_map(
+    (prop::collection::vec(any::<u8>(), 0..40), any::<i64>(), 0u8..3, any::<i32>(), any::<i64>()).prop_map(
         |(value, ts, kind, a, b)| {
             let kind = match kind {
                 0 => crate::data::CellKind::Live,

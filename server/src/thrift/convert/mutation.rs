@@ -10,8 +10,9 @@ use storage::schema::CfMetadata;
 use thrift_idl as t;
 
 use crate::thrift::error::{ire, not_supported, TResult};
+use crate::thrift::expiry::column_ttl;
 use crate::thrift::validate::{
-    check_slice_order, name_type, validate_key, validate_key_type, validate_name, validate_ttl, validate_value,
+    check_slice_order, name_type, validate_key, validate_key_type, validate_name, validate_value,
 };
 
 /// The cell a Thrift Column becomes, after validation; `super_column` for a subcolumn.
@@ -24,14 +25,9 @@ pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now
         Some(sc) => compose_super(sc, &c.name),
         None => c.name,
     };
-    let default_ttl = meta.validators.default_time_to_live;
-    Ok(match c.ttl {
-        Some(ttl) => {
-            validate_ttl(ttl)?;
-            Cell::expiring(name, value, timestamp, ttl, now)
-        }
-        None if default_ttl > 0 => Cell::expiring(name, value, timestamp, default_ttl, now),
-        None => Cell::live(name, value, timestamp),
+    Ok(match column_ttl(meta, c.ttl, now)? {
+        0 => Cell::live(name, value, timestamp),
+        ttl => Cell::expiring(name, value, timestamp, ttl, now),
     })
 }
 
