@@ -180,6 +180,26 @@ pub fn describe_cluster(d: &DescribeClusterResult) -> String {
     s
 }
 
+/// One line per index: `ks.cf.index (column): built` or `building 4096/10000 rows (40%)`.
+pub fn index_status(r: &IndexStatusResult) -> String {
+    let mut s = String::new();
+    if r.indexes.is_empty() {
+        s.push_str("No secondary indexes.\n");
+    }
+    for i in &r.indexes {
+        let state = if i.built {
+            "built".to_string()
+        } else if i.building {
+            let pct = (i.rows_done * 100).checked_div(i.rows_total).unwrap_or(0).min(100);
+            format!("building {}/{} rows ({pct}%)", i.rows_done, i.rows_total)
+        } else {
+            "not built".to_string()
+        };
+        let _ = writeln!(s, "{}.{}.{} ({}): {state}", i.keyspace, i.column_family, i.index, i.column);
+    }
+    s
+}
+
 pub fn cf_stats(r: &CfStatsResult) -> String {
     let mut s = String::new();
     for ks in &r.keyspaces {
