@@ -415,17 +415,61 @@ fn build_index(weak: &Weak<Inner>, base: &Arc<ColumnFamilyStore>, index: &Arc<Se
     Ok(true)
 }
 
-/// The stale-entry tombstone's row, for tests that check what a search leaves behind.
 #[cfg(test)]
-pub(crate) fn entry_cells(
-    storage: &Storage,
-    keyspace: &str,
-    cf: &str,
-    index: &str,
-    value: &[u8],
-) -> Vec<crate::data::Cell> {
-    let Ok(store) = storage.store(keyspace, cf) else { return Vec::new() };
-    let indexes = store.indexes();
-    let Some(index) = indexes.iter().find(|i| i.name == index) else { return Vec::new() };
-    index.store.read_row(&index.value_key(value), &ReadFilter::all()).map(|r| r.cells).unwrap_or_default()
+mod tests {
+    use super::*;
+    use crate::data::Cell;
+    use crate::dht::Partitioner;
+    use crate::engine::StorageConfig;
+    use crate::mutation::RowMutation;
+    use crate::schema::{ColumnDef, IndexType, KeyspaceDef};
+
+    /// The cells of index row `value` of `ks.users`' index, tombstones included.
+    fn entry_cells(storage: &Storage, value: &[u8]) -> Vec<Cell> {
+        let Ok(store) = storage.store("ks", "users") else { return Vec::new() };
+        let indexes = store.indexes();
+        let Some(index) = indexes.first() else { return Vec::new() };
+        index.store.read_row(&index.value_key(value), &ReadFilter::all()).map(|r| r.cells).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_search_deletes_the_stale_entries_it_meets() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| crate::error::StorageError::io("tempdir", e))?;
+        let mut config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
+        config.partitioner = Partitioner::Murmur3;
+        let mut cf = CfDef::new("ks", "users");
+        cf.column_metadata.push(ColumnDef {
+            name: b"name".to_vec(),
+            validation_class: "BytesType".into(),
+            index_type: Some(IndexType::Keys),
+            index_name: None,
+            index_options: Default::default(),
+        });
+        let mut ks = KeyspaceDef::new("ks");
+        ks.cf_defs.push(cf);
+        config.initial_keyspaces = vec![ks];
+        let s = Storage::open(config)?;
+        for (value, ts) in [("old", 1), ("new", 2)] {
+            let mut m = RowMutation::new("ks", b"k".to_vec());
+            m.row_mut("users").cells.push(Cell::live("name", value, ts));
+            s.apply(m)?;
+        }
+        let live = |cells: &[Cell]| cells.iter().filter(|c| c.is_live(now_seconds())).count();
+        assert_eq!(live(&entry_cells(&s, b"old")), 1, "the overwrite leaves the old entry");
+        let found = s.search(
+            "ks",
+            "users",
+            &KeyBound::Unbounded,
+            &KeyBound::Unbounded,
+            &[IndexExpression::new("name", IndexOperator::Eq, "old")],
+            &ReadFilter::all(),
+            10,
+        )?;
+        assert!(found.is_empty());
+        let cells = entry_cells(&s, b"old");
+        assert_eq!(live(&cells), 0, "the stale entry is still live: {cells:?}");
+        assert_eq!(cells.len(), 1, "its tombstone is kept");
+        assert_eq!(live(&entry_cells(&s, b"new")), 1);
+        s.shutdown()
+    }
 }

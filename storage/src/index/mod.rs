@@ -195,8 +195,13 @@ impl SecondaryIndex {
         update: &Row,
         now: i32,
     ) -> Option<(DecoratedKey, Row)> {
-        let i = update.cells.binary_search_by(|c| cmp.compare(&c.name, &self.column)).ok()?;
-        let cell = update.cells.get(i)?;
+        // An update's cells need not be sorted, nor unique (the memtable reconciles them): the
+        // winning version is the newest, a tombstone winning a tie.
+        let cell = update
+            .cells
+            .iter()
+            .filter(|c| c.name == self.column)
+            .max_by_key(|c| (c.timestamp, matches!(c.kind, crate::data::CellKind::Tombstone { .. })))?;
         if !cell.is_live(now) || is_shadowed(cmp, update, cell) || cell.value.len() > MAX_INDEXED_VALUE {
             return None;
         }
