@@ -126,7 +126,7 @@ fn seed_002_schema_and_data_round_trip() {
     assert_in(&stdout, "=> (column=timestamp, value=2012-01-01T10:00:00");
     assert_in(&stdout, "=> (column=user, value=550e8400-e29b-41d4-a716-446655440000, timestamp=");
     assert_in(&stdout, "    ColumnFamily: users\n");
-    assert_in(&stdout, "        Column Name: user_name\n          Validation Class: org.apache.cassandra.db.marshal.UTF8Type\n          Index Type: KEYS\n");
+    assert_in(&stdout, "        Column Name: user_name\n          Validation Class: org.apache.cassandra.db.marshal.UTF8Type\n          Index Name: users_user_name_idx\n          Index Type: KEYS\n");
 }
 
 #[test]

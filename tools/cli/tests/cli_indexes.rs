@@ -80,7 +80,7 @@ fn check_queries(node: &e2e::Node) {
     assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert_eq!(
         results(&stdout),
-        vec![vec!["u1".to_string()], vec!["c1".into(), "c2".into()], vec!["c1".into()], vec![]],
+        vec![vec!["u1".to_string()], vec!["c1".into(), "c2".into()], vec!["c2".into()], vec![]],
         "{stdout}"
     );
     assert!(stdout.contains("=> (column=json_data, value={\"likes\": 3}, timestamp="), "{stdout}");
