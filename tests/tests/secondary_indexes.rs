@@ -332,3 +332,45 @@ fn an_index_added_to_10000_rows_is_built_in_the_background_and_survives_restart_
     assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "n17")], 10_000, ONE).len(), 200);
     assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "moved")], 10_000, ONE).len(), 10);
 }
+
+#[test]
+fn a_stale_replica_match_is_never_returned() {
+    // Without hints, a replica that missed a write keeps its old value (and index entry) until
+    // a read repairs it.
+    let tokens = random_partitioner_tokens(3);
+    let mut nodes = start_cluster(3, |i| Config {
+        cluster_name: "Stale Index".into(),
+        initial_token: tokens[i].clone(),
+        extra_xml: "<HintedHandoffEnabled>false</HintedHandoffEnabled>".into(),
+        ..Config::random()
+    });
+    wait_for_ring(&nodes, 3, Duration::from_secs(60));
+    let mut admin = nodes[0].client();
+    ok("add keyspace", admin.system_add_keyspace(ks_def("music", 3, seed_002("music"))));
+    let mut c1 = nodes[0].client_in("music");
+    insert(&mut c1, "u1", "users", vec![column("user_name", "alice", ts())], t::ConsistencyLevel::ALL);
+
+    nodes[2].pause();
+    insert(&mut c1, "u1", "users", vec![column("user_name", "zed", ts())], QUORUM);
+    nodes[2].resume();
+
+    // Through the stale node, at ALL: its own index still says alice, the others say zed.
+    let mut c3 = nodes[2].client_in("music");
+    let mut answers = None;
+    let asked = eventually(Duration::from_secs(30), || {
+        let clause = |v: &str| t::IndexClause::new(vec![eq("user_name", v)], Vec::new(), 10);
+        let alice = c3.get_indexed_slices(parent("users"), clause("alice"), all(10), t::ConsistencyLevel::ALL);
+        let zed = c3.get_indexed_slices(parent("users"), clause("zed"), all(10), t::ConsistencyLevel::ALL);
+        match (alice, zed) {
+            (Ok(a), Ok(z)) => {
+                answers = Some((keys(a), keys(z)));
+                true
+            }
+            _ => false, // the node may see the others down for a moment after SIGCONT
+        }
+    });
+    assert!(asked, "the stale node never answered at ALL");
+    let (alice, zed) = answers.unwrap_or_default();
+    assert!(alice.is_empty(), "a stale replica's match was returned: {alice:?}");
+    assert_eq!(zed, ["u1"], "a match the stale replica does not know of was lost");
+}

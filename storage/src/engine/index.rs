@@ -394,7 +394,7 @@ fn build_index(weak: &Weak<Inner>, base: &Arc<ColumnFamilyStore>, index: &Arc<Se
             batch.push(entry);
         }
         done += 1;
-        if batch.len() >= BUILD_BATCH || done % 1024 == 0 {
+        if batch.len() >= BUILD_BATCH || done.is_multiple_of(1024) {
             if deliver(&mut batch, false)?.is_none() {
                 return Ok(false);
             }
