@@ -382,3 +382,19 @@ fn a_stale_replica_match_is_never_returned() {
     assert!(alice.is_empty(), "a stale replica's match was returned: {alice:?}");
     assert_eq!(zed, ["u1"], "a match the stale replica does not know of was lost");
 }
+
+#[test]
+fn an_index_declared_in_storage_conf_xml_is_created_and_queried() {
+    let cf = "<ColumnFamily Name=\"Users\" CompareWith=\"UTF8Type\">\
+              <Column Name=\"email\" ValidationClass=\"UTF8Type\" IndexType=\"KEYS\" IndexName=\"by_email\"/>\
+              <Column Name=\"city\" ValidationClass=\"UTF8Type\" IndexType=\"KEYS\"/>\
+              </ColumnFamily>";
+    let node = Node::start(Config::random().keyspaces(keyspace_xml("Xml", &[cf])));
+    let status = node.tool(&["indexstatus"]).ok().stdout;
+    assert_eq!(status, "Xml.Users.Users_city_idx (city): built\nXml.Users.by_email (email): built\n", "{status}");
+    let mut c = node.client_in("Xml");
+    insert(&mut c, "k1", "Users", vec![column("city", "Oslo", ts()), column("email", "a@x", ts())], ONE);
+    insert(&mut c, "k2", "Users", vec![column("city", "Oslo", ts()), column("email", "b@x", ts())], ONE);
+    assert_eq!(indexed(&mut c, "Users", vec![eq("email", "b@x")], 10, ONE), ["k2"]);
+    assert_eq!(sorted(indexed(&mut c, "Users", vec![eq("city", "Oslo")], 10, ONE)), ["k1", "k2"]);
+}
