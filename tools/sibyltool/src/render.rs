@@ -331,6 +331,36 @@ pub fn version(v: &VersionResult) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn index_status_shows_built_and_building_with_percent() {
+        let index = |name: &str, built, building, done, total| IndexStatus {
+            keyspace: "music".into(),
+            column_family: "users".into(),
+            index: name.into(),
+            column: "user_name".into(),
+            built,
+            building,
+            rows_done: done,
+            rows_total: total,
+        };
+        let r = IndexStatusResult {
+            indexes: vec![
+                index("a_idx", true, false, 10, 10),
+                index("b_idx", false, true, 2500, 10_000),
+                index("c_idx", false, true, 0, 0),
+                index("d_idx", false, false, 0, 0),
+            ],
+        };
+        assert_eq!(
+            index_status(&r),
+            "music.users.a_idx (user_name): built\n\
+             music.users.b_idx (user_name): building 2500/10000 rows (25%)\n\
+             music.users.c_idx (user_name): building 0/0 rows (0%)\n\
+             music.users.d_idx (user_name): not built\n"
+        );
+        assert_eq!(index_status(&IndexStatusResult { indexes: vec![] }), "No secondary indexes.\n");
+    }
+
     fn entry() -> RingEntry {
         RingEntry {
             address: "127.0.0.1".into(),
