@@ -61,7 +61,7 @@ impl Coordinator {
     /// Fills in, for every partition some target did not return, that target's version of it:
     /// what `filter` selects and the expressions' columns, so that the reconciled row can be
     /// checked against the expressions again.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "the state of range_rows' loop it completes")]
     pub(super) async fn complete_versions(
         &self,
         keyspace: &str,

@@ -104,7 +104,7 @@ impl Coordinator {
     /// Up to `max_rows` partitions of `pieces`, in order, each reconciled from the replicas the
     /// level needs (tombstones included); with a row filter, only those whose reconciled data
     /// satisfies it (see [`Coordinator::search`]).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "a range read's parameters, one per field of RangeRequest")]
     pub(super) async fn range_rows(
         &self,
         keyspace: &str,

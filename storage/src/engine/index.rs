@@ -147,7 +147,10 @@ impl Storage {
     /// The rows are found through the index of an EQ expression's column when one is built;
     /// otherwise (no such index, or it is still building) by reading the whole range, which is
     /// complete but slower. Entries found stale on the way are deleted.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the range read's parameters plus the row filter, as scan_slices takes them"
+    )]
     pub fn search(
         &self,
         keyspace: &str,
@@ -170,7 +173,7 @@ impl Storage {
     }
 
     /// [`Storage::search`] through `index`, for the rows whose indexed column holds `value`.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "search's parameters, resolved")]
     fn search_index(
         &self,
         store: &ColumnFamilyStore,
