@@ -44,6 +44,11 @@ pub enum Request {
     },
     /// Operation counters per stage.
     TpStats,
+    /// The secondary indexes and their builds; `keyspace` narrows the list.
+    IndexStatus {
+        #[serde(default)]
+        keyspace: Option<String>,
+    },
     /// Writes memtables to SSTables: every column family, one keyspace's, or the `cfs` listed.
     Flush {
         #[serde(default)]
@@ -101,6 +106,7 @@ impl Request {
             Request::DescribeCluster => "describe_cluster",
             Request::CfStats { .. } => "cf_stats",
             Request::TpStats => "tp_stats",
+            Request::IndexStatus { .. } => "index_status",
             Request::Flush { .. } => "flush",
             Request::Compact { .. } => "compact",
             Request::Cleanup { .. } => "cleanup",
@@ -396,6 +402,28 @@ pub struct TpStatsResult {
     pub notes: Vec<String>,
 }
 
+/// One secondary index: whether it is built, and how far a running build has got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexStatus {
+    pub keyspace: String,
+    pub column_family: String,
+    pub index: String,
+    /// The indexed column, as the column family's comparator shows it.
+    pub column: String,
+    /// Every row the column family held when the index was added is indexed, durably.
+    pub built: bool,
+    /// A build is running now.
+    pub building: bool,
+    /// Partitions the running (or last) build has read, of about `rows_total`.
+    pub rows_done: u64,
+    pub rows_total: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexStatusResult {
+    pub indexes: Vec<IndexStatus>,
+}
+
 /// Flush and compact: what was done to each column family.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CfWork {
@@ -471,6 +499,8 @@ mod tests {
             Request::DescribeCluster,
             Request::CfStats { keyspace: Some("Keyspace1".into()), cf: None },
             Request::TpStats,
+            Request::IndexStatus { keyspace: None },
+            Request::IndexStatus { keyspace: Some("ks".into()) },
             Request::Flush { keyspace: Some("ks".into()), cfs: vec!["a".into(), "b".into()] },
             Request::Compact { keyspace: None, cfs: vec![] },
             Request::Cleanup { keyspace: None },

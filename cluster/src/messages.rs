@@ -8,7 +8,8 @@
 //! Mutation / Hint       keyspace key count:u16 (cf row)*
 //! Read                  keyspace cf key digest:u8 filter
 //! Read reply            0 row | 1 digest[16]
-//! RangeSlice            keyspace cf start:bound end:bound filter max_rows:u32
+//! RangeSlice            keyspace cf start:bound end:bound filter max_rows:u32 [row_filter]
+//! row_filter            count:u16 (column op:u8 value)*   only when not empty: an index query
 //! RangeSlice reply      count:u32 (token key row)*
 //! Truncate              keyspace cf
 //! SchemaPush / reply of SchemaPull   count:u32 (mutation as above, u32-length-prefixed)*
@@ -23,6 +24,7 @@ use storage::data::{decode_row, encode_row, Reader, Row};
 use storage::dht::{DecoratedKey, KeyBound, Token};
 use storage::error::CorruptData;
 use storage::filter::{CountUnit, ReadFilter};
+use storage::index::{IndexExpression, IndexOperator};
 use storage::mutation::RowMutation;
 
 /// The only payload format so far.
@@ -240,7 +242,8 @@ pub fn decode_read_reply(bytes: &[u8]) -> Result<ReadReply, PayloadError> {
 
 // ----- range reads -----
 
-/// A range read on a replica: partitions between two bounds, sliced by a filter.
+/// A range read on a replica: partitions between two bounds, sliced by a filter; with a row
+/// filter, only the partitions that satisfy all of its expressions (an index query).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeRequest {
     pub keyspace: String,
@@ -249,6 +252,7 @@ pub struct RangeRequest {
     pub end: KeyBound,
     pub filter: ReadFilter,
     pub max_rows: u32,
+    pub row_filter: Vec<IndexExpression>,
 }
 
 pub fn encode_range(q: &RangeRequest) -> Vec<u8> {
@@ -259,6 +263,15 @@ pub fn encode_range(q: &RangeRequest) -> Vec<u8> {
     put_bound(&mut out, &q.end);
     put_filter(&mut out, &q.filter);
     out.extend_from_slice(&q.max_rows.to_be_bytes());
+    // Absent rather than empty, so a plain range read is the payload it always was.
+    if !q.row_filter.is_empty() {
+        out.extend_from_slice(&(q.row_filter.len().min(u16::MAX as usize) as u16).to_be_bytes());
+        for e in q.row_filter.iter().take(u16::MAX as usize) {
+            put_short(&mut out, &e.column);
+            out.push(e.op.to_thrift() as u8);
+            put_long(&mut out, &e.value);
+        }
+    }
     out
 }
 
@@ -270,7 +283,17 @@ pub fn decode_range(bytes: &[u8]) -> Result<RangeRequest, PayloadError> {
     let end = bound(&mut r)?;
     let filter = filter(&mut r)?;
     let max_rows = r.u32()?;
-    finish(&r, RangeRequest { keyspace, cf, start, end, filter, max_rows })
+    let mut row_filter = Vec::new();
+    if !r.is_empty() {
+        let n = r.u16()? as usize;
+        for _ in 0..n {
+            let column = r.short_bytes()?.to_vec();
+            let op = IndexOperator::from_thrift(i32::from(r.u8()?)).ok_or(PayloadError::Invalid("index operator"))?;
+            let value = r.long_bytes()?.to_vec();
+            row_filter.push(IndexExpression { column, op, value });
+        }
+    }
+    finish(&r, RangeRequest { keyspace, cf, start, end, filter, max_rows, row_filter })
 }
 
 pub fn encode_rows(rows: &[(DecoratedKey, Row)]) -> Vec<u8> {
@@ -385,8 +408,22 @@ mod tests {
             end: KeyBound::Token { token: Token(vec![9]), inclusive: false },
             filter: ReadFilter::all(),
             max_rows: 100,
+            row_filter: Vec::new(),
         };
-        assert_eq!(decode_range(&encode_range(&q)), Ok(q));
+        assert_eq!(decode_range(&encode_range(&q)), Ok(q.clone()));
+        let indexed = RangeRequest {
+            row_filter: vec![
+                IndexExpression::new("user_name", IndexOperator::Eq, "alice"),
+                IndexExpression::new("age", IndexOperator::Gte, vec![0u8; 8]),
+            ],
+            ..q.clone()
+        };
+        let bytes = encode_range(&indexed);
+        assert_eq!(bytes.len(), encode_range(&q).len() + 2 + (2 + 9 + 1 + 4 + 5) + (2 + 3 + 1 + 4 + 8));
+        assert_eq!(decode_range(&bytes), Ok(indexed));
+        for cut in encode_range(&q).len() + 1..bytes.len() {
+            assert!(decode_range(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
         let rows = vec![(key, row()), (DecoratedKey::new(Token(vec![3]), b"j".to_vec()), Row::new())];
         assert_eq!(decode_rows(&encode_rows(&rows)), Ok(rows));
         assert_eq!(decode_truncate(&encode_truncate("ks", "cf")), Ok(("ks".to_string(), "cf".to_string())));

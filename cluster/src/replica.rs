@@ -82,14 +82,26 @@ impl Replica {
         };
         let storage = self.storage.clone();
         self.run(reply, move |reply| {
-            let rows = storage.scan_slices(
-                &request.keyspace,
-                &request.cf,
-                &request.start,
-                &request.end,
-                &request.filter,
-                request.max_rows as usize,
-            );
+            let rows = if request.row_filter.is_empty() {
+                storage.scan_slices(
+                    &request.keyspace,
+                    &request.cf,
+                    &request.start,
+                    &request.end,
+                    &request.filter,
+                    request.max_rows as usize,
+                )
+            } else {
+                storage.search(
+                    &request.keyspace,
+                    &request.cf,
+                    &request.start,
+                    &request.end,
+                    &request.row_filter,
+                    &request.filter,
+                    request.max_rows as usize,
+                )
+            };
             match rows {
                 Ok(rows) => reply.respond(messages::encode_rows(&rows)),
                 Err(e) => reply.fail(e.to_string()),

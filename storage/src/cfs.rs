@@ -13,6 +13,7 @@ use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound};
 use crate::error::Result;
 use crate::filter::{collect_live, merge_rows, ReadFilter};
+use crate::index::SecondaryIndex;
 use crate::memtable::{Memtable, MemtableScan};
 use crate::schema::{CfDef, CfMetadata};
 use crate::sstable::{CellFilter, Descriptor, SsTableReader};
@@ -56,6 +57,9 @@ pub struct ColumnFamilyStore {
     /// Generations taking part in a running compaction.
     pub(crate) compacting: Mutex<std::collections::HashSet<u64>>,
     pub counters: CfCounters,
+    /// The column family's secondary indexes, replaced whole by a schema change. Empty for most
+    /// column families, which is all the write path checks then.
+    indexes: RwLock<Arc<Vec<Arc<SecondaryIndex>>>>,
 }
 
 /// Lets an SSTable read skip column index blocks a read filter does not want.
@@ -88,6 +92,7 @@ impl ColumnFamilyStore {
             flush_pending: Default::default(),
             compacting: Mutex::new(Default::default()),
             counters: CfCounters::default(),
+            indexes: RwLock::new(Arc::new(Vec::new())),
         })
     }
 
@@ -108,6 +113,42 @@ impl ColumnFamilyStore {
     pub(crate) fn new_descriptor(&self) -> Descriptor {
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst);
         Descriptor::new(self.dir.clone(), self.keyspace.clone(), self.name.clone(), generation)
+    }
+
+    /// The secondary indexes, as a schema change last set them.
+    pub(crate) fn indexes(&self) -> Arc<Vec<Arc<SecondaryIndex>>> {
+        self.indexes.read().clone()
+    }
+
+    pub(crate) fn set_indexes(&self, indexes: Vec<Arc<SecondaryIndex>>) {
+        *self.indexes.write() = Arc::new(indexes);
+    }
+
+    /// Applies `update` to the active memtable, then the index entries it calls for to the
+    /// indexes' memtables, and returns the memtable's size. The caller holds the engine's switch
+    /// lock (or is replaying the commit log, alone).
+    ///
+    /// IMPORTANT: the base first: a query that finds an entry then reads the base row, and must
+    /// find the cell the entry came from, or it deletes the entry as stale.
+    pub(crate) fn apply(&self, key: &DecoratedKey, update: Row) -> usize {
+        let entries: Vec<(Arc<SecondaryIndex>, DecoratedKey, Row)> = {
+            let indexes = self.indexes.read();
+            if indexes.is_empty() {
+                Vec::new()
+            } else {
+                let now = crate::data::now_seconds();
+                indexes
+                    .iter()
+                    .filter_map(|i| i.entry_for(&self.cmp, key, &update, now).map(|(k, r)| (i.clone(), k, r)))
+                    .collect()
+            }
+        };
+        let memtable = self.active_memtable();
+        memtable.apply(&self.cmp, key, update);
+        for (index, value_key, entry) in entries {
+            index.store.active_memtable().apply(&index.store.cmp, &value_key, entry);
+        }
+        memtable.size()
     }
 
     pub fn active_memtable(&self) -> Arc<Memtable> {

@@ -7,11 +7,11 @@
 //!
 //! Main types: [`marshal::AbstractType`] (comparators and validators), [`dht::Partitioner`]
 //! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions),
-//! [`mutation::RowMutation`] (a write), [`filter::ReadFilter`] (what a read wants) and
-//! [`engine::Storage`] (the engine).
+//! [`mutation::RowMutation`] (a write), [`filter::ReadFilter`] (what a read wants),
+//! [`index::IndexExpression`] (what an index query wants) and [`engine::Storage`] (the engine).
 //!
-//! What other crates use: the data types (`data`, `mutation`, `filter`, `schema`, `marshal`,
-//! `comparator`, `dht`, `error`) and the engine's API (`engine::Storage`, grouped by concern).
+//! What other crates use: the data types (`data`, `mutation`, `filter`, `index`, `schema`,
+//! `marshal`, `comparator`, `dht`, `error`) and the engine's API (`engine::Storage`, grouped by concern).
 //! The modules behind it (`commitlog`, `memtable`, `sstable`, `block_cache`, `system`) are
 //! public for the engine's own tests, tools and benchmarks; servers never reach into them.
 #![deny(clippy::unwrap_used)]
@@ -26,6 +26,7 @@ pub mod dht;
 pub mod engine;
 pub mod error;
 pub mod filter;
+pub mod index;
 pub mod marshal;
 pub mod memtable;
 pub mod mutation;

@@ -180,6 +180,7 @@ impl CfDef {
             AbstractType::parse(&c.validation_class).map_err(|e| format!("column_metadata validation_class: {e}"))?;
         }
         crate::schema_rules::check_cf_params(self)?;
+        self.validate_indexes()?;
         if self.min_compaction_threshold < 2 && self.min_compaction_threshold != 0 {
             return Err(format!(
                 "min_compaction_threshold cannot be less than 2 (got {})",
@@ -190,6 +191,80 @@ impl CfDef {
             return Err("min_compaction_threshold cannot be greater than max_compaction_threshold".into());
         }
         Ok(())
+    }
+}
+
+impl CfDef {
+    /// Checks the secondary indexes the column metadata declares: KEYS only, on a standard,
+    /// non-counter column family (Cassandra 3.11's rules and words; the names are checked by
+    /// [`crate::schema_rules`]).
+    fn validate_indexes(&self) -> Result<(), String> {
+        for c in &self.column_metadata {
+            let Some(kind) = c.index_type else { continue };
+            if kind != IndexType::Keys {
+                return Err(format!(
+                    "index_type {kind:?} is not supported (column family {}): only KEYS indexes are",
+                    self.name
+                ));
+            }
+            if self.is_super() {
+                return Err("Secondary indexes are not supported on super column families".into());
+            }
+            let counter = AbstractType::parse(&c.validation_class).map(|t| t.is_counter()).unwrap_or(false);
+            if counter || self.is_counter() {
+                return Err(format!(
+                    "Secondary indexes are not supported on counter columns (column family {})",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The index names this definition declares.
+    pub fn index_names(&self) -> impl Iterator<Item = &str> {
+        self.column_metadata.iter().filter(|c| c.index_type.is_some()).filter_map(|c| c.index_name.as_deref())
+    }
+}
+
+/// Index names are word characters, at least one (Cassandra's `IndexMetadata.isNameValid`).
+pub fn valid_index_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Cassandra's default index name: `<cf>_<column>_idx` without the non-word characters, the
+/// column as its comparator shows it.
+pub fn default_index_name(cf: &str, column: &str) -> String {
+    format!("{cf}_{column}_idx").chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+}
+
+/// Names every unnamed index of the keyspace as Cassandra does (`Indexes.getAvailableIndexName`):
+/// the default name, or with `_1`, `_2`, ... when another index of the keyspace has it. A column
+/// without an index loses a stray index name, as Cassandra keeps none.
+pub fn assign_index_names(ks: &mut KeyspaceDef) {
+    let mut taken: std::collections::HashSet<String> =
+        ks.cf_defs.iter().flat_map(|cf| cf.index_names().map(str::to_string)).collect();
+    for cf in &mut ks.cf_defs {
+        let comparator = cf.comparator().unwrap_or(AbstractType::Bytes);
+        let cf_name = cf.name.clone();
+        for c in &mut cf.column_metadata {
+            if c.index_type.is_none() {
+                c.index_name = None;
+                continue;
+            }
+            if c.index_name.as_deref().is_some_and(|n| !n.is_empty()) {
+                continue;
+            }
+            let base = default_index_name(&cf_name, &comparator.to_display_string(&c.name));
+            let mut name = base.clone();
+            let mut i = 0;
+            while taken.contains(&name) {
+                i += 1;
+                name = format!("{base}_{i}");
+            }
+            taken.insert(name.clone());
+            c.index_name = Some(name);
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::schema::{valid_name, CfDef, KeyspaceDef};
+use crate::schema::{valid_index_name, CfDef, KeyspaceDef};
 
 /// Longest TTL Cassandra accepts, a column's or a column family's default: 20 years.
 pub const MAX_TTL: i32 = 20 * 365 * 24 * 60 * 60;
@@ -33,8 +33,8 @@ pub fn check_cf_params(cf: &CfDef) -> Result<(), String> {
         }
     }
     let mut names = HashSet::new();
-    for name in index_names(cf) {
-        if !valid_name(name) {
+    for name in cf.index_names() {
+        if !valid_index_name(name) {
             return Err(format!("Illegal index name {name}"));
         }
         if !names.insert(name) {
@@ -50,17 +50,13 @@ pub fn check_keyspace_index_names(ks: &KeyspaceDef) -> Result<(), String> {
     for cf in &ks.cf_defs {
         // Within one column family, check_cf_params names the duplicate in its own words.
         let mut this_cf = HashSet::new();
-        for name in index_names(cf) {
+        for name in cf.index_names() {
             if this_cf.insert(name) && !names.insert(name) {
                 return Err(format!("Duplicate index name {name} in keyspace {}", ks.name));
             }
         }
     }
     Ok(())
-}
-
-fn index_names(cf: &CfDef) -> impl Iterator<Item = &str> {
-    cf.column_metadata.iter().filter(|c| c.index_type.is_some()).filter_map(|c| c.index_name.as_deref())
 }
 
 fn at_least(option: &str, value: i32, min: i32) -> Result<(), String> {

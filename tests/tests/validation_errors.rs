@@ -305,7 +305,7 @@ fn invalid_requests_are_refused_and_the_connection_survives() {
             all(10),
             ONE,
         ),
-        &nsy,
+        &["No indexed columns present in index clause with operator EQ"],
     );
     expect_ire_containing(
         "execute_cql3_query",

@@ -18,6 +18,8 @@ use futures::future::join_all;
 use storage::data::{now_seconds, Cell, Row};
 use storage::dht::{DecoratedKey, KeyBound, Token};
 use storage::filter::{collect_live, merge_rows, ReadFilter};
+use storage::index::expression::satisfies_all;
+use storage::index::IndexExpression;
 use storage::mutation::RowMutation;
 use tracing::debug;
 
@@ -32,7 +34,7 @@ use crate::Endpoint;
 /// Partitions with the cells a scan selected (none, for a range ghost).
 pub type Rows = Vec<(DecoratedKey, Vec<Cell>)>;
 
-type RangeReply<'a> = Pin<Box<dyn Future<Output = Result<Vec<(DecoratedKey, Row)>>> + Send + 'a>>;
+pub(super) type RangeReply<'a> = Pin<Box<dyn Future<Output = Result<Vec<(DecoratedKey, Row)>>> + Send + 'a>>;
 
 impl Coordinator {
     /// Partitions of `command.pieces`, in order, each with the live cells its filter selects,
@@ -41,7 +43,7 @@ impl Coordinator {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
         let rows = self
-            .range_rows(&command.keyspace, &command.cf, &command.pieces, &command.filter, command.max_rows, cl)
+            .range_rows(&command.keyspace, &command.cf, &command.pieces, &command.filter, &[], command.max_rows, cl)
             .await?;
         let now = now_seconds();
         Ok(rows.into_iter().map(|(key, row)| (key, collect_live(&meta.cmp, &row, &command.filter, now))).collect())
@@ -60,7 +62,7 @@ impl Coordinator {
             // Every row with a live column uses the budget up; one more covers a first row whose
             // columns all sort before the start column.
             let page = budget.saturating_add(1);
-            let rows = self.range_rows(&command.keyspace, &command.cf, &pieces, &all, page, cl).await?;
+            let rows = self.range_rows(&command.keyspace, &command.cf, &pieces, &all, &[], page, cl).await?;
             let now = now_seconds();
             let full = rows.len() >= page;
             let last = rows.last().map(|(k, _)| k.clone());
@@ -99,13 +101,16 @@ impl Coordinator {
     }
 
     /// Up to `max_rows` partitions of `pieces`, in order, each reconciled from the replicas the
-    /// level needs (tombstones included).
-    async fn range_rows(
+    /// level needs (tombstones included); with a row filter, only those whose reconciled data
+    /// satisfies it (see [`Coordinator::search`]).
+    #[expect(clippy::too_many_arguments, reason = "a range read's parameters, one per field of RangeRequest")]
+    pub(super) async fn range_rows(
         &self,
         keyspace: &str,
         cf: &str,
         pieces: &[(KeyBound, KeyBound)],
         filter: &ReadFilter,
+        row_filter: &[IndexExpression],
         max_rows: usize,
         cl: ConsistencyLevel,
     ) -> Result<Vec<(DecoratedKey, Row)>> {
@@ -131,7 +136,7 @@ impl Coordinator {
                     }
                     let replies: Vec<RangeReply<'_>> = targets
                         .iter()
-                        .map(|ep| self.fetch_range(*ep, keyspace, cf, &cursor, &sub_end, filter, remaining))
+                        .map(|ep| self.fetch_range(*ep, keyspace, cf, &cursor, &sub_end, filter, row_filter, remaining))
                         .collect();
                     let timeout = self.settings.timeouts.range.saturating_sub(started.elapsed());
                     let answers = match tokio::time::timeout(timeout, join_all(replies)).await {
@@ -161,12 +166,22 @@ impl Coordinator {
                             versions.entry(key).or_insert_with(|| vec![None; targets.len()])[i] = Some(row);
                         }
                     }
+                    if !row_filter.is_empty() {
+                        self.complete_versions(keyspace, cf, &targets, &mut versions, filter, row_filter, started)
+                            .await?;
+                    }
+                    let now = now_seconds();
                     for (key, per_replica) in versions {
                         if out.len() >= max_rows {
                             break;
                         }
                         let rows: Vec<Row> = per_replica.iter().map(|r| r.clone().unwrap_or_default()).collect();
                         let resolved = merge_rows(&meta.cmp, rows.clone());
+                        // A replica's match may be stale where another holds newer data.
+                        if !row_filter.is_empty() && !satisfies_all(&meta, &resolved, row_filter, now) {
+                            self.repair_range_row(keyspace, cf, &key, &resolved, targets.iter().copied().zip(rows));
+                            continue;
+                        }
                         self.repair_range_row(keyspace, cf, &key, &resolved, targets.iter().copied().zip(rows));
                         out.push((key, resolved));
                     }
@@ -180,9 +195,10 @@ impl Coordinator {
         Ok(out)
     }
 
-    /// `ep`'s partitions between `start` and `end`, at most `max_rows`.
+    /// `ep`'s partitions between `start` and `end`, at most `max_rows`; with a row filter, those
+    /// its data says satisfy it.
     #[allow(clippy::too_many_arguments)]
-    fn fetch_range(
+    pub(super) fn fetch_range(
         &self,
         ep: Endpoint,
         keyspace: &str,
@@ -190,6 +206,7 @@ impl Coordinator {
         start: &KeyBound,
         end: &KeyBound,
         filter: &ReadFilter,
+        row_filter: &[IndexExpression],
         max_rows: usize,
     ) -> RangeReply<'_> {
         let request = RangeRequest {
@@ -199,18 +216,31 @@ impl Coordinator {
             end: end.clone(),
             filter: filter.clone(),
             max_rows: u32::try_from(max_rows).unwrap_or(u32::MAX),
+            row_filter: row_filter.to_vec(),
         };
         if ep == self.membership.local() {
             let storage = self.storage.clone();
             let run = self.executor.run(move || {
-                storage.scan_slices(
-                    &request.keyspace,
-                    &request.cf,
-                    &request.start,
-                    &request.end,
-                    &request.filter,
-                    request.max_rows as usize,
-                )
+                if request.row_filter.is_empty() {
+                    storage.scan_slices(
+                        &request.keyspace,
+                        &request.cf,
+                        &request.start,
+                        &request.end,
+                        &request.filter,
+                        request.max_rows as usize,
+                    )
+                } else {
+                    storage.search(
+                        &request.keyspace,
+                        &request.cf,
+                        &request.start,
+                        &request.end,
+                        &request.row_filter,
+                        &request.filter,
+                        request.max_rows as usize,
+                    )
+                }
             });
             return Box::pin(async move {
                 Ok(run.await.map_err(|_| CoordinatorError::Storage(storage::StorageError::ShuttingDown))??)

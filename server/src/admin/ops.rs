@@ -116,6 +116,7 @@ async fn run<W: AsyncWrite + Unpin>(
         Request::DescribeCluster => to_value(describe_cluster(node)),
         Request::CfStats { keyspace, cf } => to_value(cf_stats(node, keyspace.as_deref(), cf.as_deref())?),
         Request::TpStats => to_value(tp_stats(node)),
+        Request::IndexStatus { keyspace } => to_value(index_status(node, keyspace.as_deref())?),
         Request::Flush { keyspace, cfs } => {
             let _shared = state.ops_lock.read().await;
             state.check_not_drained("flush")?;
@@ -278,6 +279,36 @@ fn describe_cluster(node: &Node) -> DescribeClusterResult {
 
 fn mean_ms(count: u64, micros: u64) -> Option<f64> {
     (count > 0).then(|| micros as f64 / count as f64 / 1000.0)
+}
+
+fn index_status(node: &Node, keyspace: Option<&str>) -> Result<IndexStatusResult, OpError> {
+    if let Some(ks) = keyspace {
+        if !node.storage.schema().keyspaces.contains_key(ks) {
+            return Err(OpError::Storage(StorageError::UnknownKeyspace(ks.to_string())));
+        }
+    }
+    let indexes = node
+        .storage
+        .index_status(keyspace)
+        .into_iter()
+        .map(|s| {
+            let column = match node.storage.cf_metadata(&s.keyspace, &s.cf) {
+                Ok(meta) => meta.cmp.name_type().to_display_string(&s.column),
+                Err(_) => String::from_utf8_lossy(&s.column).into_owned(),
+            };
+            IndexStatus {
+                keyspace: s.keyspace,
+                column_family: s.cf,
+                index: s.index,
+                column,
+                built: s.built,
+                building: s.building,
+                rows_done: s.rows_done,
+                rows_total: s.rows_total,
+            }
+        })
+        .collect();
+    Ok(IndexStatusResult { indexes })
 }
 
 fn cf_stats(node: &Node, keyspace: Option<&str>, cf: Option<&str>) -> Result<CfStatsResult, OpError> {

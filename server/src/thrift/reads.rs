@@ -1,13 +1,15 @@
 //! The read methods over the coordinator, for a keyspace the caller has resolved and authorized:
 //! convert and validate the request, ask the coordinator, convert the answer.
 
-use cluster::coordinator::{Coordinator, PagedRangeCommand, RangeCommand, ReadCommand};
+use cluster::coordinator::{Coordinator, IndexCommand, PagedRangeCommand, RangeCommand, ReadCommand};
 use storage::data::compose_super;
 use storage::filter::{CountUnit, ReadFilter};
 use storage::schema::CfMetadata;
 use thrift_idl as t;
 
-use super::convert::{key_range_bounds, key_slices, read_consistency, to_thrift_columns};
+use super::convert::{
+    index_clause_expressions, index_expressions, key_range_bounds, key_slices, read_consistency, to_thrift_columns,
+};
 use super::error::{ire, not_supported, TResult, ThriftError};
 use super::validate::{
     check_multi_slice_order, check_slice_order, predicate_filter, validate_key, validate_parent, validate_path,
@@ -140,10 +142,22 @@ pub async fn get_range_slices(
 ) -> TResult<Vec<t::KeySlice>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
-        return Err(not_supported("Secondary index queries (KeyRange.row_filter)"));
-    }
+    let row_filter = index_expressions(&meta, range.row_filter.as_deref().unwrap_or_default())?;
     let pieces = key_range_bounds(c.partitioner(), &range)?;
+    if !row_filter.is_empty() {
+        // Rows that satisfy the filter, through an index where one serves an EQ expression,
+        // else by checking every row of the range (as Cassandra 3.11 filters one).
+        let command = IndexCommand {
+            keyspace: ks.to_string(),
+            cf: meta.name().to_string(),
+            pieces,
+            filter,
+            row_filter,
+            max_rows: range.count as usize,
+        };
+        let rows = c.search(command, cl).await?;
+        return Ok(key_slices(rows, meta.is_super(), parent.super_column.is_some()));
+    }
     let command = RangeCommand {
         keyspace: ks.to_string(),
         cf: meta.name().to_string(),
@@ -184,15 +198,38 @@ pub async fn get_paged_slice(
     Ok(key_slices(rows, false, false))
 }
 
+/// The rows from `clause.start_key` (inclusive) to the end of the ring that satisfy every
+/// expression of the clause, in token order, at most `clause.count` of them.
 pub async fn get_indexed_slices(
-    _c: &Coordinator,
-    _ks: &str,
-    _parent: t::ColumnParent,
-    _clause: t::IndexClause,
-    _predicate: t::SlicePredicate,
-    _cl: t::ConsistencyLevel,
+    c: &Coordinator,
+    ks: &str,
+    parent: t::ColumnParent,
+    clause: t::IndexClause,
+    predicate: t::SlicePredicate,
+    cl: t::ConsistencyLevel,
 ) -> TResult<Vec<t::KeySlice>> {
-    Err(not_supported("Secondary index queries (get_indexed_slices)"))
+    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let row_filter = index_clause_expressions(&meta, &clause)?;
+    let cl = read_consistency(cl)?;
+    if clause.count <= 0 {
+        return Ok(Vec::new());
+    }
+    let start = if clause.start_key.is_empty() {
+        storage::dht::KeyBound::Unbounded
+    } else {
+        validate_key(&clause.start_key)?;
+        storage::dht::KeyBound::Key { key: c.partitioner().decorate(&clause.start_key), inclusive: true }
+    };
+    let command = IndexCommand {
+        keyspace: ks.to_string(),
+        cf: meta.name().to_string(),
+        pieces: vec![(start, storage::dht::KeyBound::Unbounded)],
+        filter,
+        row_filter,
+        max_rows: clause.count as usize,
+    };
+    let rows = c.search(command, cl).await?;
+    Ok(key_slices(rows, meta.is_super(), parent.super_column.is_some()))
 }
 
 pub async fn get_multi_slice(

@@ -9,6 +9,7 @@ use tracing::info;
 
 use super::Storage;
 use crate::cfs::ColumnFamilyStore;
+use crate::commitlog::ReplayPosition;
 use crate::compaction;
 use crate::error::{Result, StorageError};
 use crate::memtable::Memtable;
@@ -65,19 +66,52 @@ impl Storage {
     }
 
     pub(super) fn flush_store(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        let indexes = store.indexes();
         let _flushing = store.flush_lock.lock();
-        let (memtable, position) = {
+        // Lock order: the base's flush lock, then its indexes' (an index flushed on its own, by
+        // a build, takes only its own).
+        let _index_flushing: Vec<_> = indexes.iter().map(|i| i.store.flush_lock.lock()).collect();
+        let (memtable, index_memtables, position) = {
             let _switch = self.inner.switch_lock.write();
             let position = self.inner.commitlog.current_position();
             store.flush_pending.store(false, Ordering::SeqCst);
-            if store.active_memtable().is_empty() {
-                drop(_switch);
-                self.inner.commitlog.discard_completed(store.id, position)?;
-                return Ok(());
-            }
-            self.inner.flushing_memtables.fetch_add(1, Ordering::Relaxed);
-            (store.switch_memtable(), position)
+            let index_memtables: Vec<_> = indexes
+                .iter()
+                .filter(|i| !i.store.active_memtable().is_empty())
+                .map(|i| (i.store.clone(), i.store.switch_memtable()))
+                .collect();
+            let memtable = if store.active_memtable().is_empty() {
+                None
+            } else {
+                self.inner.flushing_memtables.fetch_add(1, Ordering::Relaxed);
+                Some(store.switch_memtable())
+            };
+            (memtable, index_memtables, position)
         };
+        // IMPORTANT: the index SSTables are committed before the base's: replay re-derives index
+        // entries only from records after the base's replay position, so the index must already
+        // hold everything before it.
+        for (index_store, m) in &index_memtables {
+            self.write_memtable(index_store, m, position)?;
+            self.request_compaction(index_store);
+        }
+        if let Some(memtable) = memtable {
+            self.write_memtable(store, &memtable, position)?;
+            self.inner.flushing_memtables.fetch_sub(1, Ordering::Relaxed);
+            self.request_compaction(store);
+        }
+        self.inner.commitlog.discard_completed(store.id, position)?;
+        Ok(())
+    }
+
+    /// Writes a switched-out memtable to an SSTable recording `position` as its replay position,
+    /// and puts it in place of the memtable.
+    pub(super) fn write_memtable(
+        &self,
+        store: &Arc<ColumnFamilyStore>,
+        memtable: &Arc<Memtable>,
+        position: ReplayPosition,
+    ) -> Result<()> {
         let desc = store.new_descriptor();
         let mut writer = SsTableWriter::create(desc, memtable.partitions(), self.writer_options())?;
         let written = (|| {
@@ -93,11 +127,8 @@ impl Storage {
         let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new(), &self.inner.cache)?);
         info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
               partitions = memtable.partitions(), "flushed memtable");
-        store.finish_flush(&memtable, Some(reader));
-        self.inner.flushing_memtables.fetch_sub(1, Ordering::Relaxed);
+        store.finish_flush(memtable, Some(reader));
         store.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        self.inner.commitlog.discard_completed(store.id, position)?;
-        self.request_compaction(store);
         Ok(())
     }
 
@@ -109,14 +140,21 @@ impl Storage {
     pub fn major_compact(&self, keyspace: &str, cf: &str) -> Result<()> {
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
-        compaction::compact_all(&self.compaction_env(), &store)
+        compaction::compact_all(&self.compaction_env(), &store)?;
+        // The column family's indexes too: they are part of its data.
+        for index in store.indexes().iter() {
+            compaction::compact_all(&self.compaction_env(), &index.store)?;
+        }
+        Ok(())
     }
 
     /// Removes all data of a column family, durably: records before this point are never
     /// replayed again.
     pub fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
         let store = self.store(keyspace, cf)?;
+        let indexes = store.indexes();
         let _flushing = store.flush_lock.lock();
+        let _index_flushing: Vec<_> = indexes.iter().map(|i| i.store.flush_lock.lock()).collect();
         let position = {
             let _switch = self.inner.switch_lock.write();
             let position = self.inner.commitlog.current_position();
@@ -124,6 +162,11 @@ impl Storage {
             m.active = Arc::new(Memtable::new());
             self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::Relaxed);
             m.flushing.clear();
+            for index in indexes.iter() {
+                let mut m = index.store.memtables.write();
+                m.active = Arc::new(Memtable::new());
+                m.flushing.clear();
+            }
             position
         };
         self.update_local(|state| {
@@ -133,6 +176,12 @@ impl Storage {
         let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
         for s in old {
             s.delete_files()?;
+        }
+        for index in indexes.iter() {
+            let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *index.store.sstables.write());
+            for s in old {
+                s.delete_files()?;
+            }
         }
         self.inner.commitlog.discard_completed(store.id, position)?;
         info!(keyspace, cf, "truncated");

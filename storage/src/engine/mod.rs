@@ -14,11 +14,13 @@
 //! installed), [`local`] (the node's saved state: tokens, host id, cluster name, generation),
 //! [`peers`] (what it knows of other nodes), [`hints`] (mutations kept for replicas that were
 //! down), [`write`] (mutations and their durability), [`read`] (point reads and scans),
+//! [`index`] (secondary indexes: their life cycle, builds and queries),
 //! [`maintenance`] (flush, compaction, truncate, statistics) and [`recovery`] (start-up).
 //! Calls block on disk I/O unless said otherwise; async callers run them where blocking is
 //! allowed.
 
 mod hints;
+mod index;
 mod local;
 mod maintenance;
 mod peers;
@@ -52,6 +54,7 @@ use crate::system::{self, schema_tables, SystemState};
 pub use crate::commitlog::SyncMode;
 pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
+pub use index::IndexStatus;
 pub use maintenance::{CacheStats, CfStats};
 pub use write::Durable;
 
@@ -185,7 +188,10 @@ impl Storage {
             .flat_map(|k| k.cf_defs.iter().cloned())
             .collect();
         for cf in user_cfs {
-            recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf, &cache)?));
+            let store = Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?);
+            // Before replay, which re-derives the index entries of the records it applies.
+            index::sync_indexes(&store, &cf, config.partitioner, &cache)?;
+            recovery::add_store(&mut stores, store);
         }
         // Pass 2 replays everything else, skipping what SSTables or a truncate already cover.
         let (replayed, report) =
@@ -240,6 +246,7 @@ impl Storage {
 
         storage.start_worker("flush", flush_rx);
         storage.start_worker("compaction", compaction_rx);
+        storage.start_pending_index_builds();
         if storage.inner.config.auto_compaction {
             for store in storage.all_stores() {
                 storage.submit(Work::Compact(store));

@@ -61,7 +61,7 @@ pub(super) fn replay_into(
             if pos < *floor {
                 continue;
             }
-            store.active_memtable().apply(&store.cmp, &dk, row);
+            store.apply(&dk, row);
             replayed += 1;
         }
         Ok(())

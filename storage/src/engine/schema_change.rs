@@ -110,6 +110,9 @@ impl Storage {
         let current = self.schema();
         let mut schema = current.clone();
         change(&mut schema)?;
+        for ks in schema.keyspaces.values_mut().filter(|k| k.name != system::KEYSPACE) {
+            crate::schema::assign_index_names(ks);
+        }
         if schema.keyspaces.get(system::KEYSPACE) != current.keyspaces.get(system::KEYSPACE) {
             return Err(StorageError::InvalidSchema("the system keyspace cannot be changed".into()));
         }
@@ -164,18 +167,33 @@ impl Storage {
 
         let mut stores = self.inner.stores.read().clone();
         let old_schema = std::mem::take(&mut stores.schema);
+        let mut to_build = Vec::new();
         for (id, def) in &new_defs {
             match stores.by_id.get(id) {
-                Some(store) if store.metadata().def != **def => store.set_def((*def).clone())?,
+                Some(store) if store.metadata().def != **def => {
+                    store.set_def((*def).clone())?;
+                    for index in self.sync_indexes(store, def)? {
+                        to_build.push((store.clone(), index));
+                    }
+                }
                 Some(_) => {}
                 None => {
                     let store = recovery::open_store(&self.inner.config.data_dir, (*def).clone(), &self.inner.cache)?;
-                    stores.by_id.insert(*id, Arc::new(store));
+                    let store = Arc::new(store);
+                    for index in self.sync_indexes(&store, def)? {
+                        to_build.push((store.clone(), index));
+                    }
+                    stores.by_id.insert(*id, store);
                 }
             }
         }
         let dropped: Vec<Arc<ColumnFamilyStore>> =
             stores.by_id.values().filter(|s| !new_defs.contains_key(&s.id)).cloned().collect();
+        for d in &dropped {
+            for index in d.indexes().iter() {
+                index.mark_dropped();
+            }
+        }
         for d in &dropped {
             stores.by_id.remove(&d.id);
         }
@@ -187,6 +205,9 @@ impl Storage {
             old_schema.keyspaces.keys().filter(|k| !schema.keyspaces.contains_key(*k)).cloned().collect();
         stores.schema = schema;
         *self.inner.stores.write() = stores;
+        for (store, index) in to_build {
+            self.start_index_build(&store, index);
+        }
 
         if version != old_schema.version || !dropped.is_empty() {
             info!(%version, dropped = dropped.len(), "schema changed");

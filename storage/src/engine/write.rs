@@ -71,10 +71,9 @@ impl Storage {
                 self.inner.commitlog.append(&record, &ids)?;
             }
             for (store, row) in targets.iter_mut() {
-                let memtable = store.active_memtable();
-                memtable.apply(&store.cmp, &dk, std::mem::take(row));
+                let size = store.apply(&dk, std::mem::take(row));
                 // Remember whether this memtable filled up; the flush is started after the lock.
-                full.push(memtable.size() >= self.inner.config.memtable_flush_bytes);
+                full.push(size >= self.inner.config.memtable_flush_bytes);
             }
         }
         let elapsed = started.elapsed().as_micros() as u64;

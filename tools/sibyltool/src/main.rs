@@ -60,6 +60,8 @@ enum Command {
     },
     /// Operation counters per stage.
     Tpstats,
+    /// Secondary indexes: built or not, and a running build's progress.
+    Indexstatus { keyspace: Option<String> },
     /// Write memtables to SSTables.
     Flush { keyspace: Option<String>, cfs: Vec<String> },
     /// Major compaction: merge each column family's SSTables into one.
@@ -115,6 +117,7 @@ fn request_for(command: &Command) -> Request {
             Request::CfStats { keyspace, cf }
         }
         Command::Tpstats => Request::TpStats,
+        Command::Indexstatus { keyspace } => Request::IndexStatus { keyspace: keyspace.clone() },
         Command::Flush { keyspace, cfs } => Request::Flush { keyspace: keyspace.clone(), cfs: cfs.clone() },
         Command::Compact { keyspace, cfs } => Request::Compact { keyspace: keyspace.clone(), cfs: cfs.clone() },
         Command::Cleanup { keyspace } => Request::Cleanup { keyspace: keyspace.clone() },
@@ -163,6 +166,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Describecluster => render::describe_cluster(&decode(request, value)?),
         Command::Cfstats { .. } => render::cf_stats(&decode(request, value)?),
         Command::Tpstats => render::tp_stats(&decode(request, value)?),
+        Command::Indexstatus { .. } => render::index_status(&decode(request, value)?),
         Command::Flush { .. } => render::work(&decode(request, value)?, false),
         Command::Compact { .. } => render::work(&decode(request, value)?, true),
         Command::Cleanup { .. } => render::cleanup(&decode(request, value)?),

@@ -180,6 +180,26 @@ pub fn describe_cluster(d: &DescribeClusterResult) -> String {
     s
 }
 
+/// One line per index: `ks.cf.index (column): built` or `building 4096/10000 rows (40%)`.
+pub fn index_status(r: &IndexStatusResult) -> String {
+    let mut s = String::new();
+    if r.indexes.is_empty() {
+        s.push_str("No secondary indexes.\n");
+    }
+    for i in &r.indexes {
+        let state = if i.built {
+            "built".to_string()
+        } else if i.building {
+            let pct = (i.rows_done * 100).checked_div(i.rows_total).unwrap_or(0).min(100);
+            format!("building {}/{} rows ({pct}%)", i.rows_done, i.rows_total)
+        } else {
+            "not built".to_string()
+        };
+        let _ = writeln!(s, "{}.{}.{} ({}): {state}", i.keyspace, i.column_family, i.index, i.column);
+    }
+    s
+}
+
 pub fn cf_stats(r: &CfStatsResult) -> String {
     let mut s = String::new();
     for ks in &r.keyspaces {
@@ -310,6 +330,36 @@ pub fn version(v: &VersionResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_status_shows_built_and_building_with_percent() {
+        let index = |name: &str, built, building, done, total| IndexStatus {
+            keyspace: "music".into(),
+            column_family: "users".into(),
+            index: name.into(),
+            column: "user_name".into(),
+            built,
+            building,
+            rows_done: done,
+            rows_total: total,
+        };
+        let r = IndexStatusResult {
+            indexes: vec![
+                index("a_idx", true, false, 10, 10),
+                index("b_idx", false, true, 2500, 10_000),
+                index("c_idx", false, true, 0, 0),
+                index("d_idx", false, false, 0, 0),
+            ],
+        };
+        assert_eq!(
+            index_status(&r),
+            "music.users.a_idx (user_name): built\n\
+             music.users.b_idx (user_name): building 2500/10000 rows (25%)\n\
+             music.users.c_idx (user_name): building 0/0 rows (0%)\n\
+             music.users.d_idx (user_name): not built\n"
+        );
+        assert_eq!(index_status(&IndexStatusResult { indexes: vec![] }), "No secondary indexes.\n");
+    }
 
     fn entry() -> RingEntry {
         RingEntry {

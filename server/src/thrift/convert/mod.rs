@@ -3,10 +3,12 @@
 //! definitions in [`schema`]. Like [`super::validate`], they work on the 20.1.0 structs and
 //! a column family's metadata only, so every front end that speaks those structs shares them.
 
+mod index;
 mod mutation;
 mod range;
 mod schema;
 
+pub use index::{index_clause_expressions, index_expressions};
 pub use mutation::{add_deletion, add_mutation, cell_of, row_mutations, sort_cells};
 pub use range::key_range_bounds;
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
