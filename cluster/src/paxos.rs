@@ -87,8 +87,12 @@ impl Ballot {
         let mut last = LAST_BALLOT_MICROS.load(AtomicOrdering::Relaxed);
         loop {
             let micros = now_micros().max(last.saturating_add(1)).max(min_micros);
-            match LAST_BALLOT_MICROS.compare_exchange_weak(last, micros, AtomicOrdering::Relaxed, AtomicOrdering::Relaxed)
-            {
+            match LAST_BALLOT_MICROS.compare_exchange_weak(
+                last,
+                micros,
+                AtomicOrdering::Relaxed,
+                AtomicOrdering::Relaxed,
+            ) {
                 Ok(_) => return Ballot::at_micros(micros),
                 Err(seen) => last = seen,
             }

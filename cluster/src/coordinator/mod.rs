@@ -16,6 +16,7 @@
 //! local node is served by its engine directly, the others through messaging. With a single node
 //! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
+mod cas;
 mod plan;
 mod range;
 mod read;
@@ -42,6 +43,7 @@ use crate::schema_sync::SchemaSync;
 use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
 
+pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use ring::{RingEndpoint, RingRange};
 
 /// Why a request failed, in the terms a client sees.

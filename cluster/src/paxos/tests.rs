@@ -26,11 +26,7 @@ enum Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        (1i64..20).prop_map(Op::Prepare),
-        (1i64..20).prop_map(Op::Propose),
-        (1i64..20).prop_map(Op::Commit),
-    ]
+    prop_oneof![(1i64..20).prop_map(Op::Prepare), (1i64..20).prop_map(Op::Propose), (1i64..20).prop_map(Op::Commit),]
 }
 
 /// One replica step: the decision, and the state it leaves (as the engine would keep it).
@@ -183,9 +179,7 @@ fn the_engine_handlers_keep_their_decisions() {
     assert!(again.promised);
     assert_eq!(again.in_progress, p, "the accepted proposal is reported as in progress");
     commit(&storage, &request(p.clone())).expect("commit");
-    let cells = storage
-        .read("ks", "cf", b"k", &storage::filter::ReadFilter::all())
-        .expect("reads");
+    let cells = storage.read("ks", "cf", b"k", &storage::filter::ReadFilter::all()).expect("reads");
     assert_eq!(cells.iter().map(|c| c.value.clone()).collect::<Vec<_>>(), vec![b"new".to_vec()]);
     let after = prepare(&storage, &request(Commit::empty(ballot(400)))).expect("prepare");
     assert_eq!(after.in_progress, Commit::empty(Ballot::NONE), "the commit ended the round");
