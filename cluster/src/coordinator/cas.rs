@@ -14,8 +14,9 @@
 //! 4. propose the update at our ballot; if a quorum accepts, commit it at the commit level.
 //!
 //! Contention is bounded: past [`CAS_CONTENTION_TIMEOUT`] the client hears a timeout. A proposal
-//! that some but not enough participants accepted also ends in a timeout, as in Cassandra: it may
-//! still be finished by a later round, so its outcome is unknown.
+//! that some but not enough participants accepted (or may have: no answer) also ends in a
+//! timeout: it may still be finished by a later round, so its outcome is unknown. Only a proposal
+//! every participant refused is retried.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -351,8 +352,11 @@ impl Coordinator {
         Ok(summary)
     }
 
-    /// Phase 2: true if a quorum accepted `proposal`. With `timeout_if_partial` (the cas's own
-    /// proposal), some acceptances without a quorum are a timeout: the outcome is unknown.
+    /// Phase 2: true if a quorum accepted `proposal`, false if it was refused. For the cas's own
+    /// proposal (`timeout_if_partial`), "refused" must be certain: a participant that accepted
+    /// it, or may have (no answer, a failure), could let a later round finish it, so anything
+    /// but a quorum of acceptances or a refusal by every participant is a timeout (the outcome is
+    /// unknown). Cassandra answers some of those "not applied"; that could hide an applied cas.
     async fn propose(
         &self,
         keyspace: &str,
@@ -365,23 +369,25 @@ impl Coordinator {
         let started = Instant::now();
         let payload = messages_paxos::encode_request(&paxos_request(keyspace, cf, key, proposal.clone()));
         let mut answers = self.send(&participants.live, Verb::PaxosPropose, &payload);
-        let (mut accepted, mut answered) = (0usize, 0usize);
+        let (mut accepted, mut refused) = (0usize, 0usize);
         let total = participants.live.len();
+        let quorum_impossible = |refused: usize| total.saturating_sub(refused) < participants.required;
         let deadline = tokio::time::sleep(self.settings.timeouts.write);
         tokio::pin!(deadline);
-        // Stop once a quorum accepted, or once the rest could no longer make one.
-        while accepted < participants.required && accepted + (total - answered) >= participants.required {
+        while accepted < participants.required {
+            // Without a quorum possible, only a repair (whose value is not ours) may stop early;
+            // a cas waits to know whether anyone accepted.
+            if quorum_impossible(refused) && (!timeout_if_partial || accepted > 0) {
+                break;
+            }
             tokio::select! {
                 next = answers.next() => match next {
-                    Some((ep, reply)) => {
-                        answered += 1;
-                        match reply.map(|b| messages_paxos::decode_propose_response(&b)) {
-                            Ok(Ok(true)) => accepted += 1,
-                            Ok(Ok(false)) => {}
-                            Ok(Err(e)) => debug!(%ep, error = %e, "bad paxos propose answer"),
-                            Err(e) => debug!(%ep, error = %e, "paxos propose failed"),
-                        }
-                    }
+                    Some((ep, reply)) => match reply.map(|b| messages_paxos::decode_propose_response(&b)) {
+                        Ok(Ok(true)) => accepted += 1,
+                        Ok(Ok(false)) => refused += 1,
+                        Ok(Err(e)) => debug!(%ep, error = %e, "bad paxos propose answer"),
+                        Err(e) => debug!(%ep, error = %e, "paxos propose failed"),
+                    },
                     None => break,
                 },
                 _ = &mut deadline => break,
@@ -390,7 +396,7 @@ impl Coordinator {
         if accepted >= participants.required {
             return Ok(true);
         }
-        if timeout_if_partial && accepted > 0 {
+        if timeout_if_partial && refused < total {
             return Err(CoordinatorError::Timeout {
                 operation: "cas",
                 waited: started.elapsed(),
@@ -543,6 +549,73 @@ mod tests {
         assert!(!applies_to(&e, &[cell("a", "1"), cell("b", "2")]));
         assert!(applies_to(&[expect("b", None)], &[]));
         assert!(!applies_to(&[expect("b", None)], &[cell("b", "")]));
+    }
+
+    fn single_node(dir: &std::path::Path) -> (storage::engine::Storage, std::sync::Arc<Coordinator>) {
+        let mut ks = storage::schema::KeyspaceDef::new("ks");
+        ks.cf_defs.push(storage::schema::CfDef::new("ks", "cf"));
+        let mut config = storage::engine::StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+        config.initial_keyspaces = vec![ks];
+        let storage = storage::engine::Storage::open(config).expect("opens");
+        let node = super::super::LocalNode {
+            cluster_name: "test".into(),
+            endpoint: "127.0.0.1:7000".parse().expect("address"),
+            rpc_address: "127.0.0.1".into(),
+            token: storage::dht::Token::minimum(),
+            snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
+        };
+        (storage.clone(), Coordinator::single_node(storage, node).expect("coordinator"))
+    }
+
+    fn command(expected: Vec<Expected>, name: &str, value: &str) -> CasCommand {
+        let mut updates = Row::new();
+        updates.cells.push(cell(name, value));
+        CasCommand { keyspace: "ks".into(), cf: "cf".into(), key: b"k".to_vec(), expected, updates }
+    }
+
+    fn serial_read(name: &str) -> ReadCommand {
+        ReadCommand {
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            key: b"k".to_vec(),
+            filter: ReadFilter::slice(name.into(), name.into(), false, 10, CountUnit::Cells),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rounds_on_one_node_compare_apply_and_finish_what_was_left() {
+        use ConsistencyLevel::{LocalSerial, One, Quorum, Serial};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (storage, c) = single_node(dir.path());
+        assert_eq!(c.cas(command(vec![], "a", "1"), Serial, Quorum).await.expect("cas"), CasOutcome::Applied);
+        let refused = c.cas(command(vec![], "a", "2"), Serial, Quorum).await.expect("cas");
+        assert_eq!(refused, CasOutcome::NotApplied { current: vec![cell_at("a", "1", &refused)] });
+        let e = vec![expect("a", Some("1"))];
+        assert_eq!(c.cas(command(e, "a", "3"), LocalSerial, One).await.expect("cas"), CasOutcome::Applied);
+        assert!(matches!(c.cas(command(vec![], "a", "4"), Quorum, Quorum).await, Err(CoordinatorError::Invalid(_))));
+
+        // A proposal a quorum accepted but whose commit never came: the next round finishes it
+        // before its own, so a serial read sees it and a cas compares with it.
+        let left = Commit::proposal(Ballot::next(0), command(vec![], "a", "left").updates);
+        let request = paxos_request("ks", "cf", b"k", left.clone());
+        assert!(crate::paxos::propose(&storage, &request).expect("accepted"));
+        let seen = c.read(vec![serial_read("a")], Serial).await.expect("serial read");
+        assert_eq!(seen.first().and_then(|cells| cells.first()).map(|c| c.value.clone()), Some(b"left".to_vec()));
+        let e = vec![expect("a", Some("left"))];
+        assert_eq!(c.cas(command(e, "a", "5"), Serial, Quorum).await.expect("cas"), CasOutcome::Applied);
+        let record = storage.paxos_state("ks", "cf", b"k").expect("state");
+        assert!(record.in_progress().is_none(), "every round is committed");
+        let two = vec![serial_read("a"), serial_read("b")];
+        assert!(matches!(c.read(two, Serial).await, Err(CoordinatorError::Invalid(_))));
+    }
+
+    /// `name` = `value` with the timestamp the answer carries (the ballot's time).
+    fn cell_at(name: &str, value: &str, outcome: &CasOutcome) -> Cell {
+        let timestamp = match outcome {
+            CasOutcome::NotApplied { current } => current.first().map_or(0, |c| c.timestamp),
+            CasOutcome::Applied => 0,
+        };
+        Cell::live(name, value, timestamp)
     }
 
     #[test]
