@@ -222,6 +222,14 @@ fn cas_on_one_node_answers_as_cassandra() {
     assert!(r.success, "{r:?}");
 }
 
+/// Waits until `observer`'s `sibyltool status` shows `address` with status `code` (UN, DN).
+fn wait_status(observer: &Node, address: &str, code: &str) {
+    let seen = eventually(Duration::from_secs(60), || {
+        observer.tool(&["status"]).stdout.lines().any(|l| l.starts_with(code) && l.contains(&format!(" {address} ")))
+    });
+    assert!(seen, "{} never showed {address} as {code}:\n{}", observer.address(), observer.tool(&["status"]).stdout);
+}
+
 fn cluster(name: &str) -> Vec<Node> {
     let tokens = random_partitioner_tokens(3);
     let nodes = start_cluster(3, |i| Config {
@@ -271,6 +279,7 @@ fn serial_quorum_keeps_working_with_a_node_killed_during_the_run() {
     let mut check = nodes[0].client_in("Cas");
     // Clients only on the nodes that stay up; node 3 dies while they run.
     let mut clients = (0..CLIENTS).map(|i| nodes[i % 2].client_in("Cas")).collect::<Vec<_>>().into_iter();
+    let mut watcher = nodes[1].client_in("Cas");
     let victim = &mut nodes[2];
     let (applied, unknown, n) = run_increments(
         |_| clients.next().expect("a client per thread"),
@@ -278,12 +287,18 @@ fn serial_quorum_keeps_working_with_a_node_killed_during_the_run() {
         "Kv",
         "counter",
         || {
-            std::thread::sleep(Duration::from_secs(2));
+            // Kill it once the clients are well under way.
+            let value = |c: &mut Client| get(c, "Kv", "counter", "n", ONE).map_or(0, |v| v.parse().unwrap_or(0));
+            assert!(eventually(Duration::from_secs(60), || value(&mut watcher) >= 30), "the increments do not start");
             victim.kill9();
+            let at_kill = value(&mut watcher);
+            assert!(at_kill < 150, "the node died too late in the run (n = {at_kill})");
         },
     );
     eprintln!("node killed: {applied} applied, {unknown} timed out, final value {n}");
-    // With two of three left, SERIAL still has its quorum.
+    // Once the others know it is down, SERIAL keeps working on the two left, without timeouts.
+    wait_status(&nodes[0], "127.0.0.3", "DN");
+    wait_status(&nodes[1], "127.0.0.3", "DN");
     let mut c = nodes[1].client_in("Cas");
     for i in 0..20 {
         let r = ok(
@@ -291,9 +306,11 @@ fn serial_quorum_keeps_working_with_a_node_killed_during_the_run() {
             c.cas(b(&format!("after{i}")), "Kv".into(), vec![], vec![col("v", "1")], SERIAL, QUORUM),
         );
         assert!(r.success);
+        assert_eq!(get(&mut check, "Kv", &format!("after{i}"), "v", SERIAL), Some("1".into()));
     }
     // With a second node down, too few replicas are alive: Unavailable before anything.
     nodes[1].kill9();
+    wait_status(&nodes[0], "127.0.0.2", "DN");
     let limit = Instant::now() + Duration::from_secs(60);
     loop {
         match check.cas(b("late"), "Kv".into(), vec![], vec![col("v", "1")], SERIAL, QUORUM) {
