@@ -46,6 +46,14 @@ fn is_timeout(e: &thrift::Error) -> bool {
     matches!(e, thrift::Error::User(u) if u.downcast_ref::<t::TimedOutException>().is_some())
 }
 
+/// A cas's TimedOutException, which says (as 3.11's) that its round may still be finished.
+fn is_cas_timeout(e: &thrift::Error) -> bool {
+    let thrift::Error::User(u) = e else { return false };
+    let Some(te) = u.downcast_ref::<t::TimedOutException>() else { return false };
+    assert_eq!(te.paxos_in_progress, Some(true), "{te:?}");
+    true
+}
+
 /// What one client did: the attempt ids of its successful cas calls and of those that timed out
 /// (whose outcome is unknown, as in Cassandra).
 #[derive(Default)]
@@ -82,7 +90,7 @@ fn increment(mut c: Client, cf: &str, key: &str, who: usize, limit: Instant) -> 
                 let seen = values(&r.current_values);
                 current = seen.into_iter().find(|(n, _)| n == "n").map(|(_, v)| v);
             }
-            Err(e) if is_timeout(&e) => {
+            Err(e) if is_cas_timeout(&e) => {
                 tally.unknown.push(id);
                 current = get(&mut c, cf, key, "n", SERIAL);
             }

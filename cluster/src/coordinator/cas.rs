@@ -207,7 +207,14 @@ impl Coordinator {
         let participants = self.participants(&command.keyspace, &command.key, cl)?;
         let commit_level = read_level(cl);
         self.begin_and_repair(&command.keyspace, &command.cf, &command.key, &participants, commit_level, started)
-            .await?;
+            .await
+            .map_err(|e| match e {
+                // A read's timeout, as 3.11's readWithPaxos turns its rounds' timeouts into one.
+                CoordinatorError::Timeout { waited, received, required, .. } => {
+                    CoordinatorError::Timeout { operation: "serial read", waited, received, required }
+                }
+                other => other,
+            })?;
         self.read(commands, commit_level).await
     }
 
