@@ -46,12 +46,14 @@ impl ConsistencyLevel {
         match self {
             ConsistencyLevel::Any => Err("ANY ConsistencyLevel is only supported for writes".into()),
             ConsistencyLevel::EachQuorum => Err("EACH_QUORUM ConsistencyLevel is only supported for writes".into()),
-            ConsistencyLevel::Serial | ConsistencyLevel::LocalSerial => {
-                Err("SERIAL/LOCAL_SERIAL consistency may only be requested for cas reads, which are not supported yet"
-                    .into())
-            }
+            // Serial reads of one partition go through Paxos (coordinator's cas module).
             _ => Ok(()),
         }
+    }
+
+    /// SERIAL and LOCAL_SERIAL: the levels of Paxos rounds (cas and serial reads).
+    pub fn is_serial(self) -> bool {
+        matches!(self, ConsistencyLevel::Serial | ConsistencyLevel::LocalSerial)
     }
 
     /// Refuses levels a plain write cannot use, with Cassandra's reasons.

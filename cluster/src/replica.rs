@@ -28,6 +28,7 @@ impl Replica {
         for verb in [Verb::Mutation, Verb::Hint, Verb::Read, Verb::ReadDigest, Verb::RangeSlice, Verb::Truncate] {
             messaging.register(verb, replica.clone());
         }
+        crate::paxos::PaxosHandler::register(replica.storage.clone(), replica.executor.clone(), messaging);
     }
 
     fn apply(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {

@@ -293,9 +293,9 @@ fn invalid_requests_are_refused_and_the_connection_survives() {
     let nsy = ["not supported yet"];
     expect_ire_containing("add", c.add(b("k"), parent("Standard1"), t::CounterColumn::new(b("c"), 1), ONE), &nsy);
     expect_ire_containing(
-        "cas",
-        c.cas(b("k"), "Standard1".into(), vec![], vec![col("a")], t::ConsistencyLevel::SERIAL, ONE),
-        &nsy,
+        "cas at a level that is not serial",
+        c.cas(b("k"), "Standard1".into(), vec![], vec![col("a")], ONE, ONE),
+        &["Invalid consistency for conditional update"],
     );
     expect_ire_containing(
         "get_indexed_slices",

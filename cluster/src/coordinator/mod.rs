@@ -16,6 +16,7 @@
 //! local node is served by its engine directly, the others through messaging. With a single node
 //! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
+mod cas;
 mod index;
 mod plan;
 mod range;
@@ -43,6 +44,7 @@ use crate::schema_sync::SchemaSync;
 use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
 
+pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use index::IndexCommand;
 pub use ring::{RingEndpoint, RingRange};
 

@@ -41,6 +41,7 @@ impl Coordinator {
     /// at most `max_rows` of them.
     pub async fn scan(&self, command: RangeCommand, cl: ConsistencyLevel) -> Result<Rows> {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
+        super::cas::refuse_serial_scan(cl)?;
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
         let rows = self
             .range_rows(&command.keyspace, &command.cf, &command.pieces, &command.filter, &[], command.max_rows, cl)
@@ -53,6 +54,7 @@ impl Coordinator {
     /// collected; in the range's start partition, only columns from the start column on.
     pub async fn scan_paged(&self, command: PagedRangeCommand, cl: ConsistencyLevel) -> Result<Rows> {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
+        super::cas::refuse_serial_scan(cl)?;
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
         let all = ReadFilter::all();
         let mut budget = command.max_columns;

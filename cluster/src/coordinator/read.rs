@@ -46,6 +46,9 @@ impl Coordinator {
     /// The live cells each command selects, in the commands' order.
     pub async fn read(&self, commands: Vec<ReadCommand>, cl: ConsistencyLevel) -> Result<Vec<Vec<Cell>>> {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
+        if cl.is_serial() {
+            return Box::pin(self.read_serial(commands, cl)).await;
+        }
         let planned = self.plan_reads(commands, cl)?;
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets == [local] && p.others.is_empty()) {

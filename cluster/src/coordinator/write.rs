@@ -157,7 +157,7 @@ impl Coordinator {
 
     /// Keeps `mutation` as a hint for each replica of `down` that may still get one (hinted
     /// handoff on, and down for less than the hint window); true if one was kept.
-    async fn hint(&self, mutation: &RowMutation, down: &[Endpoint]) -> bool {
+    pub(super) async fn hint(&self, mutation: &RowMutation, down: &[Endpoint]) -> bool {
         if !self.settings.hinted_handoff {
             return false;
         }

@@ -323,6 +323,7 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
             "ks.other",
             "system.hints",
             "system.local",
+            "system.paxos",
             "system.peers",
             "system.schema_columnfamilies",
             "system.schema_keyspaces"

@@ -14,9 +14,11 @@ pub enum ThriftError {
     Invalid(String),
     NotFound,
     Unavailable,
-    /// TimedOutException; for writes, how many replicas acknowledged in time.
+    /// TimedOutException; for writes, how many replicas acknowledged in time; for a cas, that
+    /// its Paxos round may still be finished (`paxos_in_progress`, as 3.11 sets it).
     TimedOut {
         acknowledged_by: Option<i32>,
+        paxos_in_progress: Option<bool>,
     },
     /// AuthenticationException (login only).
     Authentication(String),
@@ -64,15 +66,19 @@ impl From<CoordinatorError> for ThriftError {
     fn from(e: CoordinatorError) -> ThriftError {
         match e {
             CoordinatorError::Unavailable { .. } => ThriftError::Unavailable,
-            CoordinatorError::Timeout { received, operation, .. } => ThriftError::TimedOut {
-                acknowledged_by: (operation == "write").then(|| i32::try_from(received).unwrap_or(i32::MAX)),
-            },
+            CoordinatorError::Timeout { received, operation, .. } => {
+                let cas = operation.starts_with("cas");
+                ThriftError::TimedOut {
+                    acknowledged_by: (operation == "write" || cas).then(|| i32::try_from(received).unwrap_or(i32::MAX)),
+                    paxos_in_progress: cas.then_some(true),
+                }
+            }
             CoordinatorError::Invalid(why) => ThriftError::Invalid(why),
             // Thrift has no failure exception: Cassandra 3.11 answers a replica's failure with
             // TimedOutException too. The reason is in the log.
             CoordinatorError::ReplicaFailure { operation, endpoint, reason } => {
                 tracing::warn!(operation, %endpoint, %reason, "a replica failed a request");
-                ThriftError::TimedOut { acknowledged_by: None }
+                ThriftError::TimedOut { acknowledged_by: None, paxos_in_progress: None }
             }
             CoordinatorError::Storage(e) => e.into(),
         }
@@ -101,10 +107,10 @@ pub(super) mod declared {
 
     pub fn te(e: &ThriftError) -> Option<t::TimedOutException> {
         match e {
-            ThriftError::TimedOut { acknowledged_by } => Some(t::TimedOutException {
+            ThriftError::TimedOut { acknowledged_by, paxos_in_progress } => Some(t::TimedOutException {
                 acknowledged_by: *acknowledged_by,
                 acknowledged_by_batchlog: None,
-                paxos_in_progress: None,
+                paxos_in_progress: *paxos_in_progress,
             }),
             _ => None,
         }

@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use cluster::coordinator::Coordinator;
+use cluster::coordinator::{CasCommand, CasOutcome, Coordinator, Expected};
 use storage::data::now_seconds;
 use storage::mutation::RowMutation;
 use thrift_idl as t;
 
-use super::convert::{add_deletion, cell_of, row_mutations, write_consistency};
+use super::convert::{
+    add_deletion, cell_of, consistency_level, row_mutations, sort_cells, to_thrift_columns, write_consistency,
+};
 use super::error::{ire, not_supported, TResult};
 use super::validate::{validate_key_type, validate_parent, validate_path};
 
@@ -100,7 +102,41 @@ pub async fn remove_counter(
     Err(not_supported("Counters (remove_counter)"))
 }
 
-/// cas, with its six arguments as they arrived.
-pub async fn cas(_c: &Coordinator, _ks: &str, _args: t::CassandraCasArgs) -> TResult<t::CASResult> {
-    Err(not_supported("Lightweight transactions (cas)"))
+/// cas, with its six arguments as they arrived (3.11's CassandraServer.cas): the updates are
+/// validated as an insert's columns (a timestamp may be left out: the Paxos ballot's time
+/// replaces it), the expected columns are only compared. Answers success, or the current values
+/// the comparison saw: the expected columns that are live, or the partition's first cell when
+/// nothing was expected.
+pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResult<t::CASResult> {
+    let t::CassandraCasArgs {
+        key,
+        column_family,
+        expected,
+        updates,
+        serial_consistency_level,
+        commit_consistency_level,
+    } = args;
+    let meta = c.cf_metadata(ks, &column_family)?;
+    validate_key_type(&meta, &key)?;
+    if meta.is_super() {
+        return Err(ire("CAS does not support supercolumns"));
+    }
+    let now = now_seconds();
+    let mut row = storage::data::Row::new();
+    for mut column in updates {
+        column.timestamp.get_or_insert(0);
+        row.cells.push(cell_of(&meta, None, column, now)?);
+    }
+    sort_cells(&meta, &mut row);
+    let expected = expected.into_iter().map(|e| Expected { name: e.name, value: e.value }).collect();
+    let serial = consistency_level(serial_consistency_level)?;
+    let commit = consistency_level(commit_consistency_level)?;
+    let command = CasCommand { keyspace: ks.to_string(), cf: meta.name().to_string(), key, expected, updates: row };
+    Ok(match c.cas(command, serial, commit).await? {
+        CasOutcome::Applied => t::CASResult::new(true, None),
+        CasOutcome::NotApplied { current } => {
+            let columns = to_thrift_columns(current, false, false).into_iter().filter_map(|c| c.column).collect();
+            t::CASResult::new(false, Some(columns))
+        }
+    })
 }

@@ -13,9 +13,10 @@
 //! changes), [`schema_change`] (how a change or another node's schema rows are written, merged and
 //! installed), [`local`] (the node's saved state: tokens, host id, cluster name, generation),
 //! [`peers`] (what it knows of other nodes), [`hints`] (mutations kept for replicas that were
-//! down), [`write`] (mutations and their durability), [`read`] (point reads and scans),
-//! [`index`] (secondary indexes: their life cycle, builds and queries),
-//! [`maintenance`] (flush, compaction, truncate, statistics) and [`recovery`] (start-up).
+//! down), [`paxos`] (compare-and-set's Paxos state), [`write`] (mutations and their
+//! durability), [`read`] (point reads and scans), [`index`] (secondary indexes: their life
+//! cycle, builds and queries), [`maintenance`] (flush, compaction, truncate, statistics) and
+//! [`recovery`] (start-up).
 //! Calls block on disk I/O unless said otherwise; async callers run them where blocking is
 //! allowed.
 
@@ -23,6 +24,7 @@ mod hints;
 mod index;
 mod local;
 mod maintenance;
+mod paxos;
 mod peers;
 mod read;
 mod recovery;

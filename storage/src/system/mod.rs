@@ -8,12 +8,15 @@
 //!   schema version, the `bootstrapped` flag and truncation points.
 //! - `peers` ([`peers`]): one row per known peer, keyed by its endpoint.
 //! - `hints` ([`hints`]): one row per target endpoint, one expiring cell per hinted mutation.
+//! - `paxos` ([`paxos`]): compare-and-set's Paxos state, one row per partition key, three
+//!   cells per column family (promise, accepted proposal, most recent commit).
 //!
 //! Every column family here has a fixed id, so the engine can replay their commit log records
 //! before it knows any other part of the schema.
 
 pub mod hints;
 pub mod local;
+pub mod paxos;
 pub mod peers;
 pub mod schema_tables;
 
@@ -32,6 +35,7 @@ pub const SCHEMA_COLUMNFAMILIES_CF: &str = "schema_columnfamilies";
 pub const LOCAL_CF: &str = "local";
 pub const PEERS_CF: &str = "peers";
 pub const HINTS_CF: &str = "hints";
+pub const PAXOS_CF: &str = "paxos";
 pub const LOCAL_KEY: &[u8] = b"local";
 
 const SCHEMA_KEYSPACES_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0001);
@@ -39,6 +43,9 @@ const LOCAL_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0
 const SCHEMA_COLUMNFAMILIES_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0003);
 const PEERS_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0004);
 const HINTS_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0005);
+// Well apart from the others, so column families added beside it on other branches cannot
+// take the same id.
+const PAXOS_CF_ID: Uuid = Uuid::from_u128(0x5bb1_0000_0000_4000_8000_0000_0000_0a05);
 
 /// How long schema tombstones are kept (Cassandra's schema tables use 7 days): a node that was
 /// away for less than this cannot bring a dropped keyspace or column family back by sending its
@@ -73,6 +80,8 @@ pub fn keyspace_def() -> KeyspaceDef {
         // Only this node reads its peers and hints: their tombstones need not reach anyone.
         (PEERS_CF, PEERS_CF_ID, UTF8, 0, "what this node knows of each peer, one row per endpoint"),
         (HINTS_CF, HINTS_CF_ID, BYTES, 0, "mutations kept for replicas that were down, one row per target"),
+        // Paxos cells expire (system::paxos::ttl_for) and are replaced, never deleted.
+        (PAXOS_CF, PAXOS_CF_ID, BYTES, 0, "compare-and-set state: promised, accepted and committed ballots"),
     ] {
         let mut cf = CfDef::new(KEYSPACE, name);
         cf.id = id;
@@ -86,7 +95,8 @@ pub fn keyspace_def() -> KeyspaceDef {
 }
 
 pub fn is_system_cf(id: &Uuid) -> bool {
-    [SCHEMA_KEYSPACES_CF_ID, LOCAL_CF_ID, SCHEMA_COLUMNFAMILIES_CF_ID, PEERS_CF_ID, HINTS_CF_ID].contains(id)
+    [SCHEMA_KEYSPACES_CF_ID, LOCAL_CF_ID, SCHEMA_COLUMNFAMILIES_CF_ID, PEERS_CF_ID, HINTS_CF_ID, PAXOS_CF_ID]
+        .contains(id)
 }
 
 /// The column families whose rows make up the schema (what nodes exchange to agree on it).
@@ -102,7 +112,7 @@ mod tests {
     fn system_keyspace_is_valid() {
         let ks = keyspace_def();
         ks.validate().expect("valid");
-        assert_eq!(ks.cf_defs.len(), 5);
+        assert_eq!(ks.cf_defs.len(), 6);
         assert!(ks.cf_defs.iter().all(|c| is_system_cf(&c.id)));
         let schema_cfs: Vec<&CfDef> = ks.cf_defs.iter().filter(|c| is_schema_cf(&c.name)).collect();
         assert_eq!(schema_cfs.len(), 2);
