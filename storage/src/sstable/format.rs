@@ -70,10 +70,13 @@ pub const CRC_LEN: u64 = 4;
 pub enum FormatVersion {
     /// The first format: uncompressed CRC'd chunks, column index in the Index component.
     A = 1,
+    /// As `A`, and rows may hold counter cells (cell flags 3 and 4 of `crate::data`'s codec),
+    /// which a build knowing only `A` would misread as corruption.
+    B = 2,
 }
 
 impl FormatVersion {
-    pub const CURRENT: FormatVersion = FormatVersion::A;
+    pub const CURRENT: FormatVersion = FormatVersion::B;
 
     /// The letter of this version in file names.
     pub fn tag(self) -> char {
@@ -98,6 +101,7 @@ impl TryFrom<u8> for FormatVersion {
     fn try_from(v: u8) -> Result<Self, CorruptData> {
         match v {
             1 => Ok(FormatVersion::A),
+            2 => Ok(FormatVersion::B),
             other => Err(CorruptData::InvalidFormatVersion(other)),
         }
     }
