@@ -179,9 +179,18 @@ pub fn is_shadowed(cmp: &CellComparator, row: &Row, cell: &Cell) -> bool {
             .any(|rt| rt.deletion.deletes(cell.timestamp) && cmp.in_range(&cell.name, &rt.start, &rt.end))
 }
 
-/// The live cells of a merged partition that `filter` selects, in iteration order, cut at the
-/// filter's count.
-pub fn collect_live<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
+/// Walks the cells of `row` that `filter`'s ranges hold, in iteration order, handing each to
+/// `f` with whether it is live (not expired, not shadowed by a tombstone of the row), until the
+/// filter's count of live cells (or super columns) is reached: with cells, the walk ends with the
+/// cell that completes the count; with super columns, at the first live cell of one more super
+/// column than the count allows.
+fn for_each_selected<'r>(
+    cmp: &CellComparator,
+    row: &'r Row,
+    filter: &ReadFilter,
+    now: i32,
+    mut f: impl FnMut(&'r Cell, bool),
+) {
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
     let mut floor = 0;
     for (lo, hi) in &filter.ranges {
@@ -192,89 +201,22 @@ pub fn collect_live<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter,
         }
         floor = end.max(floor);
     }
-    let mut out = Vec::new();
     let mut counted = 0usize;
     let mut last_super: Option<&[u8]> = None;
     let mut visit = |cell: &'r Cell| -> bool {
-        if !cell.is_live(now) || is_shadowed(cmp, row, cell) {
-            return true;
-        }
-        match filter.count_unit {
-            CountUnit::Cells => {
-                if counted >= filter.count {
-                    return false;
-                }
-                counted += 1;
-            }
-            CountUnit::SuperColumns => {
-                let (sc, _) = split_super(&cell.name);
-                if last_super != Some(sc) {
-                    if counted >= filter.count {
-                        return false;
-                    }
-                    counted += 1;
-                    last_super = Some(sc);
-                }
-            }
-        }
-        out.push(cell.clone());
-        true
-    };
-    if filter.reversed {
-        'outer: for &(s, e) in spans.iter().rev() {
-            for cell in row.cells[s..e].iter().rev() {
-                if !visit(cell) {
-                    break 'outer;
-                }
-            }
-        }
-    } else {
-        'outer: for &(s, e) in &spans {
-            for cell in &row.cells[s..e] {
-                if !visit(cell) {
-                    break 'outer;
-                }
-            }
-        }
-    }
-    out
-}
-
-/// What a replica answers for a read: the part of a merged partition that `filter` selects,
-/// tombstones included, so that a coordinator can reconcile it with other replicas' answers
-/// (Cassandra's filtered ColumnFamily). Keeps the row deletion and the range tombstones, and the
-/// cells of the filter's ranges in iteration order up to the one that completes its count of
-/// live cells (or super columns); tombstones and dead cells met before that are kept too, so
-/// that they can shadow other replicas' data. [`collect_live`] on the merged answers gives the
-/// client's result.
-pub fn slice_row<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, now: i32) -> Row {
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
-    let mut floor = 0;
-    for (lo, hi) in &filter.ranges {
-        let start = floor + row.cells[floor..].partition_point(|c| cmp.before_start(&c.name, lo));
-        let end = start + row.cells[start..].partition_point(|c| !cmp.after_end(&c.name, hi));
-        if end > start {
-            spans.push((start, end));
-        }
-        floor = end.max(floor);
-    }
-    let mut kept: Vec<&'r Cell> = Vec::new();
-    let mut counted = 0usize;
-    let mut last_super: Option<&[u8]> = None;
-    let mut take = |cell: &'r Cell| -> bool {
-        if cell.is_live(now) && !is_shadowed(cmp, row, cell) {
+        let live = cell.is_live(now) && !is_shadowed(cmp, row, cell);
+        if live {
             match filter.count_unit {
                 CountUnit::Cells => {
                     if counted >= filter.count {
                         return false;
                     }
                     counted += 1;
-                    kept.push(cell);
-                    // This cell completes the count: nothing after it is needed.
+                    f(cell, true);
                     return counted < filter.count;
                 }
                 CountUnit::SuperColumns => {
-                    // The last super column's later cells are still needed.
+                    // The last super column's later cells still belong to the answer.
                     let (sc, _) = split_super(&cell.name);
                     if last_super != Some(sc) {
                         if counted >= filter.count {
@@ -286,13 +228,13 @@ pub fn slice_row<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, no
                 }
             }
         }
-        kept.push(cell);
+        f(cell, live);
         true
     };
     if filter.reversed {
         'outer: for &(s, e) in spans.iter().rev() {
             for cell in row.cells[s..e].iter().rev() {
-                if !take(cell) {
+                if !visit(cell) {
                     break 'outer;
                 }
             }
@@ -300,13 +242,36 @@ pub fn slice_row<'r>(cmp: &CellComparator, row: &'r Row, filter: &ReadFilter, no
     } else {
         'outer: for &(s, e) in &spans {
             for cell in &row.cells[s..e] {
-                if !take(cell) {
+                if !visit(cell) {
                     break 'outer;
                 }
             }
         }
     }
-    let mut cells: Vec<Cell> = kept.into_iter().cloned().collect();
+}
+
+/// The live cells of a merged partition that `filter` selects, in iteration order, cut at the
+/// filter's count.
+pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for_each_selected(cmp, row, filter, now, |cell, live| {
+        if live {
+            out.push(cell.clone());
+        }
+    });
+    out
+}
+
+/// What a replica answers for a read: the part of a merged partition that `filter` selects,
+/// tombstones included, so that a coordinator can reconcile it with other replicas' answers
+/// (Cassandra's filtered ColumnFamily). Keeps the row deletion and the range tombstones, and the
+/// cells of the filter's ranges in iteration order up to the one that completes its count of
+/// live cells (or super columns); tombstones and dead cells met before that are kept too, so
+/// that they can shadow other replicas' data. [`collect_live`] on the merged answers gives the
+/// client's result.
+pub fn slice_row(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Row {
+    let mut cells: Vec<Cell> = Vec::new();
+    for_each_selected(cmp, row, filter, now, |cell, _| cells.push(cell.clone()));
     if filter.reversed {
         cells.reverse();
     }

@@ -350,6 +350,14 @@ fn tp_stats(node: &Node) -> TpStatsResult {
         compactions += s.compactions;
     }
     let pool = |name: &str, completed| PoolStats { name: name.into(), active: None, pending: None, completed };
+    let dropped = match node.coordinator.messaging() {
+        Some(messaging) => {
+            let stats = messaging.stats();
+            let n: u64 = stats.peers.values().map(|p| p.dropped()).sum();
+            format!("Internode messages dropped since startup (queue full, expired or lost with a connection): {n}.")
+        }
+        None => "This node has no internode messaging, so no message is ever dropped.".into(),
+    };
     TpStatsResult {
         pools: vec![
             pool("ReadStage", reads),
@@ -362,7 +370,7 @@ fn tp_stats(node: &Node) -> TpStatsResult {
              column families counts twice; single-row reads count, range scans do not."
                 .into(),
             "Active and Pending are not tracked yet (n/a).".into(),
-            "There is no internode messaging yet, so no message is ever dropped.".into(),
+            dropped,
         ],
     }
 }

@@ -40,25 +40,15 @@ impl Storage {
         filter: &ReadFilter,
         max_rows: usize,
     ) -> Result<Vec<(DecoratedKey, Row)>> {
-        let store = self.store(keyspace, cf)?;
         let now = now_seconds();
         let mut out = Vec::new();
-        if max_rows == 0 {
-            return Ok(out);
-        }
-        for item in store.scan(start)? {
-            let (key, row) = item?;
-            if !start.admits_from_below(&key) {
-                continue;
-            }
-            if !end.admits_from_above(&key) {
-                break;
-            }
-            out.push((key, crate::filter::slice_row(&store.cmp, &row, filter, now)));
+        self.for_each_partition(keyspace, cf, start, end, |cmp, key, row| {
             if out.len() >= max_rows {
-                break;
+                return false;
             }
-        }
+            out.push((key, crate::filter::slice_row(cmp, &row, filter, now)));
+            out.len() < max_rows
+        })?;
         Ok(out)
     }
 
@@ -73,29 +63,42 @@ impl Storage {
         filter: &ReadFilter,
         max_rows: usize,
     ) -> Result<Vec<(DecoratedKey, Vec<Cell>)>> {
-        let store = self.store(keyspace, cf)?;
         let now = now_seconds();
         let mut out = Vec::new();
-        if max_rows == 0 {
-            return Ok(out);
-        }
+        self.for_each_partition(keyspace, cf, start, end, |cmp, key, row| {
+            if out.len() >= max_rows {
+                return false;
+            }
+            let cells = crate::filter::collect_live(cmp, &row, filter, now);
+            if !cells.is_empty() {
+                out.push((key, cells));
+            }
+            out.len() < max_rows
+        })?;
+        Ok(out)
+    }
+
+    /// Hands every merged partition between `start` and `end` (non-wrapping) to `f`, in key order,
+    /// until `f` says to stop.
+    fn for_each_partition(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        start: &KeyBound,
+        end: &KeyBound,
+        mut f: impl FnMut(&crate::comparator::CellComparator, DecoratedKey, Row) -> bool,
+    ) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
         for item in store.scan(start)? {
             let (key, row) = item?;
             if !start.admits_from_below(&key) {
                 continue;
             }
-            if !end.admits_from_above(&key) {
+            if !end.admits_from_above(&key) || !f(&store.cmp, key, row) {
                 break;
             }
-            let cells = crate::filter::collect_live(&store.cmp, &row, filter, now);
-            if !cells.is_empty() {
-                out.push((key, cells));
-                if out.len() >= max_rows {
-                    break;
-                }
-            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// About how many partitions of a column family lie in `range`: each SSTable's key count
