@@ -16,6 +16,7 @@
 //! local node is served by its engine directly, the others through messaging. With a single node
 //! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
+mod counter;
 mod plan;
 mod range;
 mod read;
@@ -179,14 +180,17 @@ impl Coordinator {
     ) -> Arc<Coordinator> {
         let snitch_name = membership.snitch().class_name().to_string();
         Replica::register(storage.clone(), executor.clone(), &messaging);
-        Arc::new(Coordinator {
-            storage,
-            executor,
-            membership,
-            messaging: Some(messaging),
-            schema: Some(schema),
-            settings,
-            snitch_name,
+        Arc::new_cyclic(|this| {
+            crate::counter_leader::CounterLeader::register(this.clone(), &messaging);
+            Coordinator {
+                storage,
+                executor,
+                membership,
+                messaging: Some(messaging),
+                schema: Some(schema),
+                settings,
+                snitch_name,
+            }
         })
     }
 
