@@ -118,7 +118,12 @@ fn exercise(w: &mut Client, r: &mut Client, cl: t::ConsistencyLevel) {
     let inner: Vec<Option<t::CounterColumn>> = inner.into_iter().map(|c| c.counter_column).collect();
     assert_eq!(inner, vec![Some(counter("plays", 7))]);
 
-    // Regular columns are refused in a counter column family, counters elsewhere.
+    // Counters have no place in atomic batches; regular columns none in a counter column family.
+    expect_ire_containing(
+        "atomic batch of counters",
+        w.atomic_batch_mutate(batch("song1", "Hits", vec![counter_mutation("likes", 1)]), cl),
+        &["not allowed in atomic batches"],
+    );
     expect_ire_containing(
         "insert into a counter CF",
         w.insert(b("song1"), parent("Hits"), column(b("likes"), b("1"), ts()), cl),

@@ -85,6 +85,23 @@ pub async fn batch_mutate(
     Ok(())
 }
 
+/// atomic_batch_mutate: as batch_mutate, but counters are refused (Cassandra's rule: an
+/// increment cannot be replayed from a batch log without counting it twice).
+pub async fn atomic_batch_mutate(
+    c: &Coordinator,
+    ks: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let has_counter = mutation_map.values().flat_map(|by_cf| by_cf.values()).flatten().any(|m| {
+        m.column_or_supercolumn.as_ref().is_some_and(|c| c.counter_column.is_some() || c.counter_super_column.is_some())
+    });
+    if has_counter {
+        return Err(ire("Counter mutations are not allowed in atomic batches"));
+    }
+    batch_mutate(c, ks, mutation_map, cl).await
+}
+
 pub async fn truncate(c: &Coordinator, ks: &str, cf: &str) -> TResult<()> {
     c.cf_metadata(ks, cf)?;
     Ok(c.truncate(ks, cf).await?)
