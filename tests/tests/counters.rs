@@ -166,3 +166,22 @@ fn counters_across_three_nodes_rf3() {
         assert_eq!(value(c, "song1", "likes", ONE), 35);
     }
 }
+
+/// Seed 002's song_data (a counter CF with BytesType names): a user likes a song, then changes
+/// their mind (unlike: likes - 1, dislikes + 1, in one batch), through Thrift.
+#[test]
+fn seed_002_like_and_unlike_through_thrift() {
+    let node = Node::start(Config::random());
+    let mut song_data = cf_def("music", "song_data", "BytesType");
+    song_data.default_validation_class = Some(COUNTER.into());
+    ok("add keyspace", node.client().system_add_keyspace(ks_def("music", 1, vec![song_data])));
+    let mut c = node.client_in("music");
+    for _ in 0..3 {
+        ok("like", c.add(b("song1"), parent("song_data"), counter("likes", 1), ONE));
+    }
+    let unlike = batch("song1", "song_data", vec![counter_mutation("likes", -1), counter_mutation("dislikes", 1)]);
+    ok("unlike", c.batch_mutate(unlike, ONE));
+    let row = ok("get_slice", c.get_slice(b("song1"), parent("song_data"), all(10), ONE));
+    let got: Vec<Option<t::CounterColumn>> = row.into_iter().map(|c| c.counter_column).collect();
+    assert_eq!(got, vec![Some(counter("dislikes", 1)), Some(counter("likes", 2))]);
+}
