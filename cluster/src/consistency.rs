@@ -36,6 +36,15 @@ impl ConsistencyLevel {
         }
     }
 
+    /// The level named `name` (as [`ConsistencyLevel::name`] spells it).
+    pub fn from_name(name: &str) -> Option<ConsistencyLevel> {
+        use ConsistencyLevel as CL;
+        [CL::Any, CL::One, CL::Two, CL::Three, CL::Quorum, CL::All, CL::LocalQuorum, CL::EachQuorum]
+            .into_iter()
+            .chain([CL::Serial, CL::LocalSerial, CL::LocalOne])
+            .find(|cl| cl.name() == name)
+    }
+
     /// Levels that count only replicas in the coordinator's data centre.
     pub fn is_datacenter_local(self) -> bool {
         matches!(self, ConsistencyLevel::LocalQuorum | ConsistencyLevel::LocalOne | ConsistencyLevel::LocalSerial)

@@ -13,6 +13,7 @@ pub type Endpoint = std::net::SocketAddr;
 
 pub mod consistency;
 pub mod coordinator;
+pub mod counter_leader;
 pub mod executor;
 pub mod failure_detector;
 pub mod gossip;

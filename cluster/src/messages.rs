@@ -12,6 +12,7 @@
 //! row_filter            count:u16 (column op:u8 value)*   only when not empty: an index query
 //! RangeSlice reply      count:u32 (token key row)*
 //! Truncate              keyspace cf
+//! CounterMutation       consistency-level-name mutation (as above, without its format byte)
 //! SchemaPush / reply of SchemaPull   count:u32 (mutation as above, u32-length-prefixed)*
 //! filter                reversed:u8 count:u64 unit:u8 ranges:u32 (low high)*
 //! bound                 0 (unbounded) | 1 token key inclusive:u8 | 2 token inclusive:u8
@@ -357,6 +358,30 @@ pub fn decode_mutations(bytes: &[u8]) -> Result<Vec<RowMutation>, PayloadError> 
     finish(&r, out)
 }
 
+// ----- counters -----
+
+/// A counter write for its leader: the increments (counter update cells) and the consistency
+/// level the leader must reach among the replicas before it answers.
+pub fn encode_counter_mutation(m: &RowMutation, cl: crate::consistency::ConsistencyLevel) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, cl.name().as_bytes());
+    out.extend_from_slice(encode_mutation(m).get(1..).unwrap_or_default());
+    out
+}
+
+pub fn decode_counter_mutation(
+    bytes: &[u8],
+) -> Result<(RowMutation, crate::consistency::ConsistencyLevel), PayloadError> {
+    let mut r = open(bytes)?;
+    let name = string(&mut r)?;
+    let cl = crate::consistency::ConsistencyLevel::from_name(&name)
+        .ok_or(PayloadError::Invalid("unknown consistency level"))?;
+    let rest = r.bytes(r.remaining())?;
+    let mut framed = begin();
+    framed.extend_from_slice(rest);
+    Ok((decode_mutation(&framed)?, cl))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +406,8 @@ mod tests {
         *m.row_mut("cf") = row();
         *m.row_mut("other") = Row::new();
         assert_eq!(decode_mutation(&encode_mutation(&m)), Ok(m.clone()));
+        let cl = crate::consistency::ConsistencyLevel::LocalQuorum;
+        assert_eq!(decode_counter_mutation(&encode_counter_mutation(&m, cl)), Ok((m.clone(), cl)));
 
         let filter = ReadFilter {
             ranges: vec![(b"a".to_vec(), Vec::new())],

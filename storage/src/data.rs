@@ -10,9 +10,15 @@
 //! `[u16 BE length of super column name][super column name][subcolumn name]` (see
 //! [`compose_super`]), so a partition is always one sorted list of cells. A super column deletion
 //! is a range tombstone over that super column.
+//!
+//! Counter cells hold a counter context ([`crate::counter`]) and reconcile by merging contexts,
+//! not by picking a winner; a counter's tombstone beats it whatever the timestamps (Cassandra's
+//! rule since 2.1, CASSANDRA-7346): a counter removed and then incremented again stays removed
+//! until the tombstone is purged, one of the cases Cassandra documents as undefined.
 
 use std::cmp::Ordering;
 
+use crate::counter;
 use crate::error::{CorruptData, StorageError};
 
 /// When a tombstone was written (client µs) and when it was written locally (node seconds).
@@ -66,6 +72,13 @@ pub enum CellKind {
     Expiring { ttl: i32, expires_at: i64 },
     /// A deleted column; `local_deletion_time` is node seconds.
     Tombstone { local_deletion_time: i32 },
+    /// A counter: the value is a counter context ([`crate::counter`]); the timestamp is that of
+    /// its latest increment (for row and range tombstones to compare with).
+    Counter,
+    /// An increment of a counter on its way to the replica that leads it, which turns it into a
+    /// [`CellKind::Counter`] cell holding its own new shard. The value is empty. The engine
+    /// never stores one ([`crate::engine::Storage::apply`] refuses it).
+    CounterUpdate { delta: i64 },
 }
 
 /// One column version: Cassandra's Column / ExpiringColumn / DeletedColumn.
@@ -92,10 +105,20 @@ impl Cell {
         Cell { name: name.into(), value: Vec::new(), timestamp, kind: CellKind::Tombstone { local_deletion_time: now } }
     }
 
+    /// A counter cell holding `context` ([`crate::counter`]).
+    pub fn counter(name: impl Into<Vec<u8>>, context: Vec<u8>, timestamp: i64) -> Cell {
+        Cell { name: name.into(), value: context, timestamp, kind: CellKind::Counter }
+    }
+
+    /// An increment by `delta` (negative to decrement) of counter `name`, for its leader.
+    pub fn counter_update(name: impl Into<Vec<u8>>, delta: i64, timestamp: i64) -> Cell {
+        Cell { name: name.into(), value: Vec::new(), timestamp, kind: CellKind::CounterUpdate { delta } }
+    }
+
     /// True when the cell reads as a value at `now` (not deleted, not expired).
     pub fn is_live(&self, now: i32) -> bool {
         match self.kind {
-            CellKind::Live => true,
+            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => true,
             CellKind::Expiring { expires_at, .. } => i64::from(now) < expires_at,
             CellKind::Tombstone { .. } => false,
         }
@@ -105,7 +128,7 @@ impl Cell {
     /// expiry past what 32-bit node seconds hold reads as their largest (node time never gets there).
     pub fn local_deletion_time(&self) -> Option<i32> {
         match self.kind {
-            CellKind::Live => None,
+            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => None,
             CellKind::Expiring { expires_at, .. } => Some(i32::try_from(expires_at).unwrap_or(i32::MAX)),
             CellKind::Tombstone { local_deletion_time } => Some(local_deletion_time),
         }
@@ -121,20 +144,62 @@ impl Cell {
     pub fn size(&self) -> usize {
         self.name.len() + self.value.len() + 32
     }
-}
 
-/// Picks the winner between two versions of the same column, by Cassandra's rules: the higher
-/// timestamp wins; on a tie a tombstone beats a live column; between two live columns the greater
-/// value wins; between equal values the one that lives longer wins.
-pub fn reconcile(a: Cell, b: Cell) -> Cell {
-    if prefer_second(&a, &b) {
-        b
-    } else {
-        a
+    pub fn is_counter_update(&self) -> bool {
+        matches!(self.kind, CellKind::CounterUpdate { .. })
     }
 }
 
-/// True when `b` wins over `a` (see [`reconcile`]).
+/// Reconciles two versions of the same column, by Cassandra's rules: the higher timestamp wins;
+/// on a tie a tombstone beats a live column; between two live columns the greater value wins;
+/// between equal values the one that lives longer wins. Two counters merge their contexts
+/// (see [`resolve`]).
+pub fn reconcile(a: Cell, b: Cell) -> Cell {
+    match resolve(&a, &b) {
+        Resolution::First => a,
+        Resolution::Second => b,
+        Resolution::Merged(c) => c,
+    }
+}
+
+/// What reconciling two versions of one column gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    First,
+    Second,
+    /// Neither as it is: two counters' contexts merged, or two increments summed.
+    Merged(Cell),
+}
+
+/// Reconciles two versions of one column (see [`reconcile`]) without taking them.
+///
+/// Counters: two counter cells merge their contexts shard by shard ([`counter::merge`]) and
+/// keep the later timestamp; a tombstone beats a counter whatever the timestamps (Cassandra's
+/// rule since 2.1); two increments of one counter in one write are summed.
+pub fn resolve(a: &Cell, b: &Cell) -> Resolution {
+    match (a.kind, b.kind) {
+        (CellKind::Counter, CellKind::Counter) => {
+            if a.value == b.value {
+                return if b.timestamp > a.timestamp { Resolution::Second } else { Resolution::First };
+            }
+            Resolution::Merged(Cell::counter(
+                a.name.clone(),
+                counter::merge(&a.value, &b.value),
+                a.timestamp.max(b.timestamp),
+            ))
+        }
+        (CellKind::CounterUpdate { delta: x }, CellKind::CounterUpdate { delta: y }) => {
+            Resolution::Merged(Cell::counter_update(a.name.clone(), x.wrapping_add(y), a.timestamp.max(b.timestamp)))
+        }
+        (CellKind::Tombstone { .. }, CellKind::Counter | CellKind::CounterUpdate { .. }) => Resolution::First,
+        (CellKind::Counter | CellKind::CounterUpdate { .. }, CellKind::Tombstone { .. }) => Resolution::Second,
+        _ if prefer_second(a, b) => Resolution::Second,
+        _ => Resolution::First,
+    }
+}
+
+/// True when `b` wins over `a` by the rules of plain columns (see [`reconcile`]); counters need
+/// [`resolve`].
 pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
     match a.timestamp.cmp(&b.timestamp) {
         Ordering::Less => return true,
@@ -236,11 +301,13 @@ pub fn split_super(name: &[u8]) -> (&[u8], &[u8]) {
 //
 // Byte order: big-endian throughout.
 //   cell  := flags:u8 name_len:u16 name value_len:u32 value timestamp:i64 [ttl:i32 expires_at:i32]
-//            [local_deletion_time:i32] [ttl:i32 expires_at:i64]
+//            [local_deletion_time:i32] [ttl:i32 expires_at:i64] [delta:i64]
 //            flags: 0 = live, 1 = expiring (ttl, expires_at:i32 follow), 2 = tombstone (ldt follows),
-//            3 = expiring past 2038 (ttl, expires_at:i64 follow; since SSTable format b and commit
-//            log format 2, written only for an expiry that i32 does not hold, so every other cell is
-//            encoded as the formats before wrote it)
+//                   3 = expiring past 2038 (ttl, expires_at:i64 follow; written only for an expiry
+//                       that i32 does not hold, so such cells are encoded as before),
+//                   4 = counter (value is a counter context, checked when decoded),
+//                   5 = counter update (empty value, delta follows; only in messages to a leader)
+//            Flags 3 to 5 appear from commit log record version 2 and SSTable format b on.
 //   deletion := marked_at:i64 local_deletion_time:i32
 //   range tombstone := start_len:u16 start end_len:u16 end deletion
 //   row := deletion rt_count:u32 rt* cell_count:u32 cell*
@@ -250,6 +317,8 @@ const CELL_LIVE: u8 = 0;
 const CELL_EXPIRING: u8 = 1;
 const CELL_TOMBSTONE: u8 = 2;
 const CELL_EXPIRING_LONG: u8 = 3;
+const CELL_COUNTER: u8 = 4;
+const CELL_COUNTER_UPDATE: u8 = 5;
 
 pub fn encode_deletion(d: &DeletionTime, out: &mut Vec<u8>) {
     out.extend_from_slice(&d.marked_at.to_be_bytes());
@@ -262,6 +331,8 @@ pub fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
         CellKind::Expiring { expires_at, .. } if i32::try_from(expires_at).is_err() => CELL_EXPIRING_LONG,
         CellKind::Expiring { .. } => CELL_EXPIRING,
         CellKind::Tombstone { .. } => CELL_TOMBSTONE,
+        CellKind::Counter => CELL_COUNTER,
+        CellKind::CounterUpdate { .. } => CELL_COUNTER_UPDATE,
     };
     out.push(flags);
     out.extend_from_slice(&(c.name.len() as u16).to_be_bytes());
@@ -270,7 +341,8 @@ pub fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
     out.extend_from_slice(&c.value);
     out.extend_from_slice(&c.timestamp.to_be_bytes());
     match c.kind {
-        CellKind::Live => {}
+        CellKind::Live | CellKind::Counter => {}
+        CellKind::CounterUpdate { delta } => out.extend_from_slice(&delta.to_be_bytes()),
         CellKind::Expiring { ttl, expires_at } => {
             out.extend_from_slice(&ttl.to_be_bytes());
             match i32::try_from(expires_at) {
@@ -387,6 +459,11 @@ pub fn decode_cell(r: &mut Reader<'_>) -> Result<Cell, CorruptData> {
         CELL_EXPIRING => CellKind::Expiring { ttl: r.i32()?, expires_at: i64::from(r.i32()?) },
         CELL_EXPIRING_LONG => CellKind::Expiring { ttl: r.i32()?, expires_at: r.i64()? },
         CELL_TOMBSTONE => CellKind::Tombstone { local_deletion_time: r.i32()? },
+        CELL_COUNTER => {
+            counter::validate(&value)?;
+            CellKind::Counter
+        }
+        CELL_COUNTER_UPDATE => CellKind::CounterUpdate { delta: r.i64()? },
         other => return Err(CorruptData::BadValue { what: "cell flags", value: other as u64 }),
     };
     Ok(Cell { name, value, timestamp, kind })
@@ -516,5 +593,71 @@ mod tests {
         for cut in 0..buf.len() {
             assert!(decode_row(&mut Reader::new(&buf[..cut])).is_err(), "cut at {cut}");
         }
+    }
+
+    fn node(n: u8) -> uuid::Uuid {
+        uuid::Uuid::from_bytes([n; 16])
+    }
+
+    /// The exact bytes of the two counter cell kinds: the format others read them in.
+    #[test]
+    fn golden_counter_cells() {
+        let cell = Cell::counter("c", crate::counter::single(node(0xab), 1, 300), 5);
+        let mut buf = Vec::new();
+        encode_cell(&cell, &mut buf);
+        let golden: Vec<u8> = [
+            &[3u8, 0, 1, b'c', 0, 0, 0, 32][..],
+            &[0xab; 16],
+            &1i64.to_be_bytes(),
+            &300i64.to_be_bytes(),
+            &5i64.to_be_bytes(),
+        ]
+        .concat();
+        assert_eq!(buf, golden);
+        assert_eq!(decode_cell(&mut Reader::new(&buf)).expect("decodes"), cell);
+
+        let update = Cell::counter_update("c", -2, 9);
+        let mut buf = Vec::new();
+        encode_cell(&update, &mut buf);
+        let golden: Vec<u8> =
+            [&[4u8, 0, 1, b'c', 0, 0, 0, 0][..], &9i64.to_be_bytes(), &(-2i64).to_be_bytes()].concat();
+        assert_eq!(buf, golden);
+        assert_eq!(decode_cell(&mut Reader::new(&buf)).expect("decodes"), update);
+        for cut in 0..buf.len() {
+            assert!(decode_cell(&mut Reader::new(&buf[..cut])).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_counter_context_is_refused_when_read() {
+        let mut cell = Cell::counter("c", crate::counter::single(node(1), 1, 1), 5);
+        cell.value.pop();
+        let mut buf = Vec::new();
+        encode_cell(&cell, &mut buf);
+        assert!(matches!(
+            decode_cell(&mut Reader::new(&buf)),
+            Err(CorruptData::BadValue { what: "counter context length", value: 31 })
+        ));
+    }
+
+    #[test]
+    fn counters_merge_and_their_tombstones_always_win() {
+        let a = Cell::counter("c", crate::counter::single(node(1), 2, 10), 5);
+        let b = Cell::counter("c", crate::counter::single(node(2), 1, 3), 7);
+        let merged = reconcile(a.clone(), b.clone());
+        assert_eq!(merged.timestamp, 7);
+        assert_eq!(crate::counter::total(&merged.value), 13);
+        assert_eq!(reconcile(b.clone(), a.clone()), merged);
+        // An older version of node 1's shard changes nothing: never summed.
+        let older = Cell::counter("c", crate::counter::single(node(1), 1, 4), 9);
+        assert_eq!(crate::counter::total(&reconcile(merged.clone(), older).value), 13);
+        // A tombstone wins even when older than the counter.
+        let dead = Cell::tombstone("c", 1, 100);
+        assert_eq!(reconcile(merged.clone(), dead.clone()), dead);
+        assert_eq!(reconcile(dead.clone(), merged), dead);
+        // Two increments of one counter in one write add up.
+        let sum = reconcile(Cell::counter_update("c", 2, 1), Cell::counter_update("c", -5, 3));
+        assert_eq!(sum, Cell::counter_update("c", -3, 3));
+        assert!(sum.is_live(0) && !sum.purgeable(0, i32::MAX));
     }
 }

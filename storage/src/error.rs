@@ -56,6 +56,10 @@ pub enum StorageError {
     Poisoned(String),
     #[error("storage is shutting down")]
     ShuttingDown,
+    /// A counter increment ([`crate::data::CellKind::CounterUpdate`]) reached the engine as it
+    /// is: only a counter's leader may turn it into a stored counter cell.
+    #[error("a counter update of {keyspace}.{cf} must be applied by its leader, not stored as it is")]
+    UnledCounterUpdate { keyspace: String, cf: String },
 }
 
 impl StorageError {

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use crate::comparator::CellComparator;
-use crate::data::{prefer_second, split_super, Cell, Row};
+use crate::data::{resolve, split_super, Cell, Resolution, Row};
 
 /// What a count limit counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,11 +114,11 @@ pub fn insert_cell(cmp: &CellComparator, cells: &mut Vec<Cell>, cell: Cell) {
         }
     }
     match cells.binary_search_by(|c| cmp.compare(&c.name, &cell.name)) {
-        Ok(i) => {
-            if prefer_second(&cells[i], &cell) {
-                cells[i] = cell;
-            }
-        }
+        Ok(i) => match resolve(&cells[i], &cell) {
+            Resolution::First => {}
+            Resolution::Second => cells[i] = cell,
+            Resolution::Merged(merged) => cells[i] = merged,
+        },
         Err(i) => cells.insert(i, cell),
     }
 }
@@ -140,7 +140,7 @@ pub fn merge_cells(cmp: &CellComparator, a: Vec<Cell>, b: Vec<Cell>) -> Vec<Cell
             Ordering::Greater => out.extend(b.next()),
             Ordering::Equal => {
                 if let (Some(x), Some(y)) = (a.next(), b.next()) {
-                    out.push(if prefer_second(&x, &y) { y } else { x });
+                    out.push(crate::data::reconcile(x, y));
                 }
             }
         }

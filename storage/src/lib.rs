@@ -6,7 +6,8 @@
 //! the network.
 //!
 //! Main types: [`marshal::AbstractType`] (comparators and validators), [`dht::Partitioner`]
-//! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`schema`] (definitions),
+//! (row order), [`data::Cell`] and [`data::Row`] (what is stored), [`counter`] (counter
+//! contexts: how a counter's value is kept per node), [`schema`] (definitions),
 //! [`mutation::RowMutation`] (a write), [`filter::ReadFilter`] (what a read wants),
 //! [`index::IndexExpression`] (what an index query wants) and [`engine::Storage`] (the engine).
 //!
@@ -21,6 +22,7 @@ pub(crate) mod cfs;
 pub mod commitlog;
 pub(crate) mod compaction;
 pub mod comparator;
+pub mod counter;
 pub mod data;
 pub mod dht;
 pub mod engine;

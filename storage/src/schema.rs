@@ -176,8 +176,21 @@ impl CfDef {
         }
         AbstractType::parse(&self.default_validation_class).map_err(|e| format!("default_validation_class: {e}"))?;
         AbstractType::parse(&self.key_validation_class).map_err(|e| format!("key_validation_class: {e}"))?;
+        // Counters and other columns never share a column family (Cassandra 3.11's rule, and
+        // its words): a counter's cells merge where other cells replace each other.
+        let counter = self.is_counter();
+        let names = if self.is_super() { self.subcomparator().ok().flatten() } else { self.comparator().ok() };
         for c in &self.column_metadata {
-            AbstractType::parse(&c.validation_class).map_err(|e| format!("column_metadata validation_class: {e}"))?;
+            let ty = AbstractType::parse(&c.validation_class)
+                .map_err(|e| format!("column_metadata validation_class: {e}"))?;
+            if ty.is_counter() != counter {
+                let name = names.as_ref().map(|t| t.to_display_string(&c.name)).unwrap_or_default();
+                return Err(if counter {
+                    format!("Cannot add a non counter column ({name}) in a counter column family")
+                } else {
+                    format!("Cannot add a counter column ({name}) in a non counter column family")
+                });
+            }
         }
         crate::schema_rules::check_cf_params(self)?;
         self.validate_indexes()?;
@@ -396,5 +409,39 @@ impl Validators {
     /// The validator for values of column `name`.
     pub fn value(&self, name: &[u8]) -> &AbstractType {
         self.columns.get(name).unwrap_or(&self.default_value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COUNTER: &str = "org.apache.cassandra.db.marshal.CounterColumnType";
+
+    fn column(name: &str, class: &str) -> ColumnDef {
+        ColumnDef {
+            name: name.as_bytes().to_vec(),
+            validation_class: class.into(),
+            index_type: None,
+            index_name: None,
+            index_options: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn counters_and_other_columns_never_share_a_column_family() {
+        let mut cf = CfDef::new("ks", "song_data");
+        cf.comparator_type = "UTF8Type".into();
+        cf.default_validation_class = COUNTER.into();
+        cf.column_metadata = vec![column("likes", COUNTER)];
+        assert_eq!(cf.validate(), Ok(()));
+        assert!(cf.is_counter());
+        cf.column_metadata.push(column("name", "UTF8Type"));
+        assert_eq!(cf.validate(), Err("Cannot add a non counter column (name) in a counter column family".into()));
+
+        let mut plain = CfDef::new("ks", "users");
+        plain.comparator_type = "UTF8Type".into();
+        plain.column_metadata = vec![column("visits", "CounterColumnType")];
+        assert_eq!(plain.validate(), Err("Cannot add a counter column (visits) in a non counter column family".into()));
     }
 }

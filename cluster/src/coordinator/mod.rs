@@ -17,6 +17,7 @@
 //! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
 mod cas;
+mod counter;
 mod index;
 mod plan;
 mod range;
@@ -183,14 +184,17 @@ impl Coordinator {
     ) -> Arc<Coordinator> {
         let snitch_name = membership.snitch().class_name().to_string();
         Replica::register(storage.clone(), executor.clone(), &messaging);
-        Arc::new(Coordinator {
-            storage,
-            executor,
-            membership,
-            messaging: Some(messaging),
-            schema: Some(schema),
-            settings,
-            snitch_name,
+        Arc::new_cyclic(|this| {
+            crate::counter_leader::CounterLeader::register(this.clone(), &messaging);
+            Coordinator {
+                storage,
+                executor,
+                membership,
+                messaging: Some(messaging),
+                schema: Some(schema),
+                settings,
+                snitch_name,
+            }
         })
     }
 

@@ -21,10 +21,10 @@ use crate::Endpoint;
 type Ack<'a> = Pin<Box<dyn Future<Output = (usize, Endpoint, bool)> + Send + 'a>>;
 
 /// A mutation with where it goes and how many must acknowledge it.
-struct Planned {
-    mutation: RowMutation,
-    targets: WriteTargets,
-    quota: Quota,
+pub(super) struct Planned {
+    pub mutation: RowMutation,
+    pub targets: WriteTargets,
+    pub quota: Quota,
 }
 
 impl Coordinator {
@@ -40,7 +40,7 @@ impl Coordinator {
         self.write_to_replicas(planned, cl).await
     }
 
-    fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
+    pub(super) fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
         let local_dc = self.local_dc();
         let mut keyspace: Option<(String, std::sync::Arc<crate::replication::ReplicaMap>, ReplicationStrategy)> = None;
         let mut planned = Vec::with_capacity(mutations.len());

@@ -235,7 +235,7 @@ impl Handler {
 
     pub async fn atomic_batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {
         let ks = self.write_keyspace()?;
-        writes::batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
+        writes::atomic_batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
     }
 
     pub async fn truncate(&mut self, cfname: String) -> TResult<()> {

@@ -105,10 +105,8 @@ pub fn validate_path<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<
 pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<()> {
     let ty = meta.validators.value(name);
     if ty.is_counter() {
-        return Err(ire(format!(
-            "Column family {} holds counters: counter columns are not supported yet (use add once counters land)",
-            meta.name()
-        )));
+        // Counters are written with add (or CounterColumns in batch_mutate), never as values.
+        return Err(ire(format!("invalid operation for commutative table {}", meta.name())));
     }
     ty.validate(value).map_err(|e| {
         let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);

@@ -4,14 +4,15 @@
 use std::collections::BTreeMap;
 
 use cluster::coordinator::{CasCommand, CasOutcome, Coordinator, Expected};
-use storage::data::now_seconds;
+use storage::data::{now_micros, now_seconds};
 use storage::mutation::RowMutation;
 use thrift_idl as t;
 
 use super::convert::{
-    add_deletion, cell_of, consistency_level, row_mutations, sort_cells, to_thrift_columns, write_consistency,
+    add_deletion, cell_of, consistency_level, counter_cell_of, row_mutations, sort_cells, to_thrift_columns,
+    validate_counter_cf, write_consistency,
 };
-use super::error::{ire, not_supported, TResult};
+use super::error::{ire, TResult};
 use super::validate::{validate_key_type, validate_parent, validate_path};
 
 pub async fn insert(
@@ -73,7 +74,35 @@ pub async fn batch_mutate(
 ) -> TResult<()> {
     let cl = write_consistency(cl)?;
     let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
-    Ok(c.mutate(mutations, cl).await?)
+    // Increments go through their leaders, everything else the ordinary way (as Cassandra
+    // splits a batch into counter and other mutations).
+    let (counters, others): (Vec<RowMutation>, Vec<RowMutation>) = mutations
+        .into_iter()
+        .partition(|m| m.updates.iter().any(|(_, row)| row.cells.iter().any(|cell| cell.is_counter_update())));
+    if !others.is_empty() {
+        c.mutate(others, cl).await?;
+    }
+    if !counters.is_empty() {
+        c.mutate_counters(counters, cl).await?;
+    }
+    Ok(())
+}
+
+/// atomic_batch_mutate: as batch_mutate, but counters are refused (Cassandra's rule: an
+/// increment cannot be replayed from a batch log without counting it twice).
+pub async fn atomic_batch_mutate(
+    c: &Coordinator,
+    ks: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let has_counter = mutation_map.values().flat_map(|by_cf| by_cf.values()).flatten().any(|m| {
+        m.column_or_supercolumn.as_ref().is_some_and(|c| c.counter_column.is_some() || c.counter_super_column.is_some())
+    });
+    if has_counter {
+        return Err(ire("Counter mutations are not allowed in atomic batches"));
+    }
+    batch_mutate(c, ks, mutation_map, cl).await
 }
 
 pub async fn truncate(c: &Coordinator, ks: &str, cf: &str) -> TResult<()> {
@@ -81,25 +110,59 @@ pub async fn truncate(c: &Coordinator, ks: &str, cf: &str) -> TResult<()> {
     Ok(c.truncate(ks, cf).await?)
 }
 
+/// add: increments (or, negative, decrements) one counter, through its leader.
 pub async fn add(
-    _c: &Coordinator,
-    _ks: &str,
-    _key: Vec<u8>,
-    _parent: t::ColumnParent,
-    _column: t::CounterColumn,
-    _cl: t::ConsistencyLevel,
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    parent: t::ColumnParent,
+    column: t::CounterColumn,
+    cl: t::ConsistencyLevel,
 ) -> TResult<()> {
-    Err(not_supported("Counters (add)"))
+    let meta = c.cf_metadata(ks, &parent.column_family)?;
+    validate_counter_cf(&meta)?;
+    validate_key_type(&meta, &key)?;
+    validate_parent(&meta, parent.super_column.as_deref())?;
+    if meta.is_super() && parent.super_column.is_none() {
+        return Err(ire(format!(
+            "Column family {} is a super column family: add needs column_parent.super_column",
+            meta.name()
+        )));
+    }
+    let cl = write_consistency(cl)?;
+    let cell = counter_cell_of(&meta, parent.super_column.as_deref(), column)?;
+    let mut m = RowMutation::new(ks, key);
+    m.row_mut(meta.name()).cells.push(cell);
+    Ok(c.mutate_counters(vec![m], cl).await?)
 }
 
+/// remove_counter: a tombstone stamped with this node's clock, through the ordinary write path
+/// (a counter removed and then incremented again stays removed until the tombstone is purged;
+/// Cassandra calls that case undefined).
 pub async fn remove_counter(
-    _c: &Coordinator,
-    _ks: &str,
-    _key: Vec<u8>,
-    _path: t::ColumnPath,
-    _cl: t::ConsistencyLevel,
+    c: &Coordinator,
+    ks: &str,
+    key: Vec<u8>,
+    path: t::ColumnPath,
+    cl: t::ConsistencyLevel,
 ) -> TResult<()> {
-    Err(not_supported("Counters (remove_counter)"))
+    let meta = c.cf_metadata(ks, &path.column_family)?;
+    validate_counter_cf(&meta)?;
+    validate_key_type(&meta, &key)?;
+    let (sc, col) = validate_path(&meta, &path)?;
+    let cl = write_consistency(cl)?;
+    let now = now_seconds();
+    let mut m = RowMutation::new(ks, key);
+    let row = m.row_mut(meta.name());
+    let timestamp = now_micros();
+    match col {
+        Some(name) => {
+            let predicate = t::SlicePredicate { column_names: Some(vec![name.to_vec()]), slice_range: None };
+            add_deletion(&meta, row, sc, Some(&predicate), timestamp, now)?;
+        }
+        None => add_deletion(&meta, row, sc, None, timestamp, now)?,
+    }
+    Ok(c.mutate(vec![m], cl).await?)
 }
 
 /// cas, with its six arguments as they arrived (3.11's CassandraServer.cas): the updates are

@@ -36,7 +36,8 @@ const FILE_SUFFIX: &str = ".log";
 #[repr(u8)]
 pub enum FormatVersion {
     V1 = 1,
-    /// As V1, and records may hold expiring cells whose expiry lies past 2038 (cell flag 3).
+    /// As V1, and records (record version 2) may hold expiring cells whose expiry lies past 2038
+    /// and counter cells (cell flags 3 to 5).
     V2 = 2,
 }
 

@@ -20,6 +20,7 @@
 //! Calls block on disk I/O unless said otherwise; async callers run them where blocking is
 //! allowed.
 
+mod counter;
 mod hints;
 mod index;
 mod local;

@@ -126,6 +126,13 @@ impl Storage {
             if old.comparator()? != def.comparator()? || old.subcomparator()? != def.subcomparator()? {
                 return Err(StorageError::InvalidSchema("cannot modify comparator or subcomparator".into()));
             }
+            if old.is_counter() != def.is_counter() {
+                // Counter cells and plain cells reconcile differently: one CF never holds both.
+                return Err(StorageError::InvalidSchema(format!(
+                    "Cannot change column family {} between counter and non counter (default_validation_class)",
+                    def.name
+                )));
+            }
             let id = old.id;
             let thrift_id = old.thrift_id;
             *old = CfDef { id, thrift_id, ..def };

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::{Storage, Work, MAX_FLUSHING_MEMTABLES};
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::{self, SyncMode, Written};
-use crate::data::Row;
+use crate::data::{Cell, Row};
 use crate::error::{Result, StorageError};
 use crate::mutation::{encode_record, RowMutation};
 
@@ -53,6 +53,9 @@ impl Storage {
         }
         let started = std::time::Instant::now();
         let mut targets = Vec::with_capacity(m.updates.len());
+        if let Some((cf, _)) = m.updates.iter().find(|(_, row)| row.cells.iter().any(Cell::is_counter_update)) {
+            return Err(StorageError::UnledCounterUpdate { keyspace: m.keyspace.clone(), cf: cf.clone() });
+        }
         for (cf, row) in m.updates {
             targets.push((self.store(&m.keyspace, &cf)?, row));
         }

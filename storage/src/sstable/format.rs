@@ -70,8 +70,9 @@ pub const CRC_LEN: u64 = 4;
 pub enum FormatVersion {
     /// The first format: uncompressed CRC'd chunks, column index in the Index component.
     A = 1,
-    /// As `a`, and a cell may be an expiring cell whose expiry lies past 2038 (64-bit, cell flag
-    /// 3); format `a` files never hold one, so both read with the same code.
+    /// As `A`, and a cell may be an expiring cell whose expiry lies past 2038 (64-bit, cell flag
+    /// 3) or a counter (flags 4 and 5), which a build knowing only `A` would misread as
+    /// corruption. Format `a` files never hold one, so both read with the same code.
     B = 2,
 }
 

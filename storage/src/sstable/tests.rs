@@ -438,6 +438,8 @@ fn unknown_versions_are_refused() {
     assert!(matches!(corrupt_detail(&err).1, CorruptData::InvalidFormatVersion(99)), "{err}");
     assert!(matches!(FormatVersion::try_from(0), Err(CorruptData::InvalidFormatVersion(0))));
     assert_eq!(FormatVersion::try_from(1), Ok(FormatVersion::A));
+    assert_eq!(FormatVersion::try_from(2), Ok(FormatVersion::B));
+    assert!(matches!(FormatVersion::try_from(3), Err(CorruptData::InvalidFormatVersion(3))));
 
     // In a file name: listing refuses rather than skip data it cannot read.
     let dir = tempfile::tempdir().unwrap();
@@ -453,7 +455,10 @@ fn file_names_round_trip() {
     let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-b-42-Data.db").unwrap().unwrap();
     assert_eq!((parsed.desc, parsed.component, parsed.tmp), (desc.clone(), Component::Data, false));
     let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-b-42-Index.db.tmp").unwrap().unwrap();
-    assert_eq!((parsed.desc, parsed.component, parsed.tmp), (desc, Component::Index, true));
+    assert_eq!((parsed.desc, parsed.component, parsed.tmp), (desc.clone(), Component::Index, true));
+    // Files of the first format keep their name and are read as such.
+    let parsed = Descriptor::parse(Path::new("/x"), "Keyspace1-Standard-1-a-42-Data.db").unwrap().unwrap();
+    assert_eq!(parsed.desc, Descriptor { version: FormatVersion::A, ..desc });
     for other in ["CommitLog-1-2.log", "ks-cf-a-x-Data.db", "ks-cf-a-1-Other.db", "ks-a-1-Data.db", "readme"] {
         assert!(Descriptor::parse(Path::new("/x"), other).unwrap().is_none(), "{other}");
     }
@@ -635,4 +640,27 @@ proptest! {
         let from_mid: Vec<_> = reader.scan(Some(mid)).unwrap().map(|r| r.unwrap()).collect();
         prop_assert_eq!(&from_mid[..], &keyed[keyed.len() / 2..]);
     }
+}
+
+#[test]
+fn counter_cells_round_trip_and_first_format_files_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = uuid::Uuid::from_bytes([7; 16]);
+    let mut row = Row::new();
+    row.cells.push(Cell::counter("hits", crate::counter::single(node, 3, 42), 99));
+    let desc = Descriptor::new(dir.path(), "ks", "cf", 1);
+    assert_eq!(desc.version, FormatVersion::B);
+    let mut w = SsTableWriter::create(desc, 1, small_options()).unwrap();
+    w.append(&key(1), &row).unwrap();
+    let reader = w.finish((0, 0), vec![], &cache()).unwrap();
+    assert_eq!(reader.get(&key(1), &AllCells).unwrap(), Some(row));
+
+    // A writer of the first format still works (its files are what older nodes left).
+    let old = Descriptor { version: FormatVersion::A, ..Descriptor::new(dir.path(), "ks", "cf", 2) };
+    let mut w = SsTableWriter::create(old.clone(), 1, small_options()).unwrap();
+    w.append(&key(2), &row_for(2)).unwrap();
+    w.finish((0, 0), vec![], &cache()).unwrap();
+    assert!(dir.path().join("ks-cf-a-2-Data.db").exists());
+    let reopened = SsTableReader::open(old, &cache()).unwrap();
+    assert_eq!(reopened.get(&key(2), &AllCells).unwrap(), Some(row_for(2)));
 }

@@ -138,8 +138,10 @@ fn errors_continue_and_unsupported_features_report_the_server_error() {
 
     let script = "use music;\n\
         set users['not hex']['user_name'] = 'x';\n\
-        get users where json_data = 'John';\n\
-        incr song_data['00'][utf8('likes')] by 2;\n\
+        get users where json_data = 'John';
+\
+        incr users['00'][utf8('likes')] by 2;
+\
         create column family bad with colour = blue;\n\
         set users['00']['user_name'] = 'still running';\n\
         get users['00'];\n";
@@ -148,9 +150,10 @@ fn errors_continue_and_unsupported_features_report_the_server_error() {
     let errors: Vec<&str> = stderr.lines().collect();
     assert_eq!(errors.len(), 4, "{stderr}");
     assert!(errors.first().is_some_and(|e| e.starts_with("Line 2 => Cannot parse 'not hex' as BytesType")), "{stderr}");
-    // The server's errors are shown: no index on json_data, counters not supported yet.
+    // The server's errors are shown: no index on json_data, and counters only in a counter
+    // column family.
     assert!(errors.get(1).is_some_and(|e| e.starts_with("Line 3 => ") && e.contains("No indexed columns")), "{stderr}");
-    assert!(errors.get(2).is_some_and(|e| e.starts_with("Line 4 => ") && e.contains("not supported")), "{stderr}");
+    assert!(errors.get(2).is_some_and(|e| e.starts_with("Line 4 => ") && e.contains("non commutative")), "{stderr}");
     assert!(
         errors.get(3).is_some_and(|e| e.starts_with("Line 5 => Unknown column family attribute 'colour'")),
         "{stderr}"
@@ -168,6 +171,35 @@ fn errors_continue_and_unsupported_features_report_the_server_error() {
     let out = node.cli(&["-k", "music", "-e", "get users['00']['user_name']"]);
     assert!(out.status.success());
     assert_in(&String::from_utf8_lossy(&out.stdout), "value=still running");
+}
+
+/// Seed 002's song_data counters: incr/decr through sibyl-cli (Thrift add), read back with get
+/// and list, removed with del (remove_counter).
+#[test]
+fn seed_002_song_data_counters() {
+    let node = Node::start();
+    let script = format!(
+        "{KEYSPACE}{SEED_002}\n\
+         assume song_data comparator as utf8;\n\
+         assume song_data keys as utf8;\n\
+         incr song_data['song1']['likes'];\n\
+         incr song_data['song1']['likes'] by 4;\n\
+         decr song_data['song1']['likes'];\n\
+         incr song_data['song1']['views'] by 10;\n\
+         get song_data['song1']['likes'];\n\
+         get song_data['song1'];\n\
+         count song_data['song1'];\n\
+         del song_data['song1']['views'];\n\
+         get song_data['song1'];\n"
+    );
+    let (out, stdout, stderr) = node.run_file(&script, &[]);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_in(&stdout, "Value incremented.\n");
+    assert_in(&stdout, "Value decremented.\n");
+    assert_in(&stdout, "=> (counter=likes, value=4)\n");
+    assert_in(&stdout, "=> (counter=likes, value=4)\n=> (counter=views, value=10)\nReturned 2 results.");
+    assert_in(&stdout, "2 columns\n");
+    assert_in(&stdout, "=> (counter=likes, value=4)\nReturned 1 results.");
 }
 
 #[test]

@@ -208,22 +208,13 @@ fn every_counted_write_is_a_row_on_the_node() {
 }
 
 #[test]
-fn unsupported_counters_are_counted_and_stop_the_run() {
+fn counter_adds_run_without_errors() {
     let node = start_node();
-    let out = stress(
-        &node,
-        &["--operation", "counter_add", "--count", "100000", "--threads", "4", "--max-consecutive-errors", "100"],
-    );
-    assert_eq!(out.code, 2, "stderr:\n{}", out.stderr);
+    let out = stress(&node, &["--operation", "counter_add", "--count", "200", "--threads", "4"]);
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
     let s = &out.summary;
-    assert_eq!(num(s, "ops"), 0, "{s}");
-    let errors = num(s, "errors");
-    // Threads already in flight when the limit is reached add at most one error each.
-    assert!((100..=104).contains(&errors), "{s}");
-    assert!(s["aborted"].as_str().is_some_and(|a| a.contains("consecutive errors")), "{s}");
-    let kinds = s["error_kinds"].as_object().unwrap();
-    assert!(kinds.keys().any(|k| k.contains("InvalidRequestException") && k.contains("not supported yet")), "{s}");
-    assert!(out.stderr.contains("stopped early"), "{}", out.stderr);
+    assert_eq!(num(s, "ops"), 200, "{s}");
+    assert_eq!(num(s, "errors"), 0, "{s}");
 }
 
 #[test]

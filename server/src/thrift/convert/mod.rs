@@ -9,7 +9,9 @@ mod range;
 mod schema;
 
 pub use index::{index_clause_expressions, index_expressions};
-pub use mutation::{add_deletion, add_mutation, cell_of, row_mutations, sort_cells};
+pub use mutation::{
+    add_deletion, add_mutation, cell_of, counter_cell_of, row_mutations, sort_cells, validate_counter_cf,
+};
 pub use range::key_range_bounds;
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
 
@@ -56,24 +58,38 @@ pub fn write_consistency(cl: t::ConsistencyLevel) -> TResult<ConsistencyLevel> {
 
 /// Turns the live cells of one row into Thrift results. In a super column family read at the
 /// top level, consecutive cells of one super column become one `SuperColumn`; `within_super`
-/// strips the super column part (a read inside one super column).
+/// strips the super column part (a read inside one super column). Counter cells become
+/// `CounterColumn`s (and `CounterSuperColumn`s) whose value is the counter's total.
 pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -> Vec<t::ColumnOrSuperColumn> {
     let mut out: Vec<t::ColumnOrSuperColumn> = Vec::new();
     if !is_super {
-        return cells.into_iter().map(|c| cosc_column(column_of(c, None))).collect();
+        return cells.into_iter().map(|c| cosc_of(c, None)).collect();
     }
     if within_super {
         return cells
             .into_iter()
             .map(|c| {
                 let sub = split_super(&c.name).1.to_vec();
-                cosc_column(column_of(c, Some(sub)))
+                cosc_of(c, Some(sub))
             })
             .collect();
     }
     for c in cells {
         let (sc, sub) = split_super(&c.name);
         let (sc, sub) = (sc.to_vec(), sub.to_vec());
+        if c.kind == CellKind::Counter {
+            let column = counter_column_of(&c, Some(sub));
+            match out.last_mut().and_then(|last| last.counter_super_column.as_mut()) {
+                Some(s) if s.name == sc => s.columns.push(column),
+                _ => out.push(t::ColumnOrSuperColumn {
+                    column: None,
+                    super_column: None,
+                    counter_column: None,
+                    counter_super_column: Some(t::CounterSuperColumn { name: sc, columns: vec![column] }),
+                }),
+            }
+            continue;
+        }
         let column = column_of(c, Some(sub));
         match out.last_mut().and_then(|last| last.super_column.as_mut()) {
             Some(s) if s.name == sc => s.columns.push(column),
@@ -88,8 +104,23 @@ pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -
     out
 }
 
-fn cosc_column(c: t::Column) -> t::ColumnOrSuperColumn {
+/// One cell as a (counter) column named `name` (its own name when None).
+fn cosc_of(c: Cell, name: Option<Vec<u8>>) -> t::ColumnOrSuperColumn {
+    if c.kind == CellKind::Counter {
+        let column = counter_column_of(&c, name);
+        return t::ColumnOrSuperColumn {
+            column: None,
+            super_column: None,
+            counter_column: Some(column),
+            counter_super_column: None,
+        };
+    }
+    let c = column_of(c, name);
     t::ColumnOrSuperColumn { column: Some(c), super_column: None, counter_column: None, counter_super_column: None }
+}
+
+fn counter_column_of(c: &Cell, name: Option<Vec<u8>>) -> t::CounterColumn {
+    t::CounterColumn { name: name.unwrap_or_else(|| c.name.clone()), value: storage::counter::total(&c.value) }
 }
 
 fn column_of(c: Cell, name: Option<Vec<u8>>) -> t::Column {

@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use storage::data::{compose_super, Cell, DeletionTime, RangeTombstone, Row};
+use storage::data::{compose_super, now_micros, Cell, DeletionTime, RangeTombstone, Row};
 use storage::filter::insert_cell;
 use storage::mutation::RowMutation;
 use storage::schema::CfMetadata;
 use thrift_idl as t;
 
-use crate::thrift::error::{ire, not_supported, TResult};
+use crate::thrift::error::{ire, TResult};
 use crate::thrift::expiry::column_ttl;
 use crate::thrift::validate::{
     check_slice_order, name_type, validate_key, validate_key_type, validate_name, validate_value,
@@ -31,6 +31,28 @@ pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now
     })
 }
 
+/// The increment a Thrift CounterColumn becomes (a counter update for the counter's leader),
+/// after validation; `super_column` for a subcolumn. Counters carry no client timestamp: the
+/// increment is stamped with this node's clock.
+pub fn counter_cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::CounterColumn) -> TResult<Cell> {
+    validate_counter_cf(meta)?;
+    validate_name(&c.name, name_type(meta, super_column), "column")?;
+    let name = match super_column {
+        Some(sc) => compose_super(sc, &c.name),
+        None => c.name,
+    };
+    Ok(Cell::counter_update(name, c.value, now_micros()))
+}
+
+/// Counter operations need a counter column family (Cassandra's words).
+pub fn validate_counter_cf(meta: &CfMetadata) -> TResult<()> {
+    if meta.validators.default_value.is_counter() {
+        Ok(())
+    } else {
+        Err(ire(format!("invalid operation for non commutative table {}", meta.name())))
+    }
+}
+
 /// Adds a Thrift Mutation (from batch_mutate) to `row`.
 pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) -> TResult<()> {
     match (m.column_or_supercolumn, m.deletion) {
@@ -44,8 +66,26 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
             if set.iter().filter(|b| **b).count() != 1 {
                 return Err(ire("ColumnOrSuperColumn must have one (and only one) of column, super_column, counter and counter_super_column"));
             }
-            if cosc.counter_column.is_some() || cosc.counter_super_column.is_some() {
-                return Err(not_supported("Counter mutations"));
+            if let Some(c) = cosc.counter_column {
+                if meta.is_super() {
+                    return Err(ire(format!(
+                        "Column family {} is a super column family: a mutation must carry a counter_super_column",
+                        meta.name()
+                    )));
+                }
+                row.cells.push(counter_cell_of(meta, None, c)?);
+            }
+            if let Some(sc) = cosc.counter_super_column {
+                if !meta.is_super() {
+                    return Err(ire(format!(
+                        "Column family {} is not a super column family: counter_super_column is invalid",
+                        meta.name()
+                    )));
+                }
+                validate_name(&sc.name, meta.cmp.name_type(), "super column")?;
+                for c in sc.columns {
+                    row.cells.push(counter_cell_of(meta, Some(&sc.name), c)?);
+                }
             }
             if let Some(c) = cosc.column {
                 if meta.is_super() {
@@ -71,9 +111,17 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
             Ok(())
         }
         (None, Some(d)) => {
-            let timestamp = d.timestamp.ok_or_else(|| {
-                ire(format!("Deletion timestamp is not optional for non commutative table {}", meta.name()))
-            })?;
+            // A counter deletion is stamped here when the client gives no timestamp (as Cassandra).
+            let timestamp = match d.timestamp {
+                Some(ts) => ts,
+                None if meta.validators.default_value.is_counter() => now_micros(),
+                None => {
+                    return Err(ire(format!(
+                        "Deletion timestamp is not optional for non commutative table {}",
+                        meta.name()
+                    )))
+                }
+            };
             if d.super_column.is_some() && !meta.is_super() {
                 return Err(ire(format!(
                     "Deletion of super columns is not possible on a standard table (KeySpace={}, table={})",
