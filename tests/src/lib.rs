@@ -30,15 +30,13 @@
 //! hanging it. Dropping a [`Node`] kills its process; if the test is panicking, the node's log is
 //! printed first so the failure can be understood from the test output alone.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TOutputProtocol};
 use thrift::transport::{
@@ -48,6 +46,12 @@ use thrift::transport::{
 use thrift_idl as t;
 
 pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
+
+mod cluster;
+mod thrift_helpers;
+
+pub use cluster::{random_partitioner_tokens, start_cluster, wait_for_ring, Ports};
+pub use thrift_helpers::*;
 
 /// The line the daemon logs once it accepts Thrift clients.
 pub const READY_LINE: &str = "Listening for thrift clients on";
@@ -284,57 +288,6 @@ pub fn free_port() -> u16 {
 pub fn free_port_on(ip: [u8; 4]) -> u16 {
     let l = TcpListener::bind(SocketAddr::from((ip, 0))).unwrap_or_else(|e| panic!("bind {ip:?}:0: {e}"));
     l.local_addr().expect("local_addr").port()
-}
-
-/// A cluster node's ports on its own address.
-#[derive(Clone, Copy, Debug)]
-pub struct Ports {
-    pub thrift: u16,
-    pub storage: u16,
-    pub admin: u16,
-}
-
-impl Ports {
-    /// Ports that were free a moment ago on `ip`.
-    pub fn free_on(ip: [u8; 4]) -> Ports {
-        Ports { thrift: free_port_on(ip), storage: free_port_on(ip), admin: free_port_on(ip) }
-    }
-}
-
-/// Starts `n` nodes on 127.0.0.1 … 127.0.0.n, each with `config(i)` (0-based) made a member of
-/// one cluster: node 1 is every node's seed. Returns once each node serves Thrift clients (the
-/// others may not have heard of it yet: see [`wait_for_ring`]).
-pub fn start_cluster(n: usize, config: impl Fn(usize) -> Config) -> Vec<Node> {
-    let ips: Vec<[u8; 4]> = (0..n).map(|i| [127, 0, 0, (i + 1) as u8]).collect();
-    let ports: Vec<Ports> = ips.iter().map(|ip| Ports::free_on(*ip)).collect();
-    let seed = format!("127.0.0.1:{}", ports[0].storage);
-    let mut nodes = Vec::with_capacity(n);
-    for (i, (ip, ports)) in ips.into_iter().zip(ports).enumerate() {
-        let c = Config { ip, seeds: vec![seed.clone()], ..config(i) };
-        nodes.push(Node::start_at(c, ports));
-    }
-    nodes
-}
-
-/// Evenly spaced RandomPartitioner tokens for `n` nodes.
-pub fn random_partitioner_tokens(n: usize) -> Vec<String> {
-    // 2^127 / n * i, computed in u128.
-    let step = (1u128 << 127) / n as u128;
-    (0..n).map(|i| (step * i as u128).to_string()).collect()
-}
-
-/// Waits until every node's `sibyltool status` lists `n` nodes up (bounded by `limit`).
-pub fn wait_for_ring(nodes: &[Node], n: usize, limit: Duration) {
-    let ok = eventually(limit, || {
-        nodes.iter().all(|node| {
-            let run = node.tool(&["status"]);
-            run.code == Some(0) && run.stdout.lines().filter(|l| l.starts_with("UN ")).count() == n
-        })
-    });
-    if !ok {
-        let views: Vec<String> = nodes.iter().map(|node| node.tool(&["status"]).stdout).collect();
-        panic!("the nodes did not all see {n} nodes up within {limit:?}:\n{}", views.join("\n"));
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -748,227 +701,6 @@ pub fn run_sibyltool(dir: &Path, args: &[&str]) -> ToolRun {
         stdout: std::fs::read_to_string(out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(err_path).unwrap_or_default(),
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------------
-
-/// The `why` of an `InvalidRequestException`; panics (naming `what`) on success or another error.
-pub fn expect_ire<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) -> String {
-    match r {
-        Ok(v) => panic!("{what}: expected InvalidRequestException, got Ok({v:?})"),
-        Err(thrift::Error::User(e)) => match e.downcast_ref::<t::InvalidRequestException>() {
-            Some(ire) => ire.why.clone(),
-            None => panic!("{what}: expected InvalidRequestException, got user error {e:?}"),
-        },
-        Err(e) => panic!("{what}: expected InvalidRequestException, got {e:?}"),
-    }
-}
-
-/// Asserts an `InvalidRequestException` whose `why` contains every one of `needles`
-/// (ASCII case-insensitive); returns the `why`.
-pub fn expect_ire_containing<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>, needles: &[&str]) -> String {
-    let why = expect_ire(what, r);
-    let lower = why.to_ascii_lowercase();
-    for n in needles {
-        assert!(lower.contains(&n.to_ascii_lowercase()), "{what}: why {why:?} does not mention {n:?}");
-    }
-    why
-}
-
-/// Asserts the call failed with the declared exception `E`.
-pub fn expect_user_error<E: std::error::Error + 'static, T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
-    match r {
-        Ok(v) => panic!("{what}: expected {}, got Ok({v:?})", std::any::type_name::<E>()),
-        Err(thrift::Error::User(e)) => {
-            assert!(e.downcast_ref::<E>().is_some(), "{what}: expected {}, got {e:?}", std::any::type_name::<E>())
-        }
-        Err(e) => panic!("{what}: expected {}, got {e:?}", std::any::type_name::<E>()),
-    }
-}
-
-pub fn expect_not_found<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
-    expect_user_error::<t::NotFoundException, T>(what, r)
-}
-
-pub fn expect_unavailable<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) {
-    expect_user_error::<t::UnavailableException, T>(what, r)
-}
-
-/// Unwraps a Thrift result, panicking with the call's name and the error.
-pub fn ok<T>(what: &str, r: thrift::Result<T>) -> T {
-    r.unwrap_or_else(|e| panic!("{what} failed: {e:?}"))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Builders for Thrift structs
-// ---------------------------------------------------------------------------------------------
-
-pub const ONE: t::ConsistencyLevel = t::ConsistencyLevel::ONE;
-
-/// A strictly increasing timestamp in microseconds since the epoch (Cassandra's convention).
-pub fn ts() -> i64 {
-    static LAST: AtomicI64 = AtomicI64::new(0);
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0);
-    let mut prev = LAST.load(Ordering::SeqCst);
-    loop {
-        let next = now.max(prev + 1);
-        match LAST.compare_exchange(prev, next, Ordering::SeqCst, Ordering::SeqCst) {
-            Ok(_) => return next,
-            Err(p) => prev = p,
-        }
-    }
-}
-
-pub fn b(s: &str) -> Vec<u8> {
-    s.as_bytes().to_vec()
-}
-
-pub fn column(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64) -> t::Column {
-    t::Column::new(name.into(), Some(value.into()), Some(timestamp), None)
-}
-
-pub fn column_ttl(name: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, timestamp: i64, ttl: i32) -> t::Column {
-    t::Column::new(name.into(), Some(value.into()), Some(timestamp), Some(ttl))
-}
-
-pub fn parent(cf: &str) -> t::ColumnParent {
-    t::ColumnParent::new(cf.to_string(), None)
-}
-
-pub fn super_parent(cf: &str, super_column: impl Into<Vec<u8>>) -> t::ColumnParent {
-    t::ColumnParent::new(cf.to_string(), Some(super_column.into()))
-}
-
-pub fn path(cf: &str, column: impl Into<Vec<u8>>) -> t::ColumnPath {
-    t::ColumnPath::new(cf.to_string(), None, Some(column.into()))
-}
-
-pub fn row_path(cf: &str) -> t::ColumnPath {
-    t::ColumnPath::new(cf.to_string(), None, None)
-}
-
-pub fn super_path(cf: &str, super_column: impl Into<Vec<u8>>, column: Option<Vec<u8>>) -> t::ColumnPath {
-    t::ColumnPath::new(cf.to_string(), Some(super_column.into()), column)
-}
-
-pub fn names<N: AsRef<[u8]>>(names: &[N]) -> t::SlicePredicate {
-    t::SlicePredicate::new(Some(names.iter().map(|n| n.as_ref().to_vec()).collect::<Vec<_>>()), None)
-}
-
-pub fn slice(start: impl Into<Vec<u8>>, finish: impl Into<Vec<u8>>, reversed: bool, count: i32) -> t::SlicePredicate {
-    t::SlicePredicate::new(None, Some(t::SliceRange::new(start.into(), finish.into(), reversed, count)))
-}
-
-/// Every column (up to `count`).
-pub fn all(count: i32) -> t::SlicePredicate {
-    slice(Vec::new(), Vec::new(), false, count)
-}
-
-pub fn key_range(start: &str, end: &str, count: i32) -> t::KeyRange {
-    t::KeyRange::new(Some(b(start)), Some(b(end)), None, None, count, None)
-}
-
-pub fn token_range(start: &str, end: &str, count: i32) -> t::KeyRange {
-    t::KeyRange::new(None, None, Some(start.to_string()), Some(end.to_string()), count, None)
-}
-
-pub fn insert_mutation(c: t::Column) -> t::Mutation {
-    t::Mutation::new(Some(t::ColumnOrSuperColumn::new(Some(c), None, None, None)), None)
-}
-
-pub fn super_insert_mutation(name: impl Into<Vec<u8>>, columns: Vec<t::Column>) -> t::Mutation {
-    t::Mutation::new(
-        Some(t::ColumnOrSuperColumn::new(None, Some(t::SuperColumn::new(name.into(), columns)), None, None)),
-        None,
-    )
-}
-
-pub fn delete_mutation(
-    timestamp: i64,
-    super_column: Option<Vec<u8>>,
-    predicate: Option<t::SlicePredicate>,
-) -> t::Mutation {
-    t::Mutation::new(None, Some(t::Deletion::new(Some(timestamp), super_column, predicate)))
-}
-
-/// A batch_mutate map with one row in one column family.
-pub fn batch(
-    key: &str,
-    cf: &str,
-    mutations: Vec<t::Mutation>,
-) -> BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>> {
-    let mut by_cf = BTreeMap::new();
-    by_cf.insert(cf.to_string(), mutations);
-    let mut m = BTreeMap::new();
-    m.insert(b(key), by_cf);
-    m
-}
-
-/// A `CfDef` with only the keyspace, name and comparator set (the server applies defaults).
-pub fn cf_def(keyspace: &str, name: &str, comparator: &str) -> t::CfDef {
-    t::CfDef { comparator_type: Some(comparator.to_string()), ..thrift_idl::bare_cf_def(keyspace, name) }
-}
-
-/// A super column family definition.
-pub fn super_cf_def(keyspace: &str, name: &str, comparator: &str, subcomparator: &str) -> t::CfDef {
-    let mut d = cf_def(keyspace, name, comparator);
-    d.column_type = Some("Super".into());
-    d.subcomparator_type = Some(subcomparator.to_string());
-    d
-}
-
-/// A SimpleStrategy keyspace with replication factor `rf`.
-pub fn ks_def(name: &str, rf: u32, cf_defs: Vec<t::CfDef>) -> t::KsDef {
-    let mut options = BTreeMap::new();
-    options.insert("replication_factor".to_string(), rf.to_string());
-    t::KsDef::new(
-        name.to_string(),
-        "org.apache.cassandra.locator.SimpleStrategy".to_string(),
-        Some(options),
-        None,
-        cf_defs,
-        Some(true),
-    )
-}
-
-/// Creates keyspace `name` (RF 1) with `cf_defs` through `system_add_keyspace`; returns the new
-/// schema version.
-pub fn create_keyspace(client: &mut Client, name: &str, cf_defs: Vec<t::CfDef>) -> String {
-    ok(&format!("system_add_keyspace({name})"), client.system_add_keyspace(ks_def(name, 1, cf_defs)))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading results
-// ---------------------------------------------------------------------------------------------
-
-/// The (name, value) pairs of plain columns in a result, panicking on anything else.
-pub fn pairs(cols: &[t::ColumnOrSuperColumn]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    cols.iter()
-        .map(|c| {
-            let col = c.column.as_ref().unwrap_or_else(|| panic!("expected a column, got {c:?}"));
-            (col.name.clone(), col.value.clone().unwrap_or_default())
-        })
-        .collect()
-}
-
-/// The (name, value) pairs as UTF-8 strings.
-pub fn str_pairs(cols: &[t::ColumnOrSuperColumn]) -> Vec<(String, String)> {
-    pairs(cols)
-        .into_iter()
-        .map(|(n, v)| (String::from_utf8_lossy(&n).into_owned(), String::from_utf8_lossy(&v).into_owned()))
-        .collect()
-}
-
-/// Column names as UTF-8 strings.
-pub fn col_names(cols: &[t::ColumnOrSuperColumn]) -> Vec<String> {
-    str_pairs(cols).into_iter().map(|(n, _)| n).collect()
-}
-
-/// Keys of range-scan results as UTF-8 strings.
-pub fn slice_keys(rows: &[t::KeySlice]) -> Vec<String> {
-    rows.iter().map(|r| String::from_utf8_lossy(&r.key).into_owned()).collect()
 }
 
 /// Polls `f` every 50 ms until it returns true or `limit` passes; returns whether it did.
