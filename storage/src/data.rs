@@ -606,7 +606,7 @@ mod tests {
         let mut buf = Vec::new();
         encode_cell(&cell, &mut buf);
         let golden: Vec<u8> = [
-            &[3u8, 0, 1, b'c', 0, 0, 0, 32][..],
+            &[4u8, 0, 1, b'c', 0, 0, 0, 32][..],
             &[0xab; 16],
             &1i64.to_be_bytes(),
             &300i64.to_be_bytes(),
@@ -620,7 +620,7 @@ mod tests {
         let mut buf = Vec::new();
         encode_cell(&update, &mut buf);
         let golden: Vec<u8> =
-            [&[4u8, 0, 1, b'c', 0, 0, 0, 0][..], &9i64.to_be_bytes(), &(-2i64).to_be_bytes()].concat();
+            [&[5u8, 0, 1, b'c', 0, 0, 0, 0][..], &9i64.to_be_bytes(), &(-2i64).to_be_bytes()].concat();
         assert_eq!(buf, golden);
         assert_eq!(decode_cell(&mut Reader::new(&buf)).expect("decodes"), update);
         for cut in 0..buf.len() {

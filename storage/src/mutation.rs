@@ -111,7 +111,7 @@ mod tests {
             "7fffffff",
             "00000000", // live row, no range tombstones
             "00000001",
-            "03",
+            "04",
             "0001",
             "6e",
             "00000020", // one cell: counter "n", 32 bytes
