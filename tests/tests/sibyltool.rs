@@ -152,9 +152,9 @@ fn sibyltool_reports_and_operates_a_running_node() {
 
     // Errors: exit code 1 and the node's message.
     for (args, needle) in [
-        (&["move", "12345"][..], "move: not supported yet: needs the cluster layer"),
-        (&["decommission"][..], "decommission: not supported yet: needs the cluster layer"),
-        (&["removenode", "x"][..], "removenode: not supported yet: needs the cluster layer"),
+        (&["move", "12345"][..], "move: not supported yet: needs streaming between nodes, which is not built"),
+        (&["decommission"][..], "decommission: not supported yet: needs streaming between nodes, which is not built"),
+        (&["removenode", "x"][..], "removenode: not supported yet: needs streaming between nodes, which is not built"),
         (&["cfstats", "Nope"][..], "keyspace Nope does not exist"),
         (&["flush", "Keyspace1", "Missing"][..], "column family Keyspace1.Missing does not exist"),
     ] {

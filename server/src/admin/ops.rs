@@ -66,8 +66,10 @@ pub enum OpError {
     Storage(#[from] StorageError),
     #[error("{0}")]
     BadRequest(String),
-    #[error("{0}: not supported yet: needs the cluster layer")]
-    NeedsCluster(&'static str),
+    #[error("{0}: not supported yet: needs streaming between nodes, which is not built")]
+    NeedsStreaming(&'static str),
+    #[error("{0}")]
+    NotBuilt(String),
     #[error("{0}: the node is drained (restart it to flush, compact or accept writes again)")]
     Drained(&'static str),
     #[error("{0}")]
@@ -81,7 +83,7 @@ impl OpError {
             OpError::Storage(StorageError::UnknownColumnFamily { .. }) => ErrorKind::UnknownColumnFamily,
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
-            OpError::NeedsCluster(_) => ErrorKind::NotSupported,
+            OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
             OpError::Drained(_) => ErrorKind::Drained,
             OpError::Internal(_) => ErrorKind::Internal,
         }
@@ -140,12 +142,12 @@ async fn run<W: AsyncWrite + Unpin>(
             thrift_api_version: thrift_idl::VERSION.into(),
             protocol_version: PROTOCOL_VERSION,
         }),
-        Request::Move { .. } => Err(OpError::NeedsCluster("move")),
-        Request::Decommission => Err(OpError::NeedsCluster("decommission")),
-        Request::RemoveNode { .. } => Err(OpError::NeedsCluster("removenode")),
-        Request::LoadBalance => Err(OpError::NeedsCluster("loadbalance")),
-        Request::Repair { .. } => Err(OpError::NeedsCluster("repair")),
-        Request::Join => Err(OpError::NeedsCluster("join")),
+        Request::Move { .. } => Err(OpError::NeedsStreaming("move")),
+        Request::Decommission => Err(OpError::NeedsStreaming("decommission")),
+        Request::RemoveNode { .. } => Err(OpError::NeedsStreaming("removenode")),
+        Request::LoadBalance => Err(OpError::NeedsStreaming("loadbalance")),
+        Request::Repair { .. } => Err(OpError::NeedsStreaming("repair")),
+        Request::Join => Err(OpError::NeedsStreaming("join")),
     }
 }
 
@@ -514,9 +516,15 @@ fn cleanup(node: &Node, keyspace: Option<&str>) -> Result<CleanupResult, OpError
         Some(k) => vec![schema.keyspaces.get(k).cloned().ok_or_else(|| StorageError::UnknownKeyspace(k.into()))?],
         None => schema.keyspaces.values().cloned().collect(),
     };
-    // With one token in the ring this node's range is the whole ring: every key it stores is
-    // its own. Once the cluster layer exists, cleanup has to drop the ranges given away.
-    let ring_size = 1;
+    // Alone in the ring, this node's range is the whole ring: every key it stores is its own.
+    // With others, a join may have taken ranges from it, and dropping them is not built: say
+    // so rather than report a clean-up that did not happen.
+    let ring_size = node.coordinator.membership().ring().sorted_tokens().len();
+    if ring_size > 1 {
+        return Err(OpError::NotBuilt(format!(
+            "cleanup: not supported yet in a ring of {ring_size} tokens: removing the ranges this node no longer replicates is not built"
+        )));
+    }
     Ok(CleanupResult {
         keyspaces: keyspaces
             .into_iter()

@@ -239,7 +239,7 @@ async fn ring_operations_are_not_supported_yet() {
     assert_eq!(replies.len(), 6);
     for r in &replies {
         assert!(
-            matches!(r, Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.contains("not supported yet: needs the cluster layer")),
+            matches!(r, Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.contains("not supported yet: needs streaming between nodes")),
             "{r:?}"
         );
     }

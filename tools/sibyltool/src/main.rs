@@ -76,19 +76,19 @@ enum Command {
     Getendpoints { keyspace: String, cf: String, key: String },
     /// The node's release and protocol versions.
     Version,
-    /// Move this node to a new token (needs the cluster layer).
+    /// Move this node to a new token (not supported yet: needs streaming).
     Move { token: String },
-    /// Hand this node's data to the others and leave the ring (needs the cluster layer).
+    /// Hand this node's data to the others and leave the ring (not supported yet: needs streaming).
     Decommission,
-    /// Remove a dead node from the ring (needs the cluster layer).
+    /// Remove a dead node from the ring (not supported yet: needs streaming).
     Removenode { node: String },
     /// Remove a dead node's token from the ring (0.6 name of removenode).
     Removetoken { token: String },
-    /// Move this node to even out the ring (needs the cluster layer).
+    /// Move this node to even out the ring (not supported yet: needs streaming).
     Loadbalance,
-    /// Repair data with the other replicas (needs the cluster layer).
+    /// Repair data with the other replicas (not supported yet: needs streaming).
     Repair { keyspace: Option<String> },
-    /// Join the ring (needs the cluster layer).
+    /// Join the ring (not supported yet: needs streaming).
     Join,
 }
 
