@@ -161,8 +161,8 @@ impl Storage {
         }
         let cache = Arc::new(BlockCache::new(config.block_cache_bytes));
         let mut stores = Stores::default();
-        let system_def = system::keyspace_def();
-        for cf in &system_def.cf_defs {
+        let builtin = system::builtin_keyspaces();
+        for cf in builtin.iter().flat_map(|k| k.cf_defs.iter()) {
             recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
@@ -181,13 +181,15 @@ impl Storage {
             keyspaces.entry(ks.name.clone()).or_insert_with(|| ks.clone());
         }
         let version = schema_tables::schema_version(&keyspaces)?;
-        keyspaces.insert(system_def.name.clone(), system_def);
+        for ks in builtin {
+            keyspaces.insert(ks.name.clone(), ks);
+        }
         stores.schema = Schema { keyspaces, version };
         let user_cfs: Vec<_> = stores
             .schema
             .keyspaces
             .values()
-            .filter(|k| k.name != system::KEYSPACE)
+            .filter(|k| !system::is_builtin_keyspace(&k.name))
             .flat_map(|k| k.cf_defs.iter().cloned())
             .collect();
         for cf in user_cfs {
