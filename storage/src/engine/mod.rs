@@ -21,6 +21,7 @@
 //! allowed.
 
 mod counter;
+mod derived;
 mod hints;
 mod index;
 mod local;
@@ -243,6 +244,7 @@ impl Storage {
             }
         }
         storage.start_local_state()?;
+        storage.refresh_schema_rows()?;
         // Everything replayed goes to SSTables before the old segments are removed.
         for store in storage.all_stores() {
             storage.flush_store(&store)?;

@@ -148,6 +148,7 @@ impl Storage {
             &mut newest,
         )?;
         let version = self.install_schema(decoded.keyspaces)?;
+        self.refresh_schema_rows()?;
         for cf in [system::SCHEMA_KEYSPACES_CF, system::SCHEMA_COLUMNFAMILIES_CF] {
             let store = self.store(system::KEYSPACE, cf)?;
             self.flush_store(&store)?;

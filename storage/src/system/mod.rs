@@ -15,9 +15,12 @@
 //! before it knows any other part of the schema.
 //!
 //! Beside `system`, the engine defines in code the other keyspaces Cassandra 3.11 has on every
-//! node ([`builtin_keyspaces`]): `system_traces` ([`traces`]). Like `system`, they are never
+//! node ([`builtin_keyspaces`]): `system_traces` ([`traces`]), and `system_schema`, `system_auth`
+//! and `system_distributed` ([`derived`]), whose rows are derived from the schema and the
+//! server's authenticator. Like `system`, they are never
 //! written to the schema tables nor counted in the schema version, and cannot be changed.
 
+pub mod derived;
 pub mod hints;
 pub mod local;
 pub mod paxos;
@@ -101,12 +104,15 @@ pub fn keyspace_def() -> KeyspaceDef {
 
 /// Every keyspace defined in code rather than in the schema tables: `system` first.
 pub fn builtin_keyspaces() -> Vec<KeyspaceDef> {
-    vec![keyspace_def(), traces::keyspace_def()]
+    let mut all = vec![keyspace_def(), traces::keyspace_def()];
+    all.extend(derived::keyspace_defs());
+    all
 }
 
 /// Whether `name` is a keyspace of [`builtin_keyspaces`].
 pub fn is_builtin_keyspace(name: &str) -> bool {
-    name == KEYSPACE || name == traces::KEYSPACE
+    [KEYSPACE, traces::KEYSPACE, derived::SCHEMA_KEYSPACE, derived::AUTH_KEYSPACE, derived::DISTRIBUTED_KEYSPACE]
+        .contains(&name)
 }
 
 /// Whether `id` is a column family of a built-in keyspace (replayed before the rest).
@@ -122,6 +128,7 @@ pub fn is_system_cf(id: &Uuid) -> bool {
         traces::EVENTS_CF_ID,
     ]
     .contains(id)
+        || derived::cf_ids().any(|d| d == *id)
 }
 
 /// The column families whose rows make up the schema (what nodes exchange to agree on it).
