@@ -29,3 +29,4 @@ pub mod schema_sync;
 pub mod snitch;
 pub mod storage_service;
 pub mod token_metadata;
+pub mod trace;

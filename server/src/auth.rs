@@ -170,6 +170,43 @@ fn logged_in(user: Option<&AuthenticatedUser>) -> Result<&AuthenticatedUser, Aut
     user.ok_or(AuthError::NotLoggedIn)
 }
 
+impl Authenticator {
+    /// The users and grants `system_auth` shows: none for AllowAllAuthenticator; for the
+    /// SimpleAuthenticator each user of passwd.properties, a superuser when it may change
+    /// keyspaces (`<modify-keyspaces>`), with its grants of access.properties on `data/<ks>`
+    /// and `data/<ks>/<cf>` (read-only: SELECT; read-write: MODIFY and SELECT).
+    pub fn system_auth_users(&self) -> Vec<storage::system::derived::AuthUser> {
+        let Authenticator::Simple(simple) = self else { return Vec::new() };
+        let tables = simple.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let access = &tables.access;
+        let resources = access
+            .keyspaces
+            .iter()
+            .map(|(ks, g)| (format!("data/{ks}"), g))
+            .chain(access.column_families.iter().map(|((ks, cf), g)| (format!("data/{ks}/{cf}"), g)));
+        let resources: Vec<(String, &Grants)> = resources.collect();
+        tables
+            .passwords
+            .keys()
+            .map(|name| {
+                let mut grants = BTreeMap::new();
+                for (resource, g) in &resources {
+                    if g.read_write.contains(name) {
+                        grants.insert(resource.clone(), vec!["MODIFY".to_string(), "SELECT".to_string()]);
+                    } else if g.read_only.contains(name) {
+                        grants.insert(resource.clone(), vec!["SELECT".to_string()]);
+                    }
+                }
+                storage::system::derived::AuthUser {
+                    name: name.clone(),
+                    superuser: access.modify_keyspaces.contains(name),
+                    grants,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Read and write grants for one keyspace or column family.
 #[derive(Debug, Default, Clone)]
 struct Grants {

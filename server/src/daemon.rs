@@ -85,6 +85,10 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     info!(config = %config_path.display(), cluster = %config.cluster_name, endpoint = %local, "starting sibyl");
     let storage = Storage::open(storage_config(&config, partitioner))?;
     storage.check_cluster_name(&config.cluster_name)?;
+    // system_auth shows the authenticator's users as this start read them.
+    for (cf, rows) in storage::system::derived::auth_rows(&authenticator.system_auth_users()) {
+        storage.replace_derived_rows(storage::system::derived::AUTH_KEYSPACE, cf, rows)?;
+    }
     let state = storage.local_state();
     let saved = saved_tokens(&state.tokens, partitioner)?;
     let host_id = state.host_id.to_string();

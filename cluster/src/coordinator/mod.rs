@@ -26,13 +26,16 @@ mod ring;
 mod schema;
 mod write;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use storage::data::{now_micros, now_seconds};
 use storage::dht::{KeyBound, Partitioner, Token};
 use storage::engine::Storage;
 use storage::filter::ReadFilter;
 use storage::schema::{CfMetadata, KeyspaceDef};
+use storage::system::traces::{self, TraceEvent, TraceSession};
 use storage::StorageError;
 
 use crate::consistency::ConsistencyLevel;
@@ -234,6 +237,18 @@ impl Coordinator {
 
     pub fn has_keyspace(&self, name: &str) -> bool {
         self.storage.has_keyspace(name)
+    }
+
+    /// Writes a traced request's session row and events to `system_traces` on this node (the
+    /// keyspace is local: a trace is read back through the node that coordinated it).
+    pub async fn record_trace(&self, session: TraceSession, events: Vec<TraceEvent>) -> Result<()> {
+        let m = traces::session_mutation(&session, &events, now_micros(), now_seconds());
+        self.blocking(move |storage| Ok(storage.apply(m)?)).await
+    }
+
+    /// This node's address, as trace sessions name their coordinator.
+    pub fn local_address(&self) -> IpAddr {
+        self.membership.local().ip()
     }
 
     /// Every keyspace, the system keyspace included.

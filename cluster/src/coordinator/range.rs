@@ -29,6 +29,7 @@ use super::{Coordinator, CoordinatorError, PagedRangeCommand, RangeCommand, Resu
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, RangeRequest};
 use crate::net::Verb;
+use crate::trace::trace;
 use crate::Endpoint;
 
 /// Partitions with the cells a scan selected (none, for a range ghost).
@@ -43,9 +44,13 @@ impl Coordinator {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
         super::cas::refuse_serial_scan(cl)?;
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
+        trace(|| {
+            format!("Scanning {} range piece(s) of {}.{} at {cl}", command.pieces.len(), command.keyspace, command.cf)
+        });
         let rows = self
             .range_rows(&command.keyspace, &command.cf, &command.pieces, &command.filter, &[], command.max_rows, cl)
             .await?;
+        trace(|| format!("Scan returned {} partition(s)", rows.len()));
         let now = now_seconds();
         Ok(rows.into_iter().map(|(key, row)| (key, collect_live(&meta.cmp, &row, &command.filter, now))).collect())
     }

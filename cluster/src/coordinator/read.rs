@@ -23,6 +23,7 @@ use super::{Coordinator, CoordinatorError, ReadCommand, Result, INLINE_MAX_COLUM
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, ReadReply, ReadRequest};
 use crate::net::{MessagingService, RequestError, Verb};
+use crate::trace::trace;
 use crate::Endpoint;
 
 /// A point read with the replicas it goes to.
@@ -53,10 +54,14 @@ impl Coordinator {
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets == [local] && p.others.is_empty()) {
             let commands: Vec<ReadCommand> = planned.into_iter().map(|p| p.command).collect();
-            if is_small(&commands) {
-                return read_all(&self.storage, &commands);
-            }
-            return self.blocking(move |storage| read_all(storage, &commands)).await;
+            trace(|| format!("Reading {} partition(s) locally: this node is their only replica asked", commands.len()));
+            let rows = if is_small(&commands) {
+                read_all(&self.storage, &commands)
+            } else {
+                self.blocking(move |storage| read_all(storage, &commands)).await
+            };
+            trace(|| "Local read complete".into());
+            return rows;
         }
         join_all(planned.into_iter().map(|p| self.read_one(p))).await.into_iter().collect()
     }
@@ -125,9 +130,11 @@ impl Coordinator {
             required: 1,
             alive: 0,
         })?;
+        trace(|| format!("Reading data from {first}, digests from {rest:?}"));
         let mut replies: Vec<Reply<'_>> = vec![self.ask(*first, &command, false)];
         replies.extend(rest.iter().map(|ep| self.ask(*ep, &command, true)));
         let answers = self.gather(replies, started, targets.len()).await?;
+        trace(|| format!("Read answered by {} replica(s)", targets.len()));
         let mut answers = answers.into_iter();
         let data = match answers.next() {
             Some(ReadReply::Data(row)) => row,
@@ -140,6 +147,7 @@ impl Coordinator {
             data
         } else {
             debug!(keyspace = %command.keyspace, cf = %command.cf, "digest mismatch: reading data from every replica asked");
+            trace(|| "Digest mismatch: reading data from every replica asked, then repairing them".into());
             let replies: Vec<Reply<'_>> = targets.iter().map(|ep| self.ask(*ep, &command, false)).collect();
             let versions = self.gather(replies, started, targets.len()).await?;
             let versions: Vec<Row> = versions

@@ -15,6 +15,7 @@ use crate::consistency::ConsistencyLevel;
 use crate::messages;
 use crate::net::Verb;
 use crate::replication::ReplicationStrategy;
+use crate::trace::trace;
 use crate::Endpoint;
 
 /// One replica's acknowledgement of mutation `.0`.
@@ -35,7 +36,10 @@ impl Coordinator {
         let planned = self.plan_writes(mutations, cl)?;
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
-            return self.apply_locally(planned.into_iter().map(|p| p.mutation).collect()).await;
+            trace(|| format!("Applying {} mutation(s) locally: this node is their only replica", planned.len()));
+            self.apply_locally(planned.into_iter().map(|p| p.mutation).collect()).await?;
+            trace(|| "Local write acknowledged".into());
+            return Ok(());
         }
         self.write_to_replicas(planned, cl).await
     }
@@ -121,6 +125,11 @@ impl Coordinator {
                 }
             }
         }
+        trace(|| {
+            let replicas: std::collections::BTreeSet<&Endpoint> =
+                planned.iter().flat_map(|p| &p.targets.alive).collect();
+            format!("Sent {} mutation(s) to replicas {replicas:?}", planned.len())
+        });
         let mut unmet = trackers.iter().filter(|t| !t.is_met()).count();
         if planned.iter().any(|p| p.targets.alive.contains(&local)) {
             // As in apply_locally: let the loop's other connections queue their commit log
@@ -148,8 +157,10 @@ impl Coordinator {
             }
         }
         if unmet == 0 {
+            trace(|| format!("Consistency level {cl} met for every mutation"));
             return Ok(());
         }
+        trace(|| format!("Write timed out: {unmet} mutation(s) short of consistency level {cl}"));
         // The worst-off mutation decides what the client hears.
         let (received, required) = trackers
             .iter()

@@ -168,9 +168,9 @@ async fn flush_then_cfstats_shows_one_sstable_per_flushed_cf() {
 
     let after = exchange(&state, b"{\"op\":\"cf_stats\"}\n").await;
     let stats: CfStatsResult = ok(&after[0]);
-    // The system keyspace (schema, node state) is listed too, as nodetool does.
+    // The built-in keyspaces (schema, node state, traces) are listed too, as nodetool does.
     let names: Vec<&str> = stats.keyspaces.iter().map(|k| k.name.as_str()).collect();
-    assert_eq!(names, ["ks", "system"]);
+    assert_eq!(names, ["ks", "system", "system_auth", "system_distributed", "system_schema", "system_traces"]);
     let ks = &stats.keyspaces[0];
     assert_eq!(ks.write_count, 4);
     let cf = ks.column_families.iter().find(|c| c.name == "cf").expect("cf listed");
@@ -326,7 +326,16 @@ async fn the_client_drives_a_node_over_tcp_through_drain() {
             "system.paxos",
             "system.peers",
             "system.schema_columnfamilies",
-            "system.schema_keyspaces"
+            "system.schema_keyspaces",
+            "system_auth.role_permissions",
+            "system_auth.roles",
+            "system_distributed.parent_repair_history",
+            "system_distributed.repair_history",
+            "system_schema.columns",
+            "system_schema.keyspaces",
+            "system_schema.tables",
+            "system_traces.events",
+            "system_traces.sessions",
         ]
     );
     assert_eq!(progress.last().map(|p| p.what.as_str()), Some("drained"));

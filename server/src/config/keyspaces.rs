@@ -129,8 +129,8 @@ fn parse_keyspace(
             })
         }
     };
-    if name.eq_ignore_ascii_case("system") {
-        return Err(bad("Keyspace Name", node.line, &name, "the system keyspace is reserved"));
+    if crate::thrift::validate::is_reserved_keyspace(&name) {
+        return Err(bad("Keyspace Name", node.line, &name, format!("the {name} keyspace is reserved")));
     }
     let els = Elements::collect(
         node,

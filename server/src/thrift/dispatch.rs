@@ -8,12 +8,13 @@
 //! method UNKNOWN_METHOD; an error the method does not declare INTERNAL_ERROR. The connection
 //! stays usable after each.
 
+use cluster::trace::{self, TraceState};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
 };
 use thrift::{ApplicationError, ApplicationErrorKind};
 use thrift_idl as t;
-use tracing::{debug, info};
+use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
 use super::handler::Handler;
@@ -31,13 +32,24 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
         debug!(method = %header.name, kind = ?header.message_type, "ignoring a message that is not a call");
         return Ok(());
     }
-    let trace = handler.session_mut().take_trace();
-    let started = trace.map(|_| std::time::Instant::now());
-    let written_before = out.len();
-    call(handler, &header.name, header.sequence_number, &mut input, out).await;
-    if let (Some(id), Some(started)) = (trace, started) {
-        info!(session = %id, method = %header.name, elapsed_us = started.elapsed().as_micros() as u64,
-              reply_bytes = out.len() - written_before, "trace: request complete");
+    // The one check an untraced request pays.
+    let Some(session_id) = handler.session_mut().take_trace() else {
+        call(handler, &header.name, header.sequence_number, &mut input, out).await;
+        return Ok(());
+    };
+    let state = TraceState::new(session_id, handler.coordinator().local_address());
+    let method = header.name.as_str();
+    trace::traced(state.clone(), async {
+        trace::trace(|| format!("{method} request received"));
+        call(handler, method, header.sequence_number, &mut input, out).await;
+        trace::trace(|| "Request complete".into());
+    })
+    .await;
+    let (session, events) = state.finish(method, handler.session_mut().client());
+    // Written before the answer goes out, so the client can read its trace at once.
+    match handler.coordinator().record_trace(session, events).await {
+        Ok(()) => debug!(session = %session_id, method, "trace recorded"),
+        Err(e) => warn!(session = %session_id, method, error = %e, "could not record a trace"),
     }
     Ok(())
 }

@@ -30,10 +30,22 @@ pub struct Handler {
     session: Session,
 }
 
-/// Node part of the time-based trace session ids.
-const NODE_ID: [u8; 6] = *b"sibyl!";
-
 type MutationMap = BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>;
+
+/// What a traced request asked for, as the `parameters` of its session row (3.11 records the
+/// key in hex, the column family and the consistency level for these methods).
+fn trace_request(key: Option<&[u8]>, column_family: &str, cl: t::ConsistencyLevel) {
+    cluster::trace::trace_parameters(|| {
+        let level =
+            super::convert::consistency_level(cl).map(|l| l.to_string()).unwrap_or_else(|_| format!("{}", cl.0));
+        let mut p =
+            vec![("column_family".to_string(), column_family.to_string()), ("consistency_level".to_string(), level)];
+        if let Some(key) = key {
+            p.push(("key".to_string(), key.iter().map(|b| format!("{b:02x}")).collect()));
+        }
+        p
+    });
+}
 
 impl Handler {
     pub fn new(ctx: Arc<ThriftContext>) -> Handler {
@@ -44,7 +56,7 @@ impl Handler {
         &mut self.session
     }
 
-    fn coordinator(&self) -> &Coordinator {
+    pub(super) fn coordinator(&self) -> &Coordinator {
         &self.ctx.coordinator
     }
 
@@ -84,7 +96,7 @@ impl Handler {
 
     pub async fn trace_next_query(&mut self) -> TResult<Vec<u8>> {
         // A time-based id, as Cassandra's trace sessions.
-        let id = Uuid::now_v1(&NODE_ID);
+        let id = Uuid::now_v1(&cluster::trace::NODE_ID);
         self.session.trace_next(id);
         Ok(id.as_bytes().to_vec())
     }
@@ -97,6 +109,7 @@ impl Handler {
         path: t::ColumnPath,
         cl: t::ConsistencyLevel,
     ) -> TResult<t::ColumnOrSuperColumn> {
+        trace_request(Some(&key), &path.column_family, cl);
         let ks = self.read_keyspace()?;
         reads::get(self.coordinator(), &ks, key, path, cl).await
     }
@@ -108,6 +121,7 @@ impl Handler {
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+        trace_request(Some(&key), &parent.column_family, cl);
         let ks = self.read_keyspace()?;
         reads::get_slice(self.coordinator(), &ks, key, parent, predicate, cl).await
     }
@@ -119,6 +133,7 @@ impl Handler {
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
     ) -> TResult<i32> {
+        trace_request(Some(&key), &parent.column_family, cl);
         let ks = self.read_keyspace()?;
         reads::get_count(self.coordinator(), &ks, key, parent, predicate, cl).await
     }
@@ -130,6 +145,7 @@ impl Handler {
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
     ) -> TResult<BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
+        trace_request(None, &parent.column_family, cl);
         let ks = self.read_keyspace()?;
         reads::multiget_slice(self.coordinator(), &ks, keys, parent, predicate, cl).await
     }
@@ -152,6 +168,7 @@ impl Handler {
         range: t::KeyRange,
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::KeySlice>> {
+        trace_request(None, &parent.column_family, cl);
         let ks = self.read_keyspace()?;
         reads::get_range_slices(self.coordinator(), &ks, parent, predicate, range, cl).await
     }
@@ -192,6 +209,7 @@ impl Handler {
         column: t::Column,
         cl: t::ConsistencyLevel,
     ) -> TResult<()> {
+        trace_request(Some(&key), &parent.column_family, cl);
         let ks = self.write_keyspace()?;
         writes::insert(self.coordinator(), &ks, key, parent, column, cl).await
     }
@@ -219,6 +237,7 @@ impl Handler {
         timestamp: i64,
         cl: t::ConsistencyLevel,
     ) -> TResult<()> {
+        trace_request(Some(&key), &path.column_family, cl);
         let ks = self.write_keyspace()?;
         writes::remove(self.coordinator(), &ks, key, path, timestamp, cl).await
     }

@@ -114,6 +114,9 @@ enum ConnError {
 
 async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) -> Result<(), ConnError> {
     let mut handler = Handler::new(ctx.clone());
+    if let Ok(peer) = stream.peer_addr() {
+        handler.session_mut().set_client(peer.ip());
+    }
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut reply: Vec<u8> = Vec::with_capacity(256);
     // The first byte tells the transport: unframed strict binary starts with 0x80.

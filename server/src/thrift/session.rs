@@ -1,6 +1,8 @@
 //! A connection's state (its keyspace, login and pending trace) and the access checks made
 //! against it before a request runs.
 
+use std::net::IpAddr;
+
 use uuid::Uuid;
 
 use super::error::{ire, TResult, ThriftError};
@@ -25,6 +27,8 @@ pub struct Session {
     user: Option<AuthenticatedUser>,
     /// Set by trace_next_query: the session id under which the next request is traced.
     trace_next: Option<Uuid>,
+    /// The client's address, as trace sessions record it.
+    client: Option<IpAddr>,
 }
 
 impl Session {
@@ -66,6 +70,14 @@ impl Session {
     /// Asks for the next request to be traced under `id`.
     pub fn trace_next(&mut self, id: Uuid) {
         self.trace_next = Some(id);
+    }
+
+    pub fn set_client(&mut self, client: IpAddr) {
+        self.client = Some(client);
+    }
+
+    pub fn client(&self) -> Option<IpAddr> {
+        self.client
     }
 
     /// The trace session id for the request about to run, if one was asked for.

@@ -21,6 +21,7 @@
 //! allowed.
 
 mod counter;
+mod derived;
 mod hints;
 mod index;
 mod local;
@@ -161,8 +162,8 @@ impl Storage {
         }
         let cache = Arc::new(BlockCache::new(config.block_cache_bytes));
         let mut stores = Stores::default();
-        let system_def = system::keyspace_def();
-        for cf in &system_def.cf_defs {
+        let builtin = system::builtin_keyspaces();
+        for cf in builtin.iter().flat_map(|k| k.cf_defs.iter()) {
             recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
@@ -181,13 +182,15 @@ impl Storage {
             keyspaces.entry(ks.name.clone()).or_insert_with(|| ks.clone());
         }
         let version = schema_tables::schema_version(&keyspaces)?;
-        keyspaces.insert(system_def.name.clone(), system_def);
+        for ks in builtin {
+            keyspaces.insert(ks.name.clone(), ks);
+        }
         stores.schema = Schema { keyspaces, version };
         let user_cfs: Vec<_> = stores
             .schema
             .keyspaces
             .values()
-            .filter(|k| k.name != system::KEYSPACE)
+            .filter(|k| !system::is_builtin_keyspace(&k.name))
             .flat_map(|k| k.cf_defs.iter().cloned())
             .collect();
         for cf in user_cfs {
@@ -241,6 +244,7 @@ impl Storage {
             }
         }
         storage.start_local_state()?;
+        storage.refresh_schema_rows()?;
         // Everything replayed goes to SSTables before the old segments are removed.
         for store in storage.all_stores() {
             storage.flush_store(&store)?;

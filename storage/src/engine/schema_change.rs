@@ -67,7 +67,7 @@ impl Storage {
                 cf: cf.to_string(),
                 key: String::from_utf8_lossy(&m.key).into_owned(),
             };
-            let name_ok = std::str::from_utf8(&m.key).is_ok_and(|k| valid_name(k) && k != system::KEYSPACE);
+            let name_ok = std::str::from_utf8(&m.key).is_ok_and(|k| valid_name(k) && !system::is_builtin_keyspace(k));
             if m.keyspace != system::KEYSPACE || !name_ok {
                 let cf = m.updates.first().map(|(cf, _)| cf.as_str()).unwrap_or_default();
                 return Err(refuse(cf));
@@ -110,11 +110,13 @@ impl Storage {
         let current = self.schema();
         let mut schema = current.clone();
         change(&mut schema)?;
-        for ks in schema.keyspaces.values_mut().filter(|k| k.name != system::KEYSPACE) {
+        for ks in schema.keyspaces.values_mut().filter(|k| !system::is_builtin_keyspace(&k.name)) {
             crate::schema::assign_index_names(ks);
         }
-        if schema.keyspaces.get(system::KEYSPACE) != current.keyspaces.get(system::KEYSPACE) {
-            return Err(StorageError::InvalidSchema("the system keyspace cannot be changed".into()));
+        for builtin in system::builtin_keyspaces() {
+            if schema.keyspaces.get(&builtin.name) != current.keyspaces.get(&builtin.name) {
+                return Err(StorageError::InvalidSchema(format!("the {} keyspace cannot be changed", builtin.name)));
+            }
         }
         let mut ids: HashMap<Uuid, (&str, &str)> = HashMap::new();
         for ks in schema.keyspaces.values() {
@@ -146,6 +148,7 @@ impl Storage {
             &mut newest,
         )?;
         let version = self.install_schema(decoded.keyspaces)?;
+        self.refresh_schema_rows()?;
         for cf in [system::SCHEMA_KEYSPACES_CF, system::SCHEMA_COLUMNFAMILIES_CF] {
             let store = self.store(system::KEYSPACE, cf)?;
             self.flush_store(&store)?;
@@ -158,8 +161,9 @@ impl Storage {
     /// version in `system.local`, and only then removes dropped column families and keyspaces
     /// from disk. The caller holds the schema lock.
     fn install_schema(&self, mut keyspaces: BTreeMap<String, KeyspaceDef>) -> Result<Uuid> {
-        let system_def = system::keyspace_def();
-        keyspaces.insert(system_def.name.clone(), system_def);
+        for builtin in system::builtin_keyspaces() {
+            keyspaces.insert(builtin.name.clone(), builtin);
+        }
         let version = schema_tables::schema_version(&keyspaces)?;
         let schema = Schema { keyspaces, version };
         let new_defs: BTreeMap<Uuid, &CfDef> =

@@ -13,12 +13,20 @@
 //!
 //! Every column family here has a fixed id, so the engine can replay their commit log records
 //! before it knows any other part of the schema.
+//!
+//! Beside `system`, the engine defines in code the other keyspaces Cassandra 3.11 has on every
+//! node ([`builtin_keyspaces`]): `system_traces` ([`traces`]), and `system_schema`, `system_auth`
+//! and `system_distributed` ([`derived`]), whose rows are derived from the schema and the
+//! server's authenticator. Like `system`, they are never
+//! written to the schema tables nor counted in the schema version, and cannot be changed.
 
+pub mod derived;
 pub mod hints;
 pub mod local;
 pub mod paxos;
 pub mod peers;
 pub mod schema_tables;
+pub mod traces;
 
 use std::collections::BTreeMap;
 
@@ -94,9 +102,33 @@ pub fn keyspace_def() -> KeyspaceDef {
     ks
 }
 
+/// Every keyspace defined in code rather than in the schema tables: `system` first.
+pub fn builtin_keyspaces() -> Vec<KeyspaceDef> {
+    let mut all = vec![keyspace_def(), traces::keyspace_def()];
+    all.extend(derived::keyspace_defs());
+    all
+}
+
+/// Whether `name` is a keyspace of [`builtin_keyspaces`].
+pub fn is_builtin_keyspace(name: &str) -> bool {
+    [KEYSPACE, traces::KEYSPACE, derived::SCHEMA_KEYSPACE, derived::AUTH_KEYSPACE, derived::DISTRIBUTED_KEYSPACE]
+        .contains(&name)
+}
+
+/// Whether `id` is a column family of a built-in keyspace (replayed before the rest).
 pub fn is_system_cf(id: &Uuid) -> bool {
-    [SCHEMA_KEYSPACES_CF_ID, LOCAL_CF_ID, SCHEMA_COLUMNFAMILIES_CF_ID, PEERS_CF_ID, HINTS_CF_ID, PAXOS_CF_ID]
-        .contains(id)
+    [
+        SCHEMA_KEYSPACES_CF_ID,
+        LOCAL_CF_ID,
+        SCHEMA_COLUMNFAMILIES_CF_ID,
+        PEERS_CF_ID,
+        HINTS_CF_ID,
+        PAXOS_CF_ID,
+        traces::SESSIONS_CF_ID,
+        traces::EVENTS_CF_ID,
+    ]
+    .contains(id)
+        || derived::cf_ids().any(|d| d == *id)
 }
 
 /// The column families whose rows make up the schema (what nodes exchange to agree on it).
@@ -117,5 +149,16 @@ mod tests {
         let schema_cfs: Vec<&CfDef> = ks.cf_defs.iter().filter(|c| is_schema_cf(&c.name)).collect();
         assert_eq!(schema_cfs.len(), 2);
         assert!(schema_cfs.iter().all(|c| c.gc_grace_seconds == SCHEMA_GC_GRACE_SECONDS));
+    }
+
+    #[test]
+    fn builtin_keyspaces_have_distinct_fixed_ids() {
+        let all = builtin_keyspaces();
+        assert!(all.iter().all(|k| is_builtin_keyspace(&k.name)));
+        let ids: Vec<Uuid> = all.iter().flat_map(|k| k.cf_defs.iter().map(|c| c.id)).collect();
+        assert!(ids.iter().all(is_system_cf));
+        let unique: std::collections::BTreeSet<&Uuid> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        assert!(!is_builtin_keyspace("system_tracesx"));
     }
 }

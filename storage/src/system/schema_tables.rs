@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use tracing::warn;
 use uuid::Uuid;
 
-use super::{KEYSPACE, SCHEMA_COLUMNFAMILIES_CF, SCHEMA_KEYSPACES_CF};
+use super::{is_builtin_keyspace, KEYSPACE, SCHEMA_COLUMNFAMILIES_CF, SCHEMA_KEYSPACES_CF};
 use crate::data::{Cell, DeletionTime};
 use crate::error::{Result, StorageError};
 use crate::mutation::RowMutation;
@@ -69,7 +69,7 @@ pub fn diff_mutations(
     now: i32,
 ) -> Result<Vec<RowMutation>> {
     let mut out = Vec::new();
-    for (name, ks) in new.iter().filter(|(name, _)| *name != KEYSPACE) {
+    for (name, ks) in new.iter().filter(|(name, _)| !is_builtin_keyspace(name)) {
         let before = old.get(name);
         let mut m = RowMutation::new(KEYSPACE, name.clone().into_bytes());
         if !before.is_some_and(|b| KeyspaceAttributes::same(b, ks)) {
@@ -94,7 +94,7 @@ pub fn diff_mutations(
             out.push(m);
         }
     }
-    for name in old.keys().filter(|name| *name != KEYSPACE && !new.contains_key(*name)) {
+    for name in old.keys().filter(|name| !is_builtin_keyspace(name) && !new.contains_key(*name)) {
         out.push(keyspace_tombstone(name, timestamp, now));
     }
     Ok(out)
@@ -144,7 +144,7 @@ pub struct DecodedSchema {
 pub fn decode_schema(keyspace_rows: Vec<(Vec<u8>, Vec<Cell>)>, cf_rows: Vec<(Vec<u8>, Vec<Cell>)>) -> DecodedSchema {
     let mut out = DecodedSchema::default();
     for (key, cells) in keyspace_rows {
-        let Some(name) = String::from_utf8(key).ok().filter(|n| valid_name(n) && n != KEYSPACE) else {
+        let Some(name) = String::from_utf8(key).ok().filter(|n| valid_name(n) && !is_builtin_keyspace(n)) else {
             warn!("schema_keyspaces: ignoring a row whose key is not a keyspace name");
             continue;
         };
@@ -205,7 +205,7 @@ pub fn decode_schema(keyspace_rows: Vec<(Vec<u8>, Vec<Cell>)>, cf_rows: Vec<(Vec
 /// `Schema.calculateSchemaDigest`. Nodes holding the same definitions compute the same version.
 pub fn schema_version(keyspaces: &BTreeMap<String, KeyspaceDef>) -> Result<Uuid> {
     let mut md5 = Md5::new();
-    for ks in keyspaces.values().filter(|k| k.name != KEYSPACE) {
+    for ks in keyspaces.values().filter(|k| !is_builtin_keyspace(&k.name)) {
         let mut canonical = ks.clone();
         canonical.cf_defs.sort_by(|a, b| a.name.cmp(&b.name));
         md5.update(json("keyspace definition", &canonical)?);

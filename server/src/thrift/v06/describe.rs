@@ -37,13 +37,19 @@ pub async fn string_property(ctx: &ThriftContext, property: &str) -> TResult<Str
 
 /// Every keyspace, `system` included (describe_keyspaces, get_string_list_property).
 pub fn keyspace_names(c: &Coordinator) -> BTreeSet<String> {
-    c.keyspaces().into_iter().map(|k| k.name).collect()
+    c.keyspaces().into_iter().map(|k| k.name).filter(|name| known_to_0_6(name)).collect()
+}
+
+/// 0.6 had one system keyspace, `system`; the other four of 3.11 (`system_schema`,
+/// `system_auth`, `system_distributed`, `system_traces`) are not shown to its clients.
+fn known_to_0_6(keyspace: &str) -> bool {
+    keyspace == "system" || !is_reserved_keyspace(keyspace)
 }
 
 /// describe_keyspace: column family → {"Type", "CompareWith", "CompareSubcolumnsWith" (super
 /// column families only), "Desc"}. NotFoundException for an unknown keyspace.
 pub fn keyspace(c: &Coordinator, name: &str) -> TResult<BTreeMap<String, BTreeMap<String, String>>> {
-    c.keyspace(name).map(|ks| keyspace_map(&ks)).ok_or(ThriftError::NotFound)
+    c.keyspace(name).filter(|ks| known_to_0_6(&ks.name)).map(|ks| keyspace_map(&ks)).ok_or(ThriftError::NotFound)
 }
 
 pub fn keyspace_map(ks: &KeyspaceDef) -> BTreeMap<String, BTreeMap<String, String>> {
