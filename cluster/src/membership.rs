@@ -144,6 +144,11 @@ impl Membership {
         Ok(self.replica_map_of(&keyspace.name, &strategy))
     }
 
+    /// A number that changes whenever the ring does (tokens, nodes joining or leaving).
+    pub fn ring_version(&self) -> u64 {
+        self.ring_version.load(Ordering::SeqCst)
+    }
+
     /// The replicas of every range of the keyspace named `keyspace`, replicated by `strategy`,
     /// for the ring now: built once per ring or strategy change, then shared.
     pub fn replica_map_of(&self, keyspace: &str, strategy: &ReplicationStrategy) -> Arc<ReplicaMap> {

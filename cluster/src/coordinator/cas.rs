@@ -443,7 +443,7 @@ impl Coordinator {
         let (def, _) = self.replicas_of(keyspace)?;
         let strategy =
             ReplicationStrategy::from_keyspace(&def).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
-        let quota = quota(level, &strategy, &self.local_dc(), participants.pending);
+        let quota = quota(level, &strategy, self.local_dc(), participants.pending);
         let mut tracker = Tracker::new(&quota, &self.membership);
         let deadline = tokio::time::sleep(self.settings.timeouts.write);
         tokio::pin!(deadline);
@@ -530,6 +530,7 @@ fn paxos_request(keyspace: &str, cf: &str, key: &[u8], commit: Commit) -> PaxosR
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordinator::tests::single_node;
 
     fn cell(name: &str, value: &str) -> Cell {
         Cell::live(name, value, 1)
@@ -556,22 +557,6 @@ mod tests {
         assert!(!applies_to(&e, &[cell("a", "1"), cell("b", "2")]));
         assert!(applies_to(&[expect("b", None)], &[]));
         assert!(!applies_to(&[expect("b", None)], &[cell("b", "")]));
-    }
-
-    fn single_node(dir: &std::path::Path) -> (storage::engine::Storage, std::sync::Arc<Coordinator>) {
-        let mut ks = storage::schema::KeyspaceDef::new("ks");
-        ks.cf_defs.push(storage::schema::CfDef::new("ks", "cf"));
-        let mut config = storage::engine::StorageConfig::new(dir.join("data"), dir.join("commitlog"));
-        config.initial_keyspaces = vec![ks];
-        let storage = storage::engine::Storage::open(config).expect("opens");
-        let node = super::super::LocalNode {
-            cluster_name: "test".into(),
-            endpoint: "127.0.0.1:7000".parse().expect("address"),
-            rpc_address: "127.0.0.1".into(),
-            token: storage::dht::Token::minimum(),
-            snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
-        };
-        (storage.clone(), Coordinator::single_node(storage, node).expect("coordinator"))
     }
 
     fn command(expected: Vec<Expected>, name: &str, value: &str) -> CasCommand {

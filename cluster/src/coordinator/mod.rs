@@ -26,10 +26,15 @@ mod ring;
 mod schema;
 mod write;
 
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::RwLock;
 use storage::data::{now_micros, now_seconds};
 use storage::dht::{KeyBound, Partitioner, Token};
 use storage::engine::Storage;
@@ -37,6 +42,7 @@ use storage::filter::ReadFilter;
 use storage::schema::{CfMetadata, KeyspaceDef};
 use storage::system::traces::{self, TraceEvent, TraceSession};
 use storage::StorageError;
+use uuid::Uuid;
 
 use crate::consistency::ConsistencyLevel;
 use crate::executor::Executor;
@@ -150,6 +156,19 @@ pub struct Coordinator {
     schema: Option<Arc<SchemaSync>>,
     settings: Settings,
     snitch_name: String,
+    /// Each keyspace's strategy and replicas, kept while the schema and the ring stay as they
+    /// were: parsing the strategy and finding its map on every request cost a read a fifth of a
+    /// microsecond of its CPU.
+    placements: RwLock<HashMap<String, Arc<Placement>>>,
+    local_dc: String,
+}
+
+/// Where one keyspace's data lives, as of one schema and one ring.
+struct Placement {
+    schema_version: Uuid,
+    ring_version: u64,
+    strategy: ReplicationStrategy,
+    map: Arc<ReplicaMap>,
 }
 
 impl Coordinator {
@@ -164,6 +183,7 @@ impl Coordinator {
             Arc::new(SimpleSnitch),
             vec![node.token],
         ));
+        let local_dc = membership.snitch().datacenter(membership.local());
         Ok(Arc::new(Coordinator {
             storage,
             executor,
@@ -172,6 +192,8 @@ impl Coordinator {
             schema: None,
             settings: Settings::default(),
             snitch_name: node.snitch,
+            placements: RwLock::default(),
+            local_dc,
         }))
     }
 
@@ -186,6 +208,7 @@ impl Coordinator {
         settings: Settings,
     ) -> Arc<Coordinator> {
         let snitch_name = membership.snitch().class_name().to_string();
+        let local_dc = membership.snitch().datacenter(membership.local());
         Replica::register(storage.clone(), executor.clone(), &messaging);
         Arc::new_cyclic(|this| {
             crate::counter_leader::CounterLeader::register(this.clone(), &messaging);
@@ -197,6 +220,8 @@ impl Coordinator {
                 schema: Some(schema),
                 settings,
                 snitch_name,
+                placements: RwLock::default(),
+                local_dc,
             }
         })
     }
@@ -271,14 +296,27 @@ impl Coordinator {
 
     /// The keyspace's replication strategy and its replicas for the ring now, without copying
     /// the keyspace's definition (this runs for every request).
-    fn placement(&self, keyspace: &str) -> Result<(ReplicationStrategy, Arc<ReplicaMap>)> {
+    /// The keyspace's strategy and replicas, computed again only when the schema or the ring
+    /// changed.
+    fn placement(&self, keyspace: &str) -> Result<Arc<Placement>> {
+        // Versions read before the schema and the ring are: a change racing with this leaves
+        // an entry that the next request finds out of date.
+        let schema_version = self.storage.schema_version();
+        let ring_version = self.membership.ring_version();
+        if let Some(p) = self.placements.read().get(keyspace) {
+            if p.schema_version == schema_version && p.ring_version == ring_version {
+                return Ok(p.clone());
+            }
+        }
         let strategy = self
             .storage
             .with_keyspace(keyspace, ReplicationStrategy::from_keyspace)
             .ok_or_else(|| CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")))?
             .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
         let map = self.membership.replica_map_of(keyspace, &strategy);
-        Ok((strategy, map))
+        let placement = Arc::new(Placement { schema_version, ring_version, strategy, map });
+        self.placements.write().insert(keyspace.to_string(), placement.clone());
+        Ok(placement)
     }
 
     /// The keyspace's definition and its replicas for the ring now.
@@ -300,7 +338,9 @@ impl Coordinator {
         })
     }
 
-    fn local_dc(&self) -> String {
-        self.membership.snitch().datacenter(self.membership.local())
+    /// This node's data centre: fixed for the process, whichever the snitch (gossip never
+    /// changes a node's own location).
+    fn local_dc(&self) -> &str {
+        &self.local_dc
     }
 }

@@ -152,14 +152,16 @@ pub(super) fn read_replicas(
 ) -> Vec<Endpoint> {
     let local = membership.local();
     let snitch = membership.snitch();
-    let local_dc = snitch.datacenter(local);
+    let local_dc = cl.is_datacenter_local().then(|| snitch.datacenter(local));
     let mut alive: Vec<Endpoint> = map
         .endpoints_for(token)
         .iter()
         .copied()
         .filter(|ep| membership.is_alive(*ep))
-        .filter(|ep| !cl.is_datacenter_local() || snitch.datacenter(*ep) == local_dc)
+        .filter(|ep| local_dc.as_ref().is_none_or(|dc| snitch.datacenter(*ep) == *dc))
         .collect();
-    snitch.sort_by_proximity(local, &mut alive);
+    if alive.len() > 1 {
+        snitch.sort_by_proximity(local, &mut alive);
+    }
     alive
 }

@@ -121,8 +121,9 @@ impl Coordinator {
         max_rows: usize,
         cl: ConsistencyLevel,
     ) -> Result<Vec<(DecoratedKey, Row)>> {
-        let (strategy, map) = self.placement(keyspace)?;
-        let quota = quota(cl, &strategy, &self.local_dc(), 0);
+        let placement = self.placement(keyspace)?;
+        let (strategy, map) = (&placement.strategy, &placement.map);
+        let quota = quota(cl, strategy, self.local_dc(), 0);
         let meta = self.cf_metadata(keyspace, cf)?;
         let ring = self.membership.ring();
         let started = Instant::now();
@@ -132,7 +133,7 @@ impl Coordinator {
                 if out.len() >= max_rows {
                     return Ok(out);
                 }
-                let alive = read_replicas(&map, &lookup, &self.membership, cl);
+                let alive = read_replicas(map, &lookup, &self.membership, cl);
                 check_alive(cl, &quota, &alive, &self.membership)?;
                 let targets = first_meeting(&quota, &alive, &self.membership);
                 let mut cursor = sub_start;

@@ -4,7 +4,6 @@
 //! (Cassandra's digest reads and blocking read repair). With the column family's
 //! `read_repair_chance`, the other live replicas are checked too, in the background.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -13,6 +12,7 @@ use std::time::Instant;
 use futures::future::join_all;
 use rand::Rng;
 use storage::data::{now_seconds, split_super, Cell, Row};
+use storage::dht::DecoratedKey;
 use storage::engine::Storage;
 use storage::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
@@ -29,6 +29,8 @@ use crate::Endpoint;
 /// A point read with the replicas it goes to.
 struct PlannedRead {
     command: ReadCommand,
+    /// The command's key with its token, computed once for placement and the local read.
+    key: DecoratedKey,
     /// The replicas asked, nearest first: the first sends data, the others digests.
     targets: Vec<Endpoint>,
     /// Live replicas not asked (candidates for background read repair).
@@ -53,12 +55,12 @@ impl Coordinator {
         let planned = self.plan_reads(commands, cl)?;
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets == [local] && p.others.is_empty()) {
-            let commands: Vec<ReadCommand> = planned.into_iter().map(|p| p.command).collect();
-            trace(|| format!("Reading {} partition(s) locally: this node is their only replica asked", commands.len()));
-            let rows = if is_small(&commands) {
-                read_all(&self.storage, &commands)
+            let reads: Vec<(ReadCommand, DecoratedKey)> = planned.into_iter().map(|p| (p.command, p.key)).collect();
+            trace(|| format!("Reading {} partition(s) locally: this node is their only replica asked", reads.len()));
+            let rows = if is_small(reads.iter().map(|(c, _)| c)) {
+                read_all(&self.storage, &reads)
             } else {
-                self.blocking(move |storage| read_all(storage, &commands)).await
+                self.blocking(move |storage| read_all(storage, &reads)).await
             };
             trace(|| "Local read complete".into());
             return rows;
@@ -78,19 +80,21 @@ impl Coordinator {
         let local_dc = self.local_dc();
         let mut planned = Vec::with_capacity(commands.len());
         for command in commands {
-            let (strategy, map) = self.placement(&command.keyspace)?;
+            let placement = self.placement(&command.keyspace)?;
+            let (strategy, map) = (&placement.strategy, &placement.map);
             let token = self
                 .partitioner()
                 .try_token_for_key(&command.key)
                 .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
-            let alive = read_replicas(&map, &token, &self.membership, cl);
-            let quota = quota(cl, &strategy, &local_dc, 0);
+            let alive = read_replicas(map, &token, &self.membership, cl);
+            let key = DecoratedKey::new(token, command.key.clone());
+            let quota = quota(cl, strategy, local_dc, 0);
             check_alive(cl, &quota, &alive, &self.membership)?;
             let targets = first_meeting(&quota, &alive, &self.membership);
             let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();
             if others.is_empty() {
                 // Nothing to repair in the background (always so with one replica): no draw.
-                planned.push(PlannedRead { command, targets, others });
+                planned.push(PlannedRead { command, key, targets, others });
                 continue;
             }
             match self.read_repair_scope(&command) {
@@ -101,7 +105,7 @@ impl Coordinator {
                 }
                 None => others.clear(),
             }
-            planned.push(PlannedRead { command, targets, others });
+            planned.push(PlannedRead { command, key, targets, others });
         }
         Ok(planned)
     }
@@ -122,7 +126,7 @@ impl Coordinator {
     }
 
     async fn read_one(&self, planned: PlannedRead) -> Result<Vec<Cell>> {
-        let PlannedRead { command, targets, others } = planned;
+        let PlannedRead { command, targets, others, .. } = planned;
         let started = Instant::now();
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
         let (first, rest) = targets.split_first().ok_or(CoordinatorError::Unavailable {
@@ -363,13 +367,13 @@ pub(super) fn first_meeting(
     membership: &crate::membership::Membership,
 ) -> Vec<Endpoint> {
     let mut tracker = Tracker::new(quota, membership);
-    let mut chosen = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut chosen: Vec<Endpoint> = Vec::with_capacity(alive.len().min(4));
     for ep in alive {
         if tracker.is_met() {
             break;
         }
-        if seen.insert(*ep) {
+        // A handful of replicas: a linear check beats a set.
+        if !chosen.contains(ep) {
             chosen.push(*ep);
             tracker.ack(*ep);
         }
@@ -378,8 +382,8 @@ pub(super) fn first_meeting(
 }
 
 /// A read that is cheap enough to run on the caller's thread.
-fn is_small(commands: &[ReadCommand]) -> bool {
-    commands.len() <= INLINE_MAX_KEYS && commands.iter().all(|c| filter_is_small(&c.filter))
+fn is_small<'a>(mut commands: impl ExactSizeIterator<Item = &'a ReadCommand>) -> bool {
+    commands.len() <= INLINE_MAX_KEYS && commands.all(|c| filter_is_small(&c.filter))
 }
 
 fn filter_is_small(filter: &ReadFilter) -> bool {
@@ -387,8 +391,8 @@ fn filter_is_small(filter: &ReadFilter) -> bool {
     filter.count <= INLINE_MAX_COLUMNS || (names_only && filter.ranges.len() <= INLINE_MAX_COLUMNS)
 }
 
-fn read_all(storage: &Storage, commands: &[ReadCommand]) -> Result<Vec<Vec<Cell>>> {
-    commands.iter().map(|c| Ok(storage.read(&c.keyspace, &c.cf, &c.key, &c.filter)?)).collect()
+fn read_all(storage: &Storage, reads: &[(ReadCommand, DecoratedKey)]) -> Result<Vec<Vec<Cell>>> {
+    reads.iter().map(|(c, key)| Ok(storage.read_at(&c.keyspace, &c.cf, key, &c.filter)?)).collect()
 }
 
 /// Cells, or distinct super columns among them.

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
+use storage::dht::Token;
 use storage::mutation::RowMutation;
 
 use super::plan::{check_alive, quota, write_targets, Quota, Tracker, WriteTargets};
@@ -14,7 +15,6 @@ use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
 use crate::net::Verb;
-use crate::replication::ReplicationStrategy;
 use crate::trace::trace;
 use crate::Endpoint;
 
@@ -24,6 +24,8 @@ type Ack<'a> = Pin<Box<dyn Future<Output = (usize, Endpoint, bool)> + Send + 'a>
 /// A mutation with where it goes and how many must acknowledge it.
 pub(super) struct Planned {
     pub mutation: RowMutation,
+    /// The key's token, computed once for placement and the local write.
+    pub token: Token,
     pub targets: WriteTargets,
     pub quota: Quota,
 }
@@ -37,7 +39,7 @@ impl Coordinator {
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
             trace(|| format!("Applying {} mutation(s) locally: this node is their only replica", planned.len()));
-            self.apply_locally(planned.into_iter().map(|p| p.mutation).collect()).await?;
+            self.apply_locally(planned.into_iter().map(|p| (p.mutation, p.token)).collect()).await?;
             trace(|| "Local write acknowledged".into());
             return Ok(());
         }
@@ -46,48 +48,48 @@ impl Coordinator {
 
     pub(super) fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
         let local_dc = self.local_dc();
-        let mut keyspace: Option<(String, std::sync::Arc<crate::replication::ReplicaMap>, ReplicationStrategy)> = None;
+        let mut keyspace: Option<(String, std::sync::Arc<super::Placement>)> = None;
         let mut planned = Vec::with_capacity(mutations.len());
         for mutation in mutations {
-            if keyspace.as_ref().is_none_or(|(name, _, _)| *name != mutation.keyspace) {
-                let (strategy, map) = self.placement(&mutation.keyspace)?;
-                keyspace = Some((mutation.keyspace.clone(), map, strategy));
+            if keyspace.as_ref().is_none_or(|(name, _)| *name != mutation.keyspace) {
+                keyspace = Some((mutation.keyspace.clone(), self.placement(&mutation.keyspace)?));
             }
-            let Some((_, map, strategy)) = keyspace.as_ref() else { continue };
+            let Some((_, placement)) = keyspace.as_ref() else { continue };
+            let (map, strategy) = (&placement.map, &placement.strategy);
             let token = self
                 .partitioner()
                 .try_token_for_key(&mutation.key)
                 .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
             let targets = write_targets(map, &token, &self.membership);
-            let quota = quota(cl, strategy, &local_dc, targets.pending);
+            let quota = quota(cl, strategy, local_dc, targets.pending);
             check_alive(cl, &quota, &targets.alive, &self.membership)?;
             if cl == ConsistencyLevel::Any && targets.alive.is_empty() && !self.settings.hinted_handoff {
                 // ANY is met by a hint, and none may be written.
                 return Err(CoordinatorError::Unavailable { cl, required: 1, alive: 0 });
             }
-            planned.push(Planned { mutation, targets, quota });
+            planned.push(Planned { mutation, token, targets, quota });
         }
         Ok(planned)
     }
 
     /// Every replica is this node: apply here, acknowledged once the commit log holds it as its
     /// sync mode promises.
-    async fn apply_locally(&self, mutations: Vec<RowMutation>) -> Result<()> {
+    async fn apply_locally(&self, mutations: Vec<(RowMutation, Token)>) -> Result<()> {
         if self.storage.writes_may_block() {
             // Batch-mode commit log (a write waits for its fsync), or flushes behind (a writer may
             // have to flush): the caller's thread must not be the one that waits.
             return self
                 .blocking(move |storage| {
-                    for m in mutations {
-                        storage.apply(m)?;
+                    for (m, token) in mutations {
+                        storage.apply_at(m, token)?;
                     }
                     Ok(())
                 })
                 .await;
         }
         let mut pending = Vec::with_capacity(mutations.len());
-        for m in mutations {
-            pending.push(self.storage.apply_deferred(m)?);
+        for (m, token) in mutations {
+            pending.push(self.storage.apply_deferred_at(m, token)?);
         }
         if pending.iter().any(|d| d.is_deferred()) {
             // Let the loop's other connections queue their records first: the first of them to
@@ -108,7 +110,7 @@ impl Coordinator {
         for (i, p) in planned.iter().enumerate() {
             for ep in &p.targets.alive {
                 if *ep == local {
-                    acks.push(self.local_ack(i, p.mutation.clone()));
+                    acks.push(self.local_ack(i, p.mutation.clone(), p.token.clone()));
                 } else {
                     let reply = self.net()?.send_request(*ep, Verb::Mutation, messages::encode_mutation(&p.mutation));
                     let ep = *ep;
@@ -193,14 +195,14 @@ impl Coordinator {
     }
 
     /// This node's acknowledgement of mutation `i`.
-    fn local_ack(&self, i: usize, mutation: RowMutation) -> Ack<'_> {
+    fn local_ack(&self, i: usize, mutation: RowMutation, token: Token) -> Ack<'_> {
         let local = self.membership.local();
         if self.storage.writes_may_block() {
             let storage = self.storage.clone();
-            let run = self.executor.run(move || storage.apply(mutation).is_ok());
+            let run = self.executor.run(move || storage.apply_at(mutation, token).is_ok());
             return Box::pin(async move { (i, local, matches!(run.await, Ok(true))) });
         }
-        match self.storage.apply_deferred(mutation) {
+        match self.storage.apply_deferred_at(mutation, token) {
             Ok(durable) => Box::pin(async move { (i, local, durable.await.is_ok()) }),
             Err(e) => {
                 tracing::warn!(error = %e, "local write failed");

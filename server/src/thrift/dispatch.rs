@@ -39,11 +39,13 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     };
     let state = TraceState::new(session_id, handler.coordinator().local_address());
     let method = header.name.as_str();
-    trace::traced(state.clone(), async {
+    // Boxed: a traced request is rare, and inline its future would double the size of every
+    // connection's state.
+    Box::pin(trace::traced(state.clone(), async {
         trace::trace(|| format!("{method} request received"));
         call(handler, method, header.sequence_number, &mut input, out).await;
         trace::trace(|| "Request complete".into());
-    })
+    }))
     .await;
     let (session, events) = state.finish(method, handler.session_mut().client());
     // Written before the answer goes out, so the client can read its trace at once.
@@ -64,7 +66,10 @@ macro_rules! methods {
                     Ok(args) => args,
                     Err(e) => return protocol_error($name, $seq, e, $out),
                 };
-                let outcome: Result<_, ThriftError> = $call;
+                // Each method's future is boxed at its own size: inline, the largest of them (cas)
+                // set the size of every connection's state, 10 KB, and 64 connections' worth of
+                // that crowded the caches a read needs for its data.
+                let outcome: Result<_, ThriftError> = Box::pin(async move { $call }).await;
                 let mut result = t::$Res::default();
                 match outcome {
                     Ok(value) => methods!(@set $kind result value),

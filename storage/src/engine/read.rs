@@ -14,8 +14,14 @@ impl Storage {
 
     /// The live cells of one row that `filter` selects.
     pub fn read(&self, keyspace: &str, cf: &str, key: &[u8], filter: &ReadFilter) -> Result<Vec<Cell>> {
+        self.read_at(keyspace, cf, &self.decorate(key), filter)
+    }
+
+    /// As [`Storage::read`], for a caller that already decorated the key with this engine's
+    /// partitioner (a coordinator placed the read by its token).
+    pub fn read_at(&self, keyspace: &str, cf: &str, key: &DecoratedKey, filter: &ReadFilter) -> Result<Vec<Cell>> {
         let store = self.store(keyspace, cf)?;
-        store.read(&self.decorate(key), filter, now_seconds())
+        store.read(key, filter, now_seconds())
     }
 
     /// What a replica answers for a read of one partition: the part `filter` selects, tombstones

@@ -14,6 +14,7 @@ use super::{Storage, Work, MAX_FLUSHING_MEMTABLES};
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::{self, SyncMode, Written};
 use crate::data::{Cell, Row};
+use crate::dht::{DecoratedKey, Token};
 use crate::error::{Result, StorageError};
 use crate::mutation::{encode_record, RowMutation};
 
@@ -48,6 +49,15 @@ impl Future for Durable {
 impl Storage {
     /// Applies a mutation: durable per the commit log's sync mode when this returns.
     pub fn apply(&self, m: RowMutation) -> Result<()> {
+        let token = self.inner.config.partitioner.token_for_key(&m.key);
+        self.apply_at(m, token)
+    }
+
+    /// As [`Storage::apply`], for a caller that already computed the key's token with this
+    /// engine's partitioner (a coordinator placed the mutation by it): the hash is not computed
+    /// twice on the write path.
+    pub fn apply_at(&self, m: RowMutation, token: Token) -> Result<()> {
+        debug_assert!(token == self.inner.config.partitioner.token_for_key(&m.key), "a token of another key");
         if self.is_shutting_down() {
             return Err(StorageError::ShuttingDown);
         }
@@ -63,7 +73,7 @@ impl Storage {
             let stores = self.inner.stores.read();
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
         };
-        let dk = self.inner.config.partitioner.decorate(&m.key);
+        let dk = DecoratedKey::new(token, m.key.clone());
         let mut full = Vec::with_capacity(targets.len());
         {
             let _switch = self.inner.switch_lock.read();
@@ -102,7 +112,13 @@ impl Storage {
     /// IMPORTANT: the mutation is visible to reads when this returns, but it may be
     /// acknowledged to a client only after its `Durable` resolved `Ok`.
     pub fn apply_deferred(&self, m: RowMutation) -> Result<Durable> {
-        let (applied, written) = commitlog::defer_acks(|| self.apply(m));
+        let token = self.inner.config.partitioner.token_for_key(&m.key);
+        self.apply_deferred_at(m, token)
+    }
+
+    /// [`Storage::apply_deferred`] with the key's token already known ([`Storage::apply_at`]).
+    pub fn apply_deferred_at(&self, m: RowMutation, token: Token) -> Result<Durable> {
+        let (applied, written) = commitlog::defer_acks(|| self.apply_at(m, token));
         applied.map(|()| Durable(written))
     }
 
