@@ -169,6 +169,8 @@ struct Placement {
     ring_version: u64,
     strategy: ReplicationStrategy,
     map: Arc<ReplicaMap>,
+    /// This node is every range's only replica: requests skip choosing replicas.
+    local_only: bool,
 }
 
 impl Coordinator {
@@ -314,7 +316,8 @@ impl Coordinator {
             .ok_or_else(|| CoordinatorError::Invalid(format!("Keyspace '{keyspace}' does not exist")))?
             .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
         let map = self.membership.replica_map_of(keyspace, &strategy);
-        let placement = Arc::new(Placement { schema_version, ring_version, strategy, map });
+        let local_only = map.sole_replica() == Some(self.membership.local());
+        let placement = Arc::new(Placement { schema_version, ring_version, strategy, map, local_only });
         self.placements.write().insert(keyspace.to_string(), placement.clone());
         Ok(placement)
     }

@@ -115,6 +115,15 @@ pub(super) fn check_alive(
     Err(CoordinatorError::Unavailable { cl, required: quota.required(), alive: tracker.received() })
 }
 
+/// Unavailable unless this node alone meets `quota` (it is the only replica, and alive). As
+/// [`check_alive`] answers with `alive` = [this node], for a level other than ANY.
+pub(super) fn only_local_meets(cl: ConsistencyLevel, quota: &Quota) -> Result<(), CoordinatorError> {
+    match quota.required() {
+        0 | 1 => Ok(()),
+        required => Err(CoordinatorError::Unavailable { cl, required, alive: 1 }),
+    }
+}
+
 /// A write's replicas: those alive (the local node first when it is one) and those down.
 pub(super) struct WriteTargets {
     pub alive: Vec<Endpoint>,

@@ -18,7 +18,7 @@ use storage::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
 use tracing::debug;
 
-use super::plan::{check_alive, quota, read_replicas, Quota, Tracker};
+use super::plan::{check_alive, only_local_meets, quota, read_replicas, Quota, Tracker};
 use super::{Coordinator, CoordinatorError, ReadCommand, Result, INLINE_MAX_COLUMNS, INLINE_MAX_KEYS};
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, ReadReply, ReadRequest};
@@ -86,9 +86,16 @@ impl Coordinator {
                 .partitioner()
                 .try_token_for_key(&command.key)
                 .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let quota = quota(cl, strategy, local_dc, 0);
+            if placement.local_only {
+                // The answer check_alive and first_meeting would give, without their work.
+                only_local_meets(cl, &quota)?;
+                let key = DecoratedKey::new(token, command.key.clone());
+                planned.push(PlannedRead { command, key, targets: vec![self.membership.local()], others: Vec::new() });
+                continue;
+            }
             let alive = read_replicas(map, &token, &self.membership, cl);
             let key = DecoratedKey::new(token, command.key.clone());
-            let quota = quota(cl, strategy, local_dc, 0);
             check_alive(cl, &quota, &alive, &self.membership)?;
             let targets = first_meeting(&quota, &alive, &self.membership);
             let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();

@@ -10,7 +10,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use storage::dht::Token;
 use storage::mutation::RowMutation;
 
-use super::plan::{check_alive, quota, write_targets, Quota, Tracker, WriteTargets};
+use super::plan::{check_alive, only_local_meets, quota, write_targets, Quota, Tracker, WriteTargets};
 use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
@@ -60,6 +60,15 @@ impl Coordinator {
                 .partitioner()
                 .try_token_for_key(&mutation.key)
                 .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            if placement.local_only {
+                let quota = quota(cl, strategy, local_dc, 0);
+                if cl != ConsistencyLevel::Any {
+                    only_local_meets(cl, &quota)?;
+                }
+                let targets = WriteTargets { alive: vec![self.membership.local()], down: Vec::new(), pending: 0 };
+                planned.push(Planned { mutation, token, targets, quota });
+                continue;
+            }
             let targets = write_targets(map, &token, &self.membership);
             let quota = quota(cl, strategy, local_dc, targets.pending);
             check_alive(cl, &quota, &targets.alive, &self.membership)?;

@@ -186,6 +186,16 @@ impl ReplicaMap {
     }
 
     /// The natural replicas of `token`, primary first; empty for an empty ring.
+    /// The one node holding every range, when there is one and nothing is pending (a single
+    /// node, or a keyspace replicated to one node alone).
+    pub fn sole_replica(&self) -> Option<Endpoint> {
+        if !self.pending.is_empty() || self.write.is_some() {
+            return None;
+        }
+        let first = *self.replicas.first()?.first()?;
+        self.replicas.iter().all(|r| **r == [first]).then_some(first)
+    }
+
     pub fn endpoints_for(&self, token: &Token) -> &[Endpoint] {
         lookup(&self.index, &self.tokens, &self.replicas, token)
     }
