@@ -192,8 +192,17 @@ impl ColumnFamilyStore {
     /// `filter` may need.
     pub fn read_row(&self, key: &DecoratedKey, filter: &ReadFilter) -> Result<Row> {
         let mut versions = Vec::new();
+        // Only cells inside the filter's ranges are copied out of the memtables (as only blocks
+        // that may hold such cells are read from SSTables); a count limit cannot be applied per
+        // source, since another source's tombstone may hide cells a source counted.
+        let every = filter.is_all();
         for m in self.memtable_snapshot() {
-            if let Some(r) = m.get(key) {
+            let found = if every {
+                m.get(key)
+            } else {
+                m.get_cells(key, |c| filter.may_intersect(&self.cmp, &c.name, &c.name))
+            };
+            if let Some(r) = found {
                 versions.push(r);
             }
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::comparator::CellComparator;
-use crate::data::Row;
+use crate::data::{Cell, Row};
 use crate::dht::DecoratedKey;
 use crate::filter::add_to_row;
 
@@ -155,6 +155,18 @@ impl Memtable {
     /// A copy of the partition `key`, if this memtable has it.
     pub fn get(&self, key: &DecoratedKey) -> Option<Row> {
         self.shards[shard_of(key)].lock().get(&key.token_prefix()).and_then(|b| b.get(key)).cloned()
+    }
+
+    /// A copy of the partition `key` holding only the cells `keep` accepts (its deletion and
+    /// range tombstones whole): a read of a few columns of a wide row copies only those.
+    pub fn get_cells(&self, key: &DecoratedKey, keep: impl Fn(&Cell) -> bool) -> Option<Row> {
+        let shard = self.shards[shard_of(key)].lock();
+        let row = shard.get(&key.token_prefix()).and_then(|b| b.get(key))?;
+        Some(Row {
+            deletion: row.deletion,
+            range_tombstones: row.range_tombstones.clone(),
+            cells: row.cells.iter().filter(|c| keep(c)).cloned().collect(),
+        })
     }
 
     pub fn contains(&self, key: &DecoratedKey) -> bool {
@@ -293,5 +305,25 @@ mod tests {
         assert_eq!(r.cells[0].timestamp, 2);
         assert!(m.contains(&k) && !m.contains(&key(&[0x10], "j")));
         assert_eq!(m.partitions(), 1);
+    }
+
+    #[test]
+    fn a_filtered_copy_keeps_the_wanted_cells_and_every_tombstone() {
+        let m = Memtable::new();
+        let cmp = CellComparator::standard(crate::marshal::AbstractType::Bytes);
+        let k = key(&[0x20], "wide");
+        let mut wide = Row::new();
+        wide.deletion = crate::data::DeletionTime { marked_at: 5, local_deletion_time: 7 };
+        for i in 0..1000 {
+            wide.cells.push(Cell::live(format!("c{i:04}").into_bytes(), b"v".to_vec(), 10));
+        }
+        m.apply(&cmp, &k, wide);
+        let names = vec![b"c0007".to_vec(), b"c0500".to_vec(), b"nope".to_vec()];
+        let filter = crate::filter::ReadFilter::names(&cmp, names, crate::filter::CountUnit::Cells);
+        let part = m.get_cells(&k, |c| filter.may_intersect(&cmp, &c.name, &c.name)).unwrap();
+        let names: Vec<&[u8]> = part.cells.iter().map(|c| c.name.as_slice()).collect();
+        assert_eq!(names, vec![b"c0007".as_slice(), b"c0500".as_slice()]);
+        assert_eq!(part.deletion, m.get(&k).unwrap().deletion);
+        assert!(m.get_cells(&key(&[0x20], "other"), |_| true).is_none());
     }
 }

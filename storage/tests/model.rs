@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use storage::data::{now_seconds, Cell, CellKind, DeletionTime, RangeTombstone};
 use storage::dht::{KeyBound, Partitioner};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
+use storage::filter::{CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
 use storage::schema::{CfDef, KeyspaceDef};
 
@@ -180,6 +180,21 @@ fn run(mut ops: Vec<Op>, purge: bool) -> Result<(), TestCaseError> {
                 .map(|c| (c.name, c.value))
                 .collect();
             prop_assert_eq!(&got, &model.read(&key_bytes(k), now), "key{}", k);
+            // A slice of the names, whole and cut by a count: only part of each source is
+            // copied, and the count applies after the sources are merged.
+            let (lo, hi) = (name_bytes(3), name_bytes(8));
+            let inside: Vec<(Vec<u8>, Vec<u8>)> = got.iter().filter(|(n, _)| *n >= lo && *n <= hi).cloned().collect();
+            for count in [1000, 2] {
+                let filter = ReadFilter::slice(lo.clone(), hi.clone(), false, count, CountUnit::Cells);
+                let sliced: Vec<(Vec<u8>, Vec<u8>)> = storage
+                    .read("ks", "cf", &key_bytes(k), &filter)
+                    .expect("read")
+                    .into_iter()
+                    .map(|c| (c.name, c.value))
+                    .collect();
+                let expected: Vec<_> = inside.iter().take(count).cloned().collect();
+                prop_assert_eq!(&sliced, &expected, "key{} slice {:?}..{:?} count {}", k, lo, hi, count);
+            }
         }
     }
     // A full scan returns the same rows, in token order.
