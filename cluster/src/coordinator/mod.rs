@@ -296,10 +296,8 @@ impl Coordinator {
             .map_err(|_| CoordinatorError::Storage(StorageError::ShuttingDown))?
     }
 
-    /// The keyspace's replication strategy and its replicas for the ring now, without copying
-    /// the keyspace's definition (this runs for every request).
-    /// The keyspace's strategy and replicas, computed again only when the schema or the ring
-    /// changed.
+    /// The keyspace's replication strategy and its replicas for the ring now. This runs for every
+    /// request, so the answer is kept and computed again only when the schema or the ring changed.
     fn placement(&self, keyspace: &str) -> Result<Arc<Placement>> {
         // Versions read before the schema and the ring are: a change racing with this leaves
         // an entry that the next request finds out of date.
