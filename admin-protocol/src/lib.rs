@@ -214,7 +214,9 @@ pub enum ErrorKind {
     UnsupportedVersion,
     UnknownKeyspace,
     UnknownColumnFamily,
-    /// The operation exists but needs something not built yet (streaming between nodes, for move, decommission, removenode, loadbalance, repair and join; cleanup in a ring of several nodes).
+    /// The operation exists but needs something not built yet: streaming between nodes (move,
+    /// decommission, removenode, loadbalance, repair, join), or dropping given-away ranges
+    /// (cleanup in a ring of several nodes).
     NotSupported,
     /// The node was drained: it no longer flushes, compacts or accepts writes.
     Drained,

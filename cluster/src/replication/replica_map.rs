@@ -185,7 +185,6 @@ impl ReplicaMap {
         self
     }
 
-    /// The natural replicas of `token`, primary first; empty for an empty ring.
     /// The one node holding every range, when there is one and nothing is pending (a single
     /// node, or a keyspace replicated to one node alone).
     pub fn sole_replica(&self) -> Option<Endpoint> {
@@ -196,6 +195,7 @@ impl ReplicaMap {
         self.replicas.iter().all(|r| **r == [first]).then_some(first)
     }
 
+    /// The natural replicas of `token`, primary first; empty for an empty ring.
     pub fn endpoints_for(&self, token: &Token) -> &[Endpoint] {
         lookup(&self.index, &self.tokens, &self.replicas, token)
     }
