@@ -16,6 +16,9 @@
 #   RUNS=5               runs (fresh servers each)
 #   BLOCK_CACHE_MB=4     Sibyl's BlockCacheSizeInMB, lowered from the sample's 64 so that the
 #                        flushed data set is larger than the cache in the SSTable round
+#   DISK_ACCESS=auto     Sibyl's DiskAccessMode: auto (the sample's; mmap on 64-bit, so the
+#                        SSTable round reads the page cache in place and the block cache holds
+#                        only key-cache entries) or standard (pread through the block cache)
 #   HALF_PEAK=1          also run the half-peak-rate rounds (0 skips them)
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
@@ -32,6 +35,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 ROUND=${ROUND:-8}
 RUNS=${RUNS:-5}
 BLOCK_CACHE_MB=${BLOCK_CACHE_MB:-4}
+DISK_ACCESS=${DISK_ACCESS:-auto}
 HALF_PEAK=${HALF_PEAK:-1}
 JSON=0
 for arg in "$@"; do
@@ -70,6 +74,8 @@ fi
 for v in KEYS VALUE_SIZE CONNECTIONS ROUND RUNS BLOCK_CACHE_MB; do
     [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "$v must be a positive whole number, not '${!v}'"
 done
+[[ $DISK_ACCESS =~ ^(auto|mmap|mmap_index_only|standard)$ ]] ||
+    die "DISK_ACCESS must be auto, mmap, mmap_index_only or standard, not '$DISK_ACCESS'"
 
 if [[ ${SKIP_BUILD:-} != 1 ]]; then
     say "building release binaries (cargo build --release -p server -p sibyl-stress -p sibyltool)"
@@ -159,11 +165,13 @@ start_sibyl() {
         -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$storage_port</StoragePort>#" \
         -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
         -e "s#<BlockCacheSizeInMB>[0-9]*</BlockCacheSizeInMB>#<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>#" \
+        -e "s#<DiskAccessMode>[a-z_]*</DiskAccessMode>#<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>#" \
         -e "s#var/lib/sibyl/#$dir/#g" \
         "$ROOT/conf/storage-conf.xml" >"$conf"
     grep -q "<ThriftPort>$SIBYL_PORT</ThriftPort>" "$conf" || die "could not set the Thrift port in $conf"
     grep -q "<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>" "$conf" ||
         die "could not set BlockCacheSizeInMB in $conf"
+    grep -q "<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>" "$conf" || die "could not set DiskAccessMode in $conf"
     grep -q "<CommitLogSync>periodic</CommitLogSync>" "$conf" || die "the sample no longer uses the periodic commit log"
     grep -q "$dir/data" "$conf" || die "could not set the data directory in $conf"
     : >"$dir/sibyl.log"
@@ -269,14 +277,14 @@ work, as_json = sys.argv[1], sys.argv[2] == "1"
 runs, tck = $RUNS, $CLK_TCK
 meta = {
     "date": "$START_DATE", "keys": $KEYS, "value_size": $VALUE_SIZE, "connections": $CONNECTIONS,
-    "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "cores": os.cpu_count(),
+    "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "disk_access": "$DISK_ACCESS", "cores": os.cpu_count(),
     "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
     "redis": "$(redis-server --version | sed 's/"//g')",
 }
 MEASURES = [
     ("insert", "insert vs SET (uniform keys, ${ROUND} s)"),
     ("read_mem", "get vs GET, Sibyl reading its memtable (right after the preload)"),
-    ("read_sst", "get vs GET, Sibyl reading SSTables after sibyltool flush (block cache ${BLOCK_CACHE_MB} MB)"),
+    ("read_sst", "get vs GET, Sibyl reading SSTables after sibyltool flush (DiskAccessMode ${DISK_ACCESS}, block cache ${BLOCK_CACHE_MB} MB)"),
 ]
 # Issue 13's targets: (minimum median ratio Sibyl/Redis); every measure: Sibyl's max/min over
 # the runs within 15 %; the half-peak rounds: Sibyl's p99 under 1 ms.

@@ -11,13 +11,13 @@ use cluster::net::{MessagingService, NetConfig, Timeouts};
 use cluster::snitch;
 use cluster::storage_service::{Announcement, StorageService};
 use storage::dht::{Partitioner, Token};
-use storage::engine::{Storage, StorageConfig, SyncMode};
+use storage::engine::{DiskAccess, Storage, StorageConfig, SyncMode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::auth::Authenticator;
-use crate::config::{self, CommitLogSync, Config};
+use crate::config::{self, CommitLogSync, Config, DiskAccessMode};
 use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::ServeOptions;
@@ -62,6 +62,14 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     sc.memtable_flush_bytes = (config.memtable_throughput_mb.max(1) as usize) << 20;
     sc.index_interval = config.index_interval.max(1) as usize;
     sc.block_cache_bytes = (config.block_cache_size_mb as usize) << 20;
+    sc.disk_access = match config.disk_access_mode {
+        // As Cassandra decides `auto`: map where the address space is large enough.
+        DiskAccessMode::Auto if cfg!(target_pointer_width = "64") => DiskAccess::Mmap,
+        DiskAccessMode::Auto => DiskAccess::Standard,
+        DiskAccessMode::Mmap => DiskAccess::Mmap,
+        DiskAccessMode::MmapIndexOnly => DiskAccess::MmapIndexOnly,
+        DiskAccessMode::Standard => DiskAccess::Standard,
+    };
     sc.initial_keyspaces = config.keyspaces.clone();
     sc
 }
@@ -83,7 +91,9 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         .map_err(|e| StartupError::Snitch(e.to_string()))?;
 
     info!(config = %config_path.display(), cluster = %config.cluster_name, endpoint = %local, "starting sibyl");
-    let storage = Storage::open(storage_config(&config, partitioner))?;
+    let engine_config = storage_config(&config, partitioner);
+    info!(disk_access = ?engine_config.disk_access, block_cache_mb = config.block_cache_size_mb, "opening the storage engine");
+    let storage = Storage::open(engine_config)?;
     storage.check_cluster_name(&config.cluster_name)?;
     // system_auth shows the authenticator's users as this start read them.
     for (cf, rows) in storage::system::derived::auth_rows(&authenticator.system_auth_users()) {

@@ -12,6 +12,9 @@
 //!
 //! Each [`crate::engine::Storage`] owns one cache and hands it to the SSTable readers it opens,
 //! so two engines in one process (tests, tools) neither share nor evict each other's blocks.
+//! The cache also tells those readers how to reach their files ([`DiskAccess`], storage-conf's
+//! `DiskAccessMode`): a mapped component is read in place, so its blocks never come here; only
+//! key-cache entries and the blocks of components read with pread do.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -67,6 +70,36 @@ pub struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     /// Bytes each shard may hold.
     shard_capacity: AtomicUsize,
+    disk_access: DiskAccess,
+}
+
+/// How SSTable readers reach their files (Cassandra's `disk_access_mode`).
+///
+/// Mapped, a point read slices its index block and its Data chunk out of the page cache: no
+/// system call and no copy, where pread costs two of each (bench/redis-vs-sibyl.sh). Each Data
+/// chunk's CRC is still checked, the first time the reader reads it; the Index is checked whole
+/// when the SSTable is opened, as in every mode. The price, as in Cassandra: an I/O error on a
+/// mapped page, or a file shortened under a running node by another program, is a SIGBUS that
+/// stops the process instead of an error that names the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiskAccess {
+    /// Index and Data mapped (`mmap`; what `auto` means on a 64-bit platform).
+    #[default]
+    Mmap,
+    /// Index mapped, Data read with pread through the block cache (`mmap_index_only`).
+    MmapIndexOnly,
+    /// Both read with pread through the block cache (`standard`).
+    Standard,
+}
+
+impl DiskAccess {
+    pub fn maps_index(self) -> bool {
+        self != DiskAccess::Standard
+    }
+
+    pub fn maps_data(self) -> bool {
+        self == DiskAccess::Mmap
+    }
 }
 
 /// File ids are unique in the process, not just in one cache: an id can then never name
@@ -79,11 +112,22 @@ pub fn next_file_id() -> u64 {
 }
 
 impl BlockCache {
+    /// A cache of `capacity` bytes, for readers that map their files ([`DiskAccess::Mmap`]).
     pub fn new(capacity: usize) -> BlockCache {
+        BlockCache::with_disk_access(capacity, DiskAccess::default())
+    }
+
+    pub fn with_disk_access(capacity: usize, disk_access: DiskAccess) -> BlockCache {
         BlockCache {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             shard_capacity: AtomicUsize::new(capacity / SHARDS),
+            disk_access,
         }
+    }
+
+    /// How the SSTables opened with this cache read their files.
+    pub fn disk_access(&self) -> DiskAccess {
+        self.disk_access
     }
 
     /// Sets the capacity in bytes (0 turns the cache off); blocks over it are evicted.

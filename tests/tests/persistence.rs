@@ -284,3 +284,75 @@ fn writers_on_several_event_loops_are_all_acknowledged() {
     }
     assert_acknowledged_rows(&mut node.client_in(KS), &acknowledged, "four event loops");
 }
+
+/// The biggest Data component of `cf` under a stopped node's data directory.
+fn largest_data_file(node: &Node, cf: &str) -> std::path::PathBuf {
+    let ks_dir = node.dir().join("data").join(KS);
+    let mut files = Vec::new();
+    for cf_dir in std::fs::read_dir(&ks_dir).unwrap().map(|e| e.unwrap().path()) {
+        if !cf_dir.file_name().unwrap().to_string_lossy().starts_with(&format!("{cf}-")) {
+            continue;
+        }
+        for f in std::fs::read_dir(&cf_dir).unwrap().map(|e| e.unwrap().path()) {
+            if f.to_string_lossy().ends_with("-Data.db") {
+                files.push((std::fs::metadata(&f).unwrap().len(), f));
+            }
+        }
+    }
+    files.into_iter().max().unwrap_or_else(|| panic!("no Data component of {cf} under {}", ks_dir.display())).1
+}
+
+#[test]
+fn every_disk_access_mode_reads_flushed_data_and_names_a_damaged_file() {
+    for mode in ["standard", "mmap_index_only", "mmap", "auto"] {
+        let config = Config::random().extra(format!("<DiskAccessMode>{mode}</DiskAccessMode>"));
+        let (mut node, mut c) = start_durable(config);
+        let engine = match mode {
+            "standard" => "Standard",
+            "mmap_index_only" => "MmapIndexOnly",
+            _ => "Mmap", // auto, on this 64-bit platform
+        };
+        assert!(node.log().contains(&format!("disk_access={engine}")), "{mode}: not in the log:\n{}", node.log());
+        write_rows(&mut c, "row", 200, "flushed");
+        node.restart(); // the clean stop flushes: every read below is served from the SSTable
+        assert_rows(&mut node.client_in(KS), "row", 200, "flushed", &format!("{mode}: after a flush"));
+
+        // One byte changed in the middle of the Data component, while the node is down.
+        node.stop();
+        let data = largest_data_file(&node, "Standard1");
+        let mut bytes = std::fs::read(&data).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x5a;
+        std::fs::write(&data, &bytes).unwrap();
+        node.start_again();
+
+        // Twice: a chunk that failed its check fails again, it is never trusted afterwards.
+        let mut c = node.client_in(KS);
+        let (mut good, mut bad) = (0, 0);
+        for pass in 0..2 {
+            for i in 0..200 {
+                let key = format!("row{i:03}");
+                match c.get_slice(b(&key), parent("Standard1"), all(10), ONE) {
+                    Ok(cols) => {
+                        let want =
+                            vec![("name".to_string(), key.clone()), ("value".to_string(), "flushed".to_string())];
+                        assert_eq!(str_pairs(&cols), want, "{mode}: pass {pass}, row {key} read wrong data");
+                        good += 1;
+                    }
+                    Err(e) => {
+                        let message = format!("{e:?}");
+                        assert!(
+                            message.contains(&data.display().to_string()),
+                            "{mode}: {key}: error does not name {}: {message}",
+                            data.display()
+                        );
+                        bad += 1;
+                    }
+                }
+            }
+        }
+        assert!(bad >= 2 && bad % 2 == 0, "{mode}: {bad} failed reads over two passes");
+        assert!(good >= 2 * 150, "{mode}: only {good} good reads of 400");
+        assert!(node.is_running(), "{mode}: the node stopped");
+    }
+}

@@ -46,6 +46,7 @@ use parking_lot::{Mutex, RwLock};
 use tracing::{info, warn};
 use uuid::Uuid;
 
+pub use crate::block_cache::DiskAccess;
 use crate::block_cache::{self, BlockCache};
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::{CommitLog, CommitLogConfig};
@@ -80,6 +81,8 @@ pub struct StorageConfig {
     pub compaction_throughput_mb_per_sec: u32,
     /// Bytes of verified SSTable blocks kept in memory for point reads (0 = no cache).
     pub block_cache_bytes: usize,
+    /// Whether SSTable components are mapped or read with pread.
+    pub disk_access: DiskAccess,
     /// Schema to create when the node starts for the first time.
     pub initial_keyspaces: Vec<KeyspaceDef>,
 }
@@ -97,6 +100,7 @@ impl StorageConfig {
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
             block_cache_bytes: block_cache::DEFAULT_CAPACITY,
+            disk_access: DiskAccess::default(),
             initial_keyspaces: Vec::new(),
         }
     }
@@ -160,7 +164,7 @@ impl Storage {
         for d in [&config.data_dir, &config.commitlog_dir] {
             std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
         }
-        let cache = Arc::new(BlockCache::new(config.block_cache_bytes));
+        let cache = Arc::new(BlockCache::with_disk_access(config.block_cache_bytes, config.disk_access));
         let mut stores = Stores::default();
         let builtin = system::builtin_keyspaces();
         for cf in builtin.iter().flat_map(|k| k.cf_defs.iter()) {

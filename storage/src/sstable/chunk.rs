@@ -7,7 +7,10 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use crate::block_cache::{self, BlockCache};
 use crate::error::{CorruptData, Result, StorageError};
@@ -112,6 +115,26 @@ pub struct DataFile {
     /// The engine's block cache, and this file's id in it.
     cache: Arc<BlockCache>,
     cache_id: u64,
+    /// The whole file, mapped (`DiskAccess::Mmap`): chunks are read in place, not through the
+    /// block cache.
+    mapped: Option<MappedChunks>,
+}
+
+/// A mapped Data file and which of its chunks have passed their CRC check.
+struct MappedChunks {
+    map: Mmap,
+    /// Bit `i % 64` of word `i / 64` is set once chunk `i` has been verified.
+    verified: Box<[AtomicU64]>,
+}
+
+impl MappedChunks {
+    fn is_verified(&self, i: u64) -> bool {
+        self.verified[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+    }
+
+    fn set_verified(&self, i: u64) {
+        self.verified[(i / 64) as usize].fetch_or(1 << (i % 64), Ordering::Relaxed);
+    }
 }
 
 /// Verified chunks from the last read, as stored (each payload followed by its CRC), so that
@@ -171,7 +194,22 @@ impl DataFile {
                 CorruptData::BadValue { what: "Data file length (expected from Statistics)", value: on_disk },
             ));
         }
-        Ok(DataFile { file, path: path.to_path_buf(), chunk_size, len, cache, cache_id: block_cache::next_file_id() })
+        let mapped = if cache.disk_access().maps_data() {
+            let map = format::map_file(&file, path)?;
+            let words = len.div_ceil(chunk_size).div_ceil(64) as usize;
+            Some(MappedChunks { map, verified: (0..words).map(|_| AtomicU64::new(0)).collect() })
+        } else {
+            None
+        };
+        Ok(DataFile {
+            file,
+            path: path.to_path_buf(),
+            chunk_size,
+            len,
+            cache,
+            cache_id: block_cache::next_file_id(),
+            mapped,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -183,7 +221,10 @@ impl DataFile {
     }
 
     /// Makes sure chunk `i` is in the cache, verified; returns its payload.
-    fn load<'c>(&self, cache: &'c mut ChunkCache, i: u64) -> Result<&'c [u8]> {
+    fn load<'c>(&'c self, cache: &'c mut ChunkCache, i: u64) -> Result<&'c [u8]> {
+        if let Some(mapped) = &self.mapped {
+            return self.mapped_chunk(mapped, i);
+        }
         if cache.read_ahead == 0 {
             if cache.held.as_ref().is_none_or(|(held, _)| *held != i) {
                 cache.held = Some((i, self.load_shared(i)?));
@@ -219,6 +260,24 @@ impl DataFile {
         Ok(&cache.buf[from..from + len])
     }
 
+    /// Chunk `i`'s payload in the mapped file, its CRC checked the first time it is read.
+    fn mapped_chunk<'m>(&self, mapped: &'m MappedChunks, i: u64) -> Result<&'m [u8]> {
+        let len = self.chunk_size.min(self.len - i * self.chunk_size);
+        let pos = DATA_HEADER_LEN + i * (self.chunk_size + CRC_LEN);
+        let stored = usize::try_from(pos)
+            .ok()
+            .and_then(|from| mapped.map.get(from..from + (len + CRC_LEN) as usize))
+            .ok_or_else(|| {
+            corrupt(&self.path, CorruptData::Truncated { at: pos as usize, wanted: len as usize })
+        })?;
+        if mapped.is_verified(i) {
+            return Ok(&stored[..len as usize]);
+        }
+        let payload = checked_payload(stored, pos).map_err(|e| corrupt(&self.path, e))?;
+        mapped.set_verified(i);
+        Ok(payload)
+    }
+
     /// Chunk `i`'s payload from the block cache, or read, verified and added to it (point reads;
     /// scans read ahead on their own and leave the cache alone).
     fn load_shared(&self, i: u64) -> Result<Arc<[u8]>> {
@@ -238,7 +297,7 @@ impl DataFile {
     /// The logical bytes `offset..offset + size`: borrowed from the cache when they lie in one
     /// chunk, otherwise gathered into `spill`.
     pub fn read<'c>(
-        &self,
+        &'c self,
         cache: &'c mut ChunkCache,
         spill: &'c mut Vec<u8>,
         offset: u64,

@@ -171,6 +171,16 @@ pub fn get_key(r: &mut Reader<'_>) -> Result<DecoratedKey, CorruptData> {
 }
 
 /// Reads exactly `buf.len()` bytes at `offset`; a file too short is corruption, not I/O trouble.
+/// Maps `file` (opened read-only from `path`) into memory, read-only.
+pub fn map_file(file: &File, path: &Path) -> Result<memmap2::Mmap> {
+    // SAFETY: the mapping is only ever read, and SSTable components are immutable once written:
+    // the engine never writes, truncates or reuses a component's file after it is complete (a
+    // deleted one stays mapped until its last reader is dropped). Another program shortening
+    // the file under a running node would make a read of the lost pages a SIGBUS, as with
+    // Cassandra's mmap mode (see `DiskAccess`).
+    unsafe { memmap2::Mmap::map(file) }.map_err(|e| StorageError::io(path, e))
+}
+
 pub fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
     file.read_exact_at(buf, offset).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {

@@ -15,7 +15,7 @@ use crate::error::{CorruptData, Result, StorageError};
 
 use super::bloom::BloomFilter;
 use super::chunk::{ChunkCache, DataFile};
-use super::format::{self, IndexBlock, IndexEntryRef, Metadata, SummaryEntry, INDEX_HEADER_LEN, INDEX_MAGIC};
+use super::format::{self, IndexBlock, IndexEntryRef, Metadata, SummaryEntry, CRC_LEN, INDEX_HEADER_LEN, INDEX_MAGIC};
 use super::{corrupt, delete_components, CellFilter, Component, Descriptor};
 
 /// An open, complete SSTable.
@@ -31,6 +31,8 @@ struct Inner {
     cache: Arc<BlockCache>,
     index: File,
     index_path: PathBuf,
+    /// The Index, mapped (`DiskAccess::maps_index`): point reads find their entry in place.
+    index_map: Option<memmap2::Mmap>,
     /// The Index file's id in the block cache, and the id of this SSTable's key-cache entries
     /// there.
     index_cache_id: u64,
@@ -85,6 +87,8 @@ impl SsTableReader {
         let index_path = desc.path(Component::Index);
         let index = File::open(&index_path).map_err(|e| StorageError::io(&index_path, e))?;
         verify_index(&index, &index_path, &desc, &meta, &summary)?;
+        let index_map =
+            if cache.disk_access().maps_index() { Some(format::map_file(&index, &index_path)?) } else { None };
 
         let mut disk_size = 0;
         let mut data_disk_size = 0;
@@ -105,6 +109,7 @@ impl SsTableReader {
             cache: Arc::clone(cache),
             index,
             index_path,
+            index_map,
             index_cache_id,
             key_cache_id,
             summary,
@@ -163,7 +168,10 @@ impl SsTableReader {
         let Some(block) = block_no.checked_sub(1).and_then(|b| inner.summary.get(b)) else {
             return Ok(None);
         };
-        let index_block = inner.read_index_block(block, &mut scratch.index_block)?;
+        let index_block = match &inner.index_map {
+            Some(map) => inner.mapped_index_block(map, block)?,
+            None => inner.read_index_block(block, &mut scratch.index_block)?,
+        };
         let Some(entry) = index_block.find(key).map_err(|e| corrupt(&inner.index_path, e))? else {
             return Ok(None);
         };
@@ -255,6 +263,20 @@ impl Inner {
             }
         };
         let body = held.insert(body);
+        IndexBlock::parse(body).map_err(|e| corrupt(&self.index_path, e))
+    }
+
+    /// One index block of the mapped Index, in place. Its CRC is not checked again: the whole
+    /// Index was verified block by block when the SSTable was opened ([`verify_index`]).
+    fn mapped_index_block<'m>(&self, map: &'m memmap2::Mmap, block: &SummaryEntry) -> Result<IndexBlock<'m>> {
+        let truncated = || {
+            let wanted = usize::try_from(block.block_size).unwrap_or(usize::MAX);
+            corrupt(&self.index_path, CorruptData::Truncated { at: block.block_offset as usize, wanted })
+        };
+        let from = usize::try_from(block.block_offset).map_err(|_| truncated())?;
+        let size = usize::try_from(block.block_size).map_err(|_| truncated())?;
+        let stored = from.checked_add(size).and_then(|end| map.get(from..end)).ok_or_else(truncated)?;
+        let body = &stored[..stored.len().saturating_sub(CRC_LEN as usize)];
         IndexBlock::parse(body).map_err(|e| corrupt(&self.index_path, e))
     }
 
