@@ -24,6 +24,12 @@ The steps, in order, each for a reason the raw generator output cannot meet:
 4. cap_list_reservation: the generated readers reserve a list's declared size before reading any
    element; a client could declare 2^31 elements in a tiny message. The up-front reservation is
    capped (the Vec still grows as elements arrive).
+5. unnamed_identifiers: the generated writers build every struct and field identifier with its
+   name as a fresh `String` (`TFieldIdentifier::new("name", ...)`), which the binary and compact
+   protocols never write: a one-column get_slice reply allocated eight strings, a one-column
+   batch_mutate call about twenty, on the server and in every client built on this crate. The
+   identifiers are written as literals without the name. Runs after step 2, which reads the
+   writers' field types from the named form.
 
 Every step checks the shape it expects (counts, names, types) and exits with a message naming what
 it did not find, instead of silently leaving code unpatched. Applying the script twice fails.
@@ -309,6 +315,19 @@ def cap_list_reservation(rs: str) -> Tuple[str, int]:
     return rs, count
 
 
+def unnamed_identifiers(rs: str) -> Tuple[str, int, int]:
+    field = re.compile(r'TFieldIdentifier::new\("\w+", (TType::\w+), (-?\d+)\)')
+    rs, fields = field.subn(r"TFieldIdentifier { name: None, field_type: \1, id: Some(\2) }", rs)
+    struct = re.compile(r'TStructIdentifier::new\("\w+"\)')
+    rs, structs = struct.subn("TStructIdentifier { name: String::new() }", rs)
+    for left in ("TFieldIdentifier::new(", "TStructIdentifier::new("):
+        if left in rs:
+            fail(f"a `{left}...)` of an unexpected shape is left with its allocated name")
+    if fields == 0 or structs == 0:
+        fail("no struct or field identifiers found to unname")
+    return rs, fields, structs
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         fail("usage: postprocess_rs.py <idl.thrift> <generated.rs>")
@@ -322,13 +341,15 @@ def main() -> None:
     rs, readers, arms = apply_wire_type_rule(rs)
     rs, defaults, left_required = apply_arg_defaults(rs, service, methods)
     rs, lists = cap_list_reservation(rs)
+    rs, fields, structs = unnamed_identifiers(rs)
 
     with open(rs_path, "w", encoding="utf-8") as f:
         f.write(rs)
     print(
         f"postprocess_rs: {idl_path}: {structs} Args/Result structs made public; wire-type rule in "
         f"{readers} readers ({arms} fields); {defaults} argument defaults applied "
-        f"({left_required} on required primitives left out, as Java does); {lists} list reservations capped"
+        f"({left_required} on required primitives left out, as Java does); {lists} list reservations capped; "
+        f"{fields} field and {structs} struct identifiers written without their names"
     )
 
 

@@ -12,7 +12,7 @@ use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound};
 use crate::error::Result;
-use crate::filter::{collect_live, merge_rows, ReadFilter};
+use crate::filter::{merge_rows, take_live, ReadFilter};
 use crate::index::SecondaryIndex;
 use crate::memtable::{Memtable, MemtableScan};
 use crate::schema::{CfDef, CfMetadata};
@@ -224,7 +224,7 @@ impl ColumnFamilyStore {
     pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
         let started = std::time::Instant::now();
         let row = self.read_row(key, filter)?;
-        let cells = collect_live(&self.cmp, &row, filter, now);
+        let cells = take_live(&self.cmp, row, filter, now);
         self.counters.reads.fetch_add(1, Ordering::Relaxed);
         self.counters.read_micros.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         Ok(cells)

@@ -180,7 +180,7 @@ pub fn is_shadowed(cmp: &CellComparator, row: &Row, cell: &Cell) -> bool {
 }
 
 /// Walks the cells of `row` that `filter`'s ranges hold, in iteration order, handing each to
-/// `f` with whether it is live (not expired, not shadowed by a tombstone of the row), until the
+/// `f` (with its position in `row.cells`) with whether it is live (not expired, not shadowed by a tombstone of the row), until the
 /// filter's count of live cells (or super columns) is reached: with cells, the walk ends with the
 /// cell that completes the count; with super columns, at the first live cell of one more super
 /// column than the count allows.
@@ -189,7 +189,7 @@ fn for_each_selected<'r>(
     row: &'r Row,
     filter: &ReadFilter,
     now: i32,
-    mut f: impl FnMut(&'r Cell, bool),
+    mut f: impl FnMut(usize, &'r Cell, bool),
 ) {
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
     let mut floor = 0;
@@ -203,7 +203,8 @@ fn for_each_selected<'r>(
     }
     let mut counted = 0usize;
     let mut last_super: Option<&[u8]> = None;
-    let mut visit = |cell: &'r Cell| -> bool {
+    let mut visit = |at: usize| -> bool {
+        let cell = &row.cells[at];
         let live = cell.is_live(now) && !is_shadowed(cmp, row, cell);
         if live {
             match filter.count_unit {
@@ -212,7 +213,7 @@ fn for_each_selected<'r>(
                         return false;
                     }
                     counted += 1;
-                    f(cell, true);
+                    f(at, cell, true);
                     return counted < filter.count;
                 }
                 CountUnit::SuperColumns => {
@@ -228,21 +229,21 @@ fn for_each_selected<'r>(
                 }
             }
         }
-        f(cell, live);
+        f(at, cell, live);
         true
     };
     if filter.reversed {
         'outer: for &(s, e) in spans.iter().rev() {
-            for cell in row.cells[s..e].iter().rev() {
-                if !visit(cell) {
+            for at in (s..e).rev() {
+                if !visit(at) {
                     break 'outer;
                 }
             }
         }
     } else {
         'outer: for &(s, e) in &spans {
-            for cell in &row.cells[s..e] {
-                if !visit(cell) {
+            for at in s..e {
+                if !visit(at) {
                     break 'outer;
                 }
             }
@@ -254,12 +255,27 @@ fn for_each_selected<'r>(
 /// filter's count.
 pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
     let mut out = Vec::new();
-    for_each_selected(cmp, row, filter, now, |cell, live| {
+    for_each_selected(cmp, row, filter, now, |_, cell, live| {
         if live {
             out.push(cell.clone());
         }
     });
     out
+}
+
+/// As [`collect_live`], for a row its caller is done with: the selected cells are moved out of
+/// it, not copied (a point read's row was already copied out of its memtable).
+pub fn take_live(cmp: &CellComparator, mut row: Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
+    let mut picked = Vec::new();
+    for_each_selected(cmp, &row, filter, now, |at, _, live| {
+        if live {
+            picked.push(at);
+        }
+    });
+    if picked.len() == row.cells.len() && !filter.reversed {
+        return row.cells; // every cell, in order (positions only grow when not reversed)
+    }
+    picked.into_iter().map(|at| std::mem::replace(&mut row.cells[at], Cell::tombstone(Vec::new(), 0, 0))).collect()
 }
 
 /// What a replica answers for a read: the part of a merged partition that `filter` selects,
@@ -271,7 +287,7 @@ pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i
 /// client's result.
 pub fn slice_row(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Row {
     let mut cells: Vec<Cell> = Vec::new();
-    for_each_selected(cmp, row, filter, now, |cell, _| cells.push(cell.clone()));
+    for_each_selected(cmp, row, filter, now, |_, cell, _| cells.push(cell.clone()));
     if filter.reversed {
         cells.reverse();
     }
@@ -313,6 +329,13 @@ mod tests {
         cells.iter().map(|c| c.name.as_slice()).collect()
     }
 
+    /// The live cells `f` selects, by `collect_live`, checked against `take_live` on a copy.
+    fn live_cells(c: &CellComparator, r: &Row, f: &ReadFilter, now: i32) -> Vec<Cell> {
+        let copied = collect_live(c, r, f, now);
+        assert_eq!(take_live(c, r.clone(), f, now), copied, "take_live differs from collect_live");
+        copied
+    }
+
     fn row(cells: &[(&str, i64)]) -> Row {
         let mut r = Row::new();
         for (n, ts) in cells {
@@ -325,11 +348,13 @@ mod tests {
     fn slices_forward_reversed_and_counted() {
         let r = row(&[("a", 1), ("b", 1), ("c", 1), ("d", 1)]);
         let f = ReadFilter::slice(b"b".to_vec(), b"".to_vec(), false, 2, CountUnit::Cells);
-        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"b", b"c"]);
+        assert_eq!(names(&live_cells(&cmp(), &r, &f, 0)), vec![b"b", b"c"]);
         let f = ReadFilter::slice(b"c".to_vec(), b"a".to_vec(), true, 10, CountUnit::Cells);
-        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"c", b"b", b"a"]);
+        assert_eq!(names(&live_cells(&cmp(), &r, &f, 0)), vec![b"c", b"b", b"a"]);
+        let f = ReadFilter::slice(Vec::new(), Vec::new(), true, 10, CountUnit::Cells);
+        assert_eq!(names(&live_cells(&cmp(), &r, &f, 0)), vec![b"d", b"c", b"b", b"a"]);
         let f = ReadFilter::names(&cmp(), vec![b"d".to_vec(), b"a".to_vec(), b"z".to_vec()], CountUnit::Cells);
-        assert_eq!(names(&collect_live(&cmp(), &r, &f, 0)), vec![b"a", b"d"]);
+        assert_eq!(names(&live_cells(&cmp(), &r, &f, 0)), vec![b"a", b"d"]);
     }
 
     #[test]
@@ -340,9 +365,9 @@ mod tests {
             end: b"c".to_vec(),
             deletion: DeletionTime::new(3, 0),
         });
-        assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"a", b"b"]);
+        assert_eq!(names(&live_cells(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"a", b"b"]);
         r.deletion = DeletionTime::new(2, 0);
-        assert_eq!(names(&collect_live(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"b"]);
+        assert_eq!(names(&live_cells(&cmp(), &r, &ReadFilter::all(), 0)), vec![b"b"]);
     }
 
     #[test]
@@ -353,9 +378,9 @@ mod tests {
             insert_cell(&c, &mut r.cells, Cell::live(compose_super(sc.as_bytes(), sub.as_bytes()), "v", 1));
         }
         let f = ReadFilter::slice(Vec::new(), Vec::new(), false, 2, CountUnit::SuperColumns);
-        assert_eq!(collect_live(&c, &r, &f, 0).len(), 3);
+        assert_eq!(live_cells(&c, &r, &f, 0).len(), 3);
         let f = ReadFilter::names(&c, vec![compose_super(b"b", b"")], CountUnit::SuperColumns);
-        assert_eq!(collect_live(&c, &r, &f, 0).len(), 1);
+        assert_eq!(live_cells(&c, &r, &f, 0).len(), 1);
     }
 
     #[test]
@@ -372,7 +397,7 @@ mod tests {
         // a (live), b (tombstone), c (live, completes the count): d and e are not needed.
         assert_eq!(names(&sliced.cells), vec![b"a", b"b", b"c"]);
         assert_eq!(sliced.range_tombstones, r.range_tombstones);
-        assert_eq!(collect_live(&cmp(), &sliced, &f, 0), collect_live(&cmp(), &r, &f, 0));
+        assert_eq!(live_cells(&cmp(), &sliced, &f, 0), live_cells(&cmp(), &r, &f, 0));
         let rev = ReadFilter::slice(Vec::new(), Vec::new(), true, 1, CountUnit::Cells);
         let sliced = slice_row(&cmp(), &r, &rev, 0);
         // Iterating backwards: e completes the count; cells come back in comparator order.
@@ -380,7 +405,7 @@ mod tests {
         // Another replica's newer "b" is shadowed once the answers are merged.
         let other = row(&[("b", 4)]);
         let merged = merge_rows(&cmp(), vec![slice_row(&cmp(), &r, &f, 0), other]);
-        assert_eq!(names(&collect_live(&cmp(), &merged, &f, 0)), vec![b"a", b"c"]);
+        assert_eq!(names(&live_cells(&cmp(), &merged, &f, 0)), vec![b"a", b"c"]);
     }
 
     #[test]

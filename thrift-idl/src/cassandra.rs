@@ -392,23 +392,23 @@ impl TSerializable for Column {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Column");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(3) })?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.ttl {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ttl", TType::I32, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -478,12 +478,12 @@ impl TSerializable for SuperColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SuperColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -550,12 +550,12 @@ impl TSerializable for CounterColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CounterColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::I64, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(2) })?;
     o_prot.write_i64(self.value)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -624,12 +624,12 @@ impl TSerializable for CounterSuperColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CounterSuperColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -710,25 +710,25 @@ impl TSerializable for ColumnOrSuperColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnOrSuperColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.counter_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("counter_column", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.counter_super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("counter_super_column", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -783,7 +783,7 @@ impl TSerializable for NotFoundException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("NotFoundException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -856,9 +856,9 @@ impl TSerializable for InvalidRequestException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("InvalidRequestException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -915,7 +915,7 @@ impl TSerializable for UnavailableException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("UnavailableException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -1003,20 +1003,20 @@ impl TSerializable for TimedOutException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TimedOutException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.acknowledged_by {
-      o_prot.write_field_begin(&TFieldIdentifier::new("acknowledged_by", TType::I32, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.acknowledged_by_batchlog {
-      o_prot.write_field_begin(&TFieldIdentifier::new("acknowledged_by_batchlog", TType::Bool, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(2) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.paxos_in_progress {
-      o_prot.write_field_begin(&TFieldIdentifier::new("paxos_in_progress", TType::Bool, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(3) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1095,9 +1095,9 @@ impl TSerializable for AuthenticationException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthenticationException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1165,9 +1165,9 @@ impl TSerializable for AuthorizationException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthorizationException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1224,7 +1224,7 @@ impl TSerializable for SchemaDisagreementException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SchemaDisagreementException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -1305,13 +1305,13 @@ impl TSerializable for ColumnParent {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnParent");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1382,18 +1382,18 @@ impl TSerializable for ColumnPath {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnPath");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(5) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1475,18 +1475,18 @@ impl TSerializable for SliceRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SliceRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.start)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("finish", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_bytes(&self.finish)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("reversed", TType::Bool, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(3) })?;
     o_prot.write_bool(self.reversed)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1553,10 +1553,10 @@ impl TSerializable for SlicePredicate {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SlicePredicate");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_names {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_names", TType::List, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -1565,7 +1565,7 @@ impl TSerializable for SlicePredicate {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.slice_range {
-      o_prot.write_field_begin(&TFieldIdentifier::new("slice_range", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1647,15 +1647,15 @@ impl TSerializable for IndexExpression {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("IndexExpression");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.column_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("op", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.op.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1733,19 +1733,19 @@ impl TSerializable for IndexClause {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("IndexClause");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("expressions", TType::List, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.expressions.len() as i32))?;
     for e in &self.expressions {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_bytes(&self.start_key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1845,33 +1845,33 @@ impl TSerializable for KeyRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KeyRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("start_key", TType::String, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("end_key", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.start_token {
-      o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_token {
-      o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.row_filter {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row_filter", TType::List, 6))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(6) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -1945,12 +1945,12 @@ impl TSerializable for KeySlice {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KeySlice");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -2017,12 +2017,12 @@ impl TSerializable for KeyCount {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KeyCount");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -2091,20 +2091,20 @@ impl TSerializable for Deletion {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Deletion");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(1) })?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.predicate {
-      o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -2176,15 +2176,15 @@ impl TSerializable for Mutation {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Mutation");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_or_supercolumn {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_or_supercolumn", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.deletion {
-      o_prot.write_field_begin(&TFieldIdentifier::new("deletion", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -2263,20 +2263,20 @@ impl TSerializable for EndpointDetails {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("EndpointDetails");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.host {
-      o_prot.write_field_begin(&TFieldIdentifier::new("host", TType::String, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.datacenter {
-      o_prot.write_field_begin(&TFieldIdentifier::new("datacenter", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.rack {
-      o_prot.write_field_begin(&TFieldIdentifier::new("rack", TType::String, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2355,13 +2355,13 @@ impl TSerializable for CASResult {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CASResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("success", TType::Bool, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(1) })?;
     o_prot.write_bool(self.success)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.current_values {
-      o_prot.write_field_begin(&TFieldIdentifier::new("current_values", TType::List, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -2472,15 +2472,15 @@ impl TSerializable for TokenRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TokenRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("endpoints", TType::List, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(3) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.endpoints.len() as i32))?;
     for e in &self.endpoints {
       o_prot.write_string(e)?;
@@ -2488,7 +2488,7 @@ impl TSerializable for TokenRange {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.rpc_endpoints {
-      o_prot.write_field_begin(&TFieldIdentifier::new("rpc_endpoints", TType::List, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(4) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -2497,7 +2497,7 @@ impl TSerializable for TokenRange {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.endpoint_details {
-      o_prot.write_field_begin(&TFieldIdentifier::new("endpoint_details", TType::List, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(5) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -2563,9 +2563,9 @@ impl TSerializable for AuthenticationRequest {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthenticationRequest");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("credentials", TType::Map, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.credentials.len() as i32))?;
     for (k, v) in &self.credentials {
       o_prot.write_string(k)?;
@@ -2664,26 +2664,26 @@ impl TSerializable for ColumnDef {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnDef");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("validation_class", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.validation_class)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.index_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("index_type", TType::I32, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.index_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("index_name", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.index_options {
-      o_prot.write_field_begin(&TFieldIdentifier::new("index_options", TType::Map, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(5) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -2759,12 +2759,12 @@ impl TSerializable for TriggerDef {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TriggerDef");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("options", TType::Map, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(2) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.options.len() as i32))?;
     for (k, v) in &self.options {
       o_prot.write_string(k)?;
@@ -3170,51 +3170,51 @@ impl TSerializable for CfDef {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CfDef");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.column_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_type", TType::String, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.comparator_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("comparator_type", TType::String, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(5) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.subcomparator_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("subcomparator_type", TType::String, 6))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(6) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.comment {
-      o_prot.write_field_begin(&TFieldIdentifier::new("comment", TType::String, 8))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(8) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.row_cache_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row_cache_size", TType::Double, 9))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(9) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.key_cache_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("key_cache_size", TType::Double, 11))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(11) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.read_repair_chance {
-      o_prot.write_field_begin(&TFieldIdentifier::new("read_repair_chance", TType::Double, 12))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(12) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column_metadata {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_metadata", TType::List, 13))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(13) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -3223,87 +3223,87 @@ impl TSerializable for CfDef {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.gc_grace_seconds {
-      o_prot.write_field_begin(&TFieldIdentifier::new("gc_grace_seconds", TType::I32, 14))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(14) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.default_validation_class {
-      o_prot.write_field_begin(&TFieldIdentifier::new("default_validation_class", TType::String, 15))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(15) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.id {
-      o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 16))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(16) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.min_compaction_threshold {
-      o_prot.write_field_begin(&TFieldIdentifier::new("min_compaction_threshold", TType::I32, 17))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(17) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_compaction_threshold {
-      o_prot.write_field_begin(&TFieldIdentifier::new("max_compaction_threshold", TType::I32, 18))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(18) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.row_cache_save_period_in_seconds {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row_cache_save_period_in_seconds", TType::I32, 19))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(19) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.key_cache_save_period_in_seconds {
-      o_prot.write_field_begin(&TFieldIdentifier::new("key_cache_save_period_in_seconds", TType::I32, 20))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(20) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.memtable_flush_after_mins {
-      o_prot.write_field_begin(&TFieldIdentifier::new("memtable_flush_after_mins", TType::I32, 21))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(21) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.memtable_throughput_in_mb {
-      o_prot.write_field_begin(&TFieldIdentifier::new("memtable_throughput_in_mb", TType::I32, 22))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(22) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.memtable_operations_in_millions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("memtable_operations_in_millions", TType::Double, 23))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(23) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.replicate_on_write {
-      o_prot.write_field_begin(&TFieldIdentifier::new("replicate_on_write", TType::Bool, 24))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(24) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.merge_shards_chance {
-      o_prot.write_field_begin(&TFieldIdentifier::new("merge_shards_chance", TType::Double, 25))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(25) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.key_validation_class {
-      o_prot.write_field_begin(&TFieldIdentifier::new("key_validation_class", TType::String, 26))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(26) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.row_cache_provider {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row_cache_provider", TType::String, 27))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(27) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.key_alias {
-      o_prot.write_field_begin(&TFieldIdentifier::new("key_alias", TType::String, 28))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(28) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.compaction_strategy {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compaction_strategy", TType::String, 29))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(29) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.compaction_strategy_options {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compaction_strategy_options", TType::Map, 30))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(30) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -3313,12 +3313,12 @@ impl TSerializable for CfDef {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.row_cache_keys_to_save {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row_cache_keys_to_save", TType::I32, 31))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(31) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.compression_options {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compression_options", TType::Map, 32))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(32) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -3328,47 +3328,47 @@ impl TSerializable for CfDef {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.bloom_filter_fp_chance {
-      o_prot.write_field_begin(&TFieldIdentifier::new("bloom_filter_fp_chance", TType::Double, 33))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(33) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.caching {
-      o_prot.write_field_begin(&TFieldIdentifier::new("caching", TType::String, 34))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(34) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.dclocal_read_repair_chance {
-      o_prot.write_field_begin(&TFieldIdentifier::new("dclocal_read_repair_chance", TType::Double, 37))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Double, id: Some(37) })?;
       o_prot.write_double(fld_var.into())?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.populate_io_cache_on_flush {
-      o_prot.write_field_begin(&TFieldIdentifier::new("populate_io_cache_on_flush", TType::Bool, 38))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(38) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.memtable_flush_period_in_ms {
-      o_prot.write_field_begin(&TFieldIdentifier::new("memtable_flush_period_in_ms", TType::I32, 39))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(39) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.default_time_to_live {
-      o_prot.write_field_begin(&TFieldIdentifier::new("default_time_to_live", TType::I32, 40))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(40) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.index_interval {
-      o_prot.write_field_begin(&TFieldIdentifier::new("index_interval", TType::I32, 41))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(41) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.speculative_retry {
-      o_prot.write_field_begin(&TFieldIdentifier::new("speculative_retry", TType::String, 42))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(42) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.triggers {
-      o_prot.write_field_begin(&TFieldIdentifier::new("triggers", TType::List, 43))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(43) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -3377,17 +3377,17 @@ impl TSerializable for CfDef {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cells_per_row_to_cache {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cells_per_row_to_cache", TType::String, 44))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(44) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.min_index_interval {
-      o_prot.write_field_begin(&TFieldIdentifier::new("min_index_interval", TType::I32, 45))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(45) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_index_interval {
-      o_prot.write_field_begin(&TFieldIdentifier::new("max_index_interval", TType::I32, 46))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(46) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -3497,16 +3497,16 @@ impl TSerializable for KsDef {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KsDef");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("strategy_class", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.strategy_class)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.strategy_options {
-      o_prot.write_field_begin(&TFieldIdentifier::new("strategy_options", TType::Map, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(3) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -3516,11 +3516,11 @@ impl TSerializable for KsDef {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.replication_factor {
-      o_prot.write_field_begin(&TFieldIdentifier::new("replication_factor", TType::I32, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
-    o_prot.write_field_begin(&TFieldIdentifier::new("cf_defs", TType::List, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(5) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.cf_defs.len() as i32))?;
     for e in &self.cf_defs {
       e.write_to_out_protocol(o_prot)?;
@@ -3528,7 +3528,7 @@ impl TSerializable for KsDef {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.durable_writes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durable_writes", TType::Bool, 6))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(6) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -3598,12 +3598,12 @@ impl TSerializable for CqlRow {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CqlRow");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -3702,9 +3702,9 @@ impl TSerializable for CqlMetadata {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CqlMetadata");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name_types", TType::Map, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.name_types.len() as i32))?;
     for (k, v) in &self.name_types {
       o_prot.write_bytes(k)?;
@@ -3712,7 +3712,7 @@ impl TSerializable for CqlMetadata {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value_types", TType::Map, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(2) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.value_types.len() as i32))?;
     for (k, v) in &self.value_types {
       o_prot.write_bytes(k)?;
@@ -3720,10 +3720,10 @@ impl TSerializable for CqlMetadata {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("default_name_type", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.default_name_type)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("default_value_type", TType::String, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
     o_prot.write_string(&self.default_value_type)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -3807,13 +3807,13 @@ impl TSerializable for CqlResult {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CqlResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("type", TType::I32, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
     self.type_.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.rows {
-      o_prot.write_field_begin(&TFieldIdentifier::new("rows", TType::List, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -3822,12 +3822,12 @@ impl TSerializable for CqlResult {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.num {
-      o_prot.write_field_begin(&TFieldIdentifier::new("num", TType::I32, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.schema {
-      o_prot.write_field_begin(&TFieldIdentifier::new("schema", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -3919,16 +3919,16 @@ impl TSerializable for CqlPreparedResult {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CqlPreparedResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("itemId", TType::I32, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
     o_prot.write_i32(self.item_id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.variable_types {
-      o_prot.write_field_begin(&TFieldIdentifier::new("variable_types", TType::List, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(3) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -3937,7 +3937,7 @@ impl TSerializable for CqlPreparedResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.variable_names {
-      o_prot.write_field_begin(&TFieldIdentifier::new("variable_names", TType::List, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(4) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -4014,15 +4014,15 @@ impl TSerializable for CfSplit {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CfSplit");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row_count", TType::I64, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(3) })?;
     o_prot.write_i64(self.row_count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -4083,15 +4083,15 @@ impl TSerializable for ColumnSlice {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnSlice");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start {
-      o_prot.write_field_begin(&TFieldIdentifier::new("start", TType::String, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.finish {
-      o_prot.write_field_begin(&TFieldIdentifier::new("finish", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -4200,20 +4200,20 @@ impl TSerializable for MultiSliceRequest {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("MultiSliceRequest");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column_parent {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column_slices {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_slices", TType::List, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(3) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -4222,17 +4222,17 @@ impl TSerializable for MultiSliceRequest {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.reversed {
-      o_prot.write_field_begin(&TFieldIdentifier::new("reversed", TType::Bool, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(4) })?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.count {
-      o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.consistency_level {
-      o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 6))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(6) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8971,9 +8971,9 @@ impl CassandraLoginArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("login_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("auth_request", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.auth_request.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9035,15 +9035,15 @@ impl CassandraLoginResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraLoginResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.authnx {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authnx", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.authzx {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authzx", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9091,9 +9091,9 @@ impl CassandraSetKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("set_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9146,10 +9146,10 @@ impl CassandraSetKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSetKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9213,15 +9213,15 @@ impl CassandraGetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9317,30 +9317,30 @@ impl CassandraGetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.nfe {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nfe", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9412,18 +9412,18 @@ impl CassandraGetSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9516,10 +9516,10 @@ impl CassandraGetSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9528,17 +9528,17 @@ impl CassandraGetSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9610,18 +9610,18 @@ impl CassandraGetCountArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_count_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9708,25 +9708,25 @@ impl CassandraGetCountResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetCountResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(0) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9804,22 +9804,22 @@ impl CassandraMultigetSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("multiget_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.keys.len() as i32))?;
     for e in &self.keys {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9919,10 +9919,10 @@ impl CassandraMultigetSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraMultigetSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::List, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -9936,17 +9936,17 @@ impl CassandraMultigetSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10024,22 +10024,22 @@ impl CassandraMultigetCountArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("multiget_count_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.keys.len() as i32))?;
     for e in &self.keys {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10133,10 +10133,10 @@ impl CassandraMultigetCountResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraMultigetCountResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::I32, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -10146,17 +10146,17 @@ impl CassandraMultigetCountResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10228,18 +10228,18 @@ impl CassandraGetRangeSlicesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_range_slices_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("range", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.range.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10332,10 +10332,10 @@ impl CassandraGetRangeSlicesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetRangeSlicesResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -10344,17 +10344,17 @@ impl CassandraGetRangeSlicesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10426,18 +10426,18 @@ impl CassandraGetPagedSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_paged_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("range", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.range.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_column", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_bytes(&self.start_column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10530,10 +10530,10 @@ impl CassandraGetPagedSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetPagedSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -10542,17 +10542,17 @@ impl CassandraGetPagedSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10624,18 +10624,18 @@ impl CassandraGetIndexedSlicesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_indexed_slices_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("index_clause", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.index_clause.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10728,10 +10728,10 @@ impl CassandraGetIndexedSlicesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetIndexedSlicesResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -10740,17 +10740,17 @@ impl CassandraGetIndexedSlicesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10822,18 +10822,18 @@ impl CassandraInsertArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("insert_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10904,20 +10904,20 @@ impl CassandraInsertResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraInsertResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10989,18 +10989,18 @@ impl CassandraAddArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("add_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11071,20 +11071,20 @@ impl CassandraAddResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraAddResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11184,32 +11184,32 @@ impl CassandraCasArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("cas_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("expected", TType::List, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(3) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.expected.len() as i32))?;
     for e in &self.expected {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("updates", TType::List, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(4) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.updates.len() as i32))?;
     for e in &self.updates {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("serial_consistency_level", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     self.serial_consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("commit_consistency_level", TType::I32, 6))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(6) })?;
     self.commit_consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11296,25 +11296,25 @@ impl CassandraCasResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraCasResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11386,18 +11386,18 @@ impl CassandraRemoveArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("remove_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(3) })?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11468,20 +11468,20 @@ impl CassandraRemoveResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraRemoveResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11545,15 +11545,15 @@ impl CassandraRemoveCounterArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("remove_counter_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("path", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11624,20 +11624,20 @@ impl CassandraRemoveCounterResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraRemoveCounterResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11713,9 +11713,9 @@ impl CassandraBatchMutateArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("batch_mutate_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutation_map", TType::Map, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Map, self.mutation_map.len() as i32))?;
     for (k, v) in &self.mutation_map {
       o_prot.write_bytes(k)?;
@@ -11732,7 +11732,7 @@ impl CassandraBatchMutateArgs {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11803,20 +11803,20 @@ impl CassandraBatchMutateResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraBatchMutateResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11892,9 +11892,9 @@ impl CassandraAtomicBatchMutateArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("atomic_batch_mutate_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutation_map", TType::Map, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Map, self.mutation_map.len() as i32))?;
     for (k, v) in &self.mutation_map {
       o_prot.write_bytes(k)?;
@@ -11911,7 +11911,7 @@ impl CassandraAtomicBatchMutateArgs {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11982,20 +11982,20 @@ impl CassandraAtomicBatchMutateResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraAtomicBatchMutateResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12043,9 +12043,9 @@ impl CassandraTruncateArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("truncate_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cfname", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.cfname)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12116,20 +12116,20 @@ impl CassandraTruncateResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraTruncateResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12177,9 +12177,9 @@ impl CassandraGetMultiSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_multi_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("request", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.request.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12272,10 +12272,10 @@ impl CassandraGetMultiSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetMultiSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12284,17 +12284,17 @@ impl CassandraGetMultiSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12333,7 +12333,7 @@ impl CassandraDescribeSchemaVersionsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_schema_versions_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -12414,10 +12414,10 @@ impl CassandraDescribeSchemaVersionsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeSchemaVersionsResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::List, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -12431,7 +12431,7 @@ impl CassandraDescribeSchemaVersionsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12470,7 +12470,7 @@ impl CassandraDescribeKeyspacesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_keyspaces_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -12544,10 +12544,10 @@ impl CassandraDescribeKeyspacesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspacesResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12556,7 +12556,7 @@ impl CassandraDescribeKeyspacesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12595,7 +12595,7 @@ impl CassandraDescribeClusterNameArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_cluster_name_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -12654,10 +12654,10 @@ impl CassandraDescribeClusterNameResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeClusterNameResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -12696,7 +12696,7 @@ impl CassandraDescribeVersionArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_version_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -12755,10 +12755,10 @@ impl CassandraDescribeVersionResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeVersionResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -12806,9 +12806,9 @@ impl CassandraDescribeRingArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_ring_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12883,10 +12883,10 @@ impl CassandraDescribeRingResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeRingResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12895,7 +12895,7 @@ impl CassandraDescribeRingResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12943,9 +12943,9 @@ impl CassandraDescribeLocalRingArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_local_ring_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13020,10 +13020,10 @@ impl CassandraDescribeLocalRingResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeLocalRingResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -13032,7 +13032,7 @@ impl CassandraDescribeLocalRingResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13071,7 +13071,7 @@ impl CassandraDescribeTokenMapArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_token_map_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13146,10 +13146,10 @@ impl CassandraDescribeTokenMapResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeTokenMapResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -13159,7 +13159,7 @@ impl CassandraDescribeTokenMapResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13198,7 +13198,7 @@ impl CassandraDescribePartitionerArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_partitioner_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13257,10 +13257,10 @@ impl CassandraDescribePartitionerResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribePartitionerResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -13299,7 +13299,7 @@ impl CassandraDescribeSnitchArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_snitch_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13358,10 +13358,10 @@ impl CassandraDescribeSnitchResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeSnitchResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -13409,9 +13409,9 @@ impl CassandraDescribeKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13489,20 +13489,20 @@ impl CassandraDescribeKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.nfe {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nfe", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13574,18 +13574,18 @@ impl CassandraDescribeSplitsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_splits_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cfName", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.cf_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys_per_split", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     o_prot.write_i32(self.keys_per_split)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13660,10 +13660,10 @@ impl CassandraDescribeSplitsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeSplitsResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -13672,7 +13672,7 @@ impl CassandraDescribeSplitsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13711,7 +13711,7 @@ impl CassandraTraceNextQueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("trace_next_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13770,10 +13770,10 @@ impl CassandraTraceNextQueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraTraceNextQueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -13845,18 +13845,18 @@ impl CassandraDescribeSplitsExArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_splits_ex_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cfName", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.cf_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys_per_split", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     o_prot.write_i32(self.keys_per_split)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13931,10 +13931,10 @@ impl CassandraDescribeSplitsExResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeSplitsExResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -13943,7 +13943,7 @@ impl CassandraDescribeSplitsExResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13991,9 +13991,9 @@ impl CassandraSystemAddColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_add_column_family_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cf_def", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.cf_def.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14071,20 +14071,20 @@ impl CassandraSystemAddColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemAddColumnFamilyResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14132,9 +14132,9 @@ impl CassandraSystemDropColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_drop_column_family_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14212,20 +14212,20 @@ impl CassandraSystemDropColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemDropColumnFamilyResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14273,9 +14273,9 @@ impl CassandraSystemAddKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_add_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("ks_def", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.ks_def.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14353,20 +14353,20 @@ impl CassandraSystemAddKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemAddKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14414,9 +14414,9 @@ impl CassandraSystemDropKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_drop_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14494,20 +14494,20 @@ impl CassandraSystemDropKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemDropKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14555,9 +14555,9 @@ impl CassandraSystemUpdateKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_update_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("ks_def", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.ks_def.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14635,20 +14635,20 @@ impl CassandraSystemUpdateKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemUpdateKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14696,9 +14696,9 @@ impl CassandraSystemUpdateColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("system_update_column_family_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cf_def", TType::Struct, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
     self.cf_def.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14776,20 +14776,20 @@ impl CassandraSystemUpdateColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSystemUpdateColumnFamilyResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14845,12 +14845,12 @@ impl CassandraExecuteCqlQueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("execute_cql_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.query)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("compression", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.compression.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14946,30 +14946,30 @@ impl CassandraExecuteCqlQueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraExecuteCqlQueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15033,15 +15033,15 @@ impl CassandraExecuteCql3QueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("execute_cql3_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.query)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("compression", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.compression.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     self.consistency.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15137,30 +15137,30 @@ impl CassandraExecuteCql3QueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraExecuteCql3QueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15216,12 +15216,12 @@ impl CassandraPrepareCqlQueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("prepare_cql_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.query)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("compression", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.compression.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15290,15 +15290,15 @@ impl CassandraPrepareCqlQueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraPrepareCqlQueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15354,12 +15354,12 @@ impl CassandraPrepareCql3QueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("prepare_cql3_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("query", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.query)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("compression", TType::I32, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(2) })?;
     self.compression.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15428,15 +15428,15 @@ impl CassandraPrepareCql3QueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraPrepareCql3QueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15498,12 +15498,12 @@ impl CassandraExecutePreparedCqlQueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("execute_prepared_cql_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("itemId", TType::I32, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
     o_prot.write_i32(self.item_id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("values", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.values.len() as i32))?;
     for e in &self.values {
       o_prot.write_bytes(e)?;
@@ -15603,30 +15603,30 @@ impl CassandraExecutePreparedCqlQueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraExecutePreparedCqlQueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15696,19 +15696,19 @@ impl CassandraExecutePreparedCql3QueryArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("execute_prepared_cql3_query_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("itemId", TType::I32, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
     o_prot.write_i32(self.item_id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("values", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.values.len() as i32))?;
     for e in &self.values {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     self.consistency.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15804,30 +15804,30 @@ impl CassandraExecutePreparedCql3QueryResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraExecutePreparedCql3QueryResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sde {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sde", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15875,9 +15875,9 @@ impl CassandraSetCqlVersionArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("set_cql_version_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("version", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.version)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15930,10 +15930,10 @@ impl CassandraSetCqlVersionResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraSetCqlVersionResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }

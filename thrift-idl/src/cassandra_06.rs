@@ -155,15 +155,15 @@ impl TSerializable for Column {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Column");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(3) })?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -232,12 +232,12 @@ impl TSerializable for SuperColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SuperColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -302,15 +302,15 @@ impl TSerializable for ColumnOrSuperColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnOrSuperColumn");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -363,7 +363,7 @@ impl TSerializable for NotFoundException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("NotFoundException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -436,9 +436,9 @@ impl TSerializable for InvalidRequestException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("InvalidRequestException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -495,7 +495,7 @@ impl TSerializable for UnavailableException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("UnavailableException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -557,7 +557,7 @@ impl TSerializable for TimedOutException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TimedOutException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -630,9 +630,9 @@ impl TSerializable for AuthenticationException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthenticationException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -700,9 +700,9 @@ impl TSerializable for AuthorizationException {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthorizationException");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("why", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.why)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -778,13 +778,13 @@ impl TSerializable for ColumnParent {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnParent");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -855,18 +855,18 @@ impl TSerializable for ColumnPath {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnPath");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_family", TType::String, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
     o_prot.write_string(&self.column_family)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 5))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(5) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -948,18 +948,18 @@ impl TSerializable for SliceRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SliceRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_bytes(&self.start)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("finish", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_bytes(&self.finish)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("reversed", TType::Bool, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(3) })?;
     o_prot.write_bool(self.reversed)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1026,10 +1026,10 @@ impl TSerializable for SlicePredicate {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("SlicePredicate");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_names {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_names", TType::List, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -1038,7 +1038,7 @@ impl TSerializable for SlicePredicate {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.slice_range {
-      o_prot.write_field_begin(&TFieldIdentifier::new("slice_range", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1134,29 +1134,29 @@ impl TSerializable for KeyRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KeyRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("start_key", TType::String, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("end_key", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.start_token {
-      o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_token {
-      o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
-    o_prot.write_field_begin(&TFieldIdentifier::new("count", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     o_prot.write_i32(self.count)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -1225,12 +1225,12 @@ impl TSerializable for KeySlice {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("KeySlice");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -1304,18 +1304,18 @@ impl TSerializable for Deletion {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Deletion");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(1) })?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.super_column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("super_column", TType::String, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.predicate {
-      o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1377,15 +1377,15 @@ impl TSerializable for Mutation {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Mutation");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_or_supercolumn {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column_or_supercolumn", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.deletion {
-      o_prot.write_field_begin(&TFieldIdentifier::new("deletion", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1473,15 +1473,15 @@ impl TSerializable for TokenRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TokenRange");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("endpoints", TType::List, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(3) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.endpoints.len() as i32))?;
     for e in &self.endpoints {
       o_prot.write_string(e)?;
@@ -1546,9 +1546,9 @@ impl TSerializable for AuthenticationRequest {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AuthenticationRequest");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("credentials", TType::Map, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.credentials.len() as i32))?;
     for (k, v) in &self.credentials {
       o_prot.write_string(k)?;
@@ -3712,12 +3712,12 @@ impl CassandraLoginArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("login_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("auth_request", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.auth_request.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -3779,15 +3779,15 @@ impl CassandraLoginResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraLoginResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.authnx {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authnx", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.authzx {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authzx", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -3859,18 +3859,18 @@ impl CassandraGetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -3966,30 +3966,30 @@ impl CassandraGetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(0) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.nfe {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nfe", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 4))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -4069,21 +4069,21 @@ impl CassandraGetSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -4176,10 +4176,10 @@ impl CassandraGetSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -4188,17 +4188,17 @@ impl CassandraGetSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -4276,22 +4276,22 @@ impl CassandraMultigetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("multiget_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.keys.len() as i32))?;
     for e in &self.keys {
       o_prot.write_string(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -4385,10 +4385,10 @@ impl CassandraMultigetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraMultigetResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Struct, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -4398,17 +4398,17 @@ impl CassandraMultigetResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -4494,25 +4494,25 @@ impl CassandraMultigetSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("multiget_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys", TType::List, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(2) })?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.keys.len() as i32))?;
     for e in &self.keys {
       o_prot.write_string(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -4612,10 +4612,10 @@ impl CassandraMultigetSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraMultigetSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::List, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -4629,17 +4629,17 @@ impl CassandraMultigetSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -4711,18 +4711,18 @@ impl CassandraGetCountArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_count_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -4809,25 +4809,25 @@ impl CassandraGetCountResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetCountResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(0) })?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -4923,27 +4923,27 @@ impl CassandraGetRangeSliceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_range_slice_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_key", TType::String, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
     o_prot.write_string(&self.start_key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("finish_key", TType::String, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(5) })?;
     o_prot.write_string(&self.finish_key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row_count", TType::I32, 6))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(6) })?;
     o_prot.write_i32(self.row_count)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 7))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(7) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -5036,10 +5036,10 @@ impl CassandraGetRangeSliceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetRangeSliceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -5048,17 +5048,17 @@ impl CassandraGetRangeSliceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -5138,21 +5138,21 @@ impl CassandraGetRangeSlicesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_range_slices_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_parent", TType::Struct, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
     self.column_parent.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("predicate", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.predicate.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("range", TType::Struct, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(4) })?;
     self.range.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -5245,10 +5245,10 @@ impl CassandraGetRangeSlicesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetRangeSlicesResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -5257,17 +5257,17 @@ impl CassandraGetRangeSlicesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -5355,24 +5355,24 @@ impl CassandraInsertArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("insert_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(4) })?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(5) })?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 6))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(6) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -5443,20 +5443,20 @@ impl CassandraInsertResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraInsertResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -5541,15 +5541,15 @@ impl CassandraBatchInsertArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("batch_insert_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("cfmap", TType::Map, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(3) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::List, self.cfmap.len() as i32))?;
     for (k, v) in &self.cfmap {
       o_prot.write_string(k)?;
@@ -5561,7 +5561,7 @@ impl CassandraBatchInsertArgs {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(4) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -5632,20 +5632,20 @@ impl CassandraBatchInsertResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraBatchInsertResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -5725,21 +5725,21 @@ impl CassandraRemoveArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("remove_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("key", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.key)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column_path", TType::Struct, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
     self.column_path.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(4) })?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 5))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(5) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -5810,20 +5810,20 @@ impl CassandraRemoveResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraRemoveResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -5907,12 +5907,12 @@ impl CassandraBatchMutateArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("batch_mutate_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutation_map", TType::Map, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(2) })?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Map, self.mutation_map.len() as i32))?;
     for (k, v) in &self.mutation_map {
       o_prot.write_string(k)?;
@@ -5929,7 +5929,7 @@ impl CassandraBatchMutateArgs {
     }
     o_prot.write_map_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("consistency_level", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     self.consistency_level.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6000,20 +6000,20 @@ impl CassandraBatchMutateResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraBatchMutateResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ue {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ue", TType::Struct, 2))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(2) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.te {
-      o_prot.write_field_begin(&TFieldIdentifier::new("te", TType::Struct, 3))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(3) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -6061,9 +6061,9 @@ impl CassandraGetStringPropertyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_string_property_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("property", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.property)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6123,10 +6123,10 @@ impl CassandraGetStringPropertyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetStringPropertyResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -6174,9 +6174,9 @@ impl CassandraGetStringListPropertyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_string_list_property_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("property", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.property)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6242,10 +6242,10 @@ impl CassandraGetStringListPropertyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraGetStringListPropertyResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -6288,7 +6288,7 @@ impl CassandraDescribeKeyspacesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_keyspaces_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -6353,10 +6353,10 @@ impl CassandraDescribeKeyspacesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspacesResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Set, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Set, id: Some(0) })?;
       o_prot.write_set_begin(&TSetIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -6399,7 +6399,7 @@ impl CassandraDescribeClusterNameArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_cluster_name_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -6458,10 +6458,10 @@ impl CassandraDescribeClusterNameResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeClusterNameResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -6500,7 +6500,7 @@ impl CassandraDescribeVersionArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_version_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -6559,10 +6559,10 @@ impl CassandraDescribeVersionResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeVersionResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -6610,9 +6610,9 @@ impl CassandraDescribeRingArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_ring_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6687,10 +6687,10 @@ impl CassandraDescribeRingResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeRingResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -6699,7 +6699,7 @@ impl CassandraDescribeRingResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ire {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ire", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -6738,7 +6738,7 @@ impl CassandraDescribePartitionerArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_partitioner_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -6797,10 +6797,10 @@ impl CassandraDescribePartitionerResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribePartitionerResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(0) })?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -6848,9 +6848,9 @@ impl CassandraDescribeKeyspaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_keyspace_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keyspace", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.keyspace)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6933,10 +6933,10 @@ impl CassandraDescribeKeyspaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeKeyspaceResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(0) })?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Map, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -6951,7 +6951,7 @@ impl CassandraDescribeKeyspaceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.nfe {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nfe", TType::Struct, 1))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7015,15 +7015,15 @@ impl CassandraDescribeSplitsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("describe_splits_args");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("start_token", TType::String, 1))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
     o_prot.write_string(&self.start_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("end_token", TType::String, 2))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(2) })?;
     o_prot.write_string(&self.end_token)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("keys_per_split", TType::I32, 3))?;
+    o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(3) })?;
     o_prot.write_i32(self.keys_per_split)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7089,10 +7089,10 @@ impl CassandraDescribeSplitsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("CassandraDescribeSplitsResult");
+    let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(0) })?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;

@@ -14,7 +14,7 @@ use rand::Rng;
 use storage::data::{now_seconds, split_super, Cell, Row};
 use storage::dht::DecoratedKey;
 use storage::engine::Storage;
-use storage::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
+use storage::filter::{merge_rows, take_live, CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
 use tracing::debug;
 
@@ -175,7 +175,7 @@ impl Coordinator {
         if !others.is_empty() {
             self.repair_in_background(command.clone(), targets, others);
         }
-        Ok(collect_live(&meta.cmp, &resolved, &command.filter, now))
+        Ok(take_live(&meta.cmp, resolved, &command.filter, now))
     }
 
     /// `ep`'s answer to `command`: its data, or a digest of it.

@@ -28,8 +28,8 @@ fn prepare(
     Ok((meta, filter))
 }
 
-fn command(ks: &str, cf: &str, key: Vec<u8>, filter: &ReadFilter) -> ReadCommand {
-    ReadCommand { keyspace: ks.to_string(), cf: cf.to_string(), key, filter: filter.clone() }
+fn command(ks: &str, cf: &str, key: Vec<u8>, filter: ReadFilter) -> ReadCommand {
+    ReadCommand { keyspace: ks.to_string(), cf: cf.to_string(), key, filter }
 }
 
 pub async fn get(
@@ -52,7 +52,7 @@ pub async fn get(
         }
     };
     let filter = ReadFilter::names(&meta.cmp, vec![name], CountUnit::Cells);
-    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
     let cells = rows.pop().unwrap_or_default();
     to_thrift_columns(cells, meta.is_super(), within_super).into_iter().next().ok_or(ThriftError::NotFound)
 }
@@ -68,7 +68,7 @@ pub async fn get_slice(
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
     validate_key(&key)?;
-    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
     Ok(to_thrift_columns(rows.pop().unwrap_or_default(), meta.is_super(), parent.super_column.is_some()))
 }
 
@@ -83,7 +83,7 @@ pub async fn get_count(
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
     validate_key(&key)?;
-    let counts = c.count(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    let counts = c.count(vec![command(ks, meta.name(), key, filter)], cl).await?;
     Ok(counts.first().copied().unwrap_or(0) as i32)
 }
 
@@ -92,7 +92,7 @@ fn multiget_commands(ks: &str, cf: &str, keys: &[Vec<u8>], filter: &ReadFilter) 
     keys.iter()
         .map(|key| {
             validate_key(key)?;
-            Ok(command(ks, cf, key.clone(), filter))
+            Ok(command(ks, cf, key.clone(), filter.clone()))
         })
         .collect()
 }
@@ -263,6 +263,6 @@ pub async fn get_multi_slice(
     }
     check_multi_slice_order(ty, &slices, reversed)?;
     let filter = ReadFilter::slices(slices, reversed, count as usize, CountUnit::Cells);
-    let mut rows = c.read(vec![command(ks, meta.name(), key, &filter)], cl).await?;
+    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
     Ok(to_thrift_columns(rows.pop().unwrap_or_default(), false, false))
 }
