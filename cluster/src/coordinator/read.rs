@@ -55,12 +55,11 @@ impl Coordinator {
         let planned = self.plan_reads(commands, cl)?;
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets == [local] && p.others.is_empty()) {
-            let reads: Vec<(ReadCommand, DecoratedKey)> = planned.into_iter().map(|p| (p.command, p.key)).collect();
-            trace(|| format!("Reading {} partition(s) locally: this node is their only replica asked", reads.len()));
-            let rows = if is_small(reads.iter().map(|(c, _)| c)) {
-                read_all(&self.storage, &reads)
+            trace(|| format!("Reading {} partition(s) locally: this node is their only replica asked", planned.len()));
+            let rows = if is_small(planned.iter().map(|p| &p.command)) {
+                read_all(&self.storage, &planned)
             } else {
-                self.blocking(move |storage| read_all(storage, &reads)).await
+                self.blocking(move |storage| read_all(storage, &planned)).await
             };
             trace(|| "Local read complete".into());
             return rows;
@@ -398,8 +397,10 @@ fn filter_is_small(filter: &ReadFilter) -> bool {
     filter.count <= INLINE_MAX_COLUMNS || (names_only && filter.ranges.len() <= INLINE_MAX_COLUMNS)
 }
 
-fn read_all(storage: &Storage, reads: &[(ReadCommand, DecoratedKey)]) -> Result<Vec<Vec<Cell>>> {
-    reads.iter().map(|(c, key)| Ok(storage.read_at(&c.keyspace, &c.cf, key, &c.filter)?)).collect()
+/// Reads each planned partition here. (Takes the plans as they are: collecting (command, key)
+/// pairs out of them reallocated a vector on every request.)
+fn read_all(storage: &Storage, reads: &[PlannedRead]) -> Result<Vec<Vec<Cell>>> {
+    reads.iter().map(|p| Ok(storage.read_at(&p.command.keyspace, &p.command.cf, &p.key, &p.command.filter)?)).collect()
 }
 
 /// Cells, or distinct super columns among them.

@@ -39,7 +39,7 @@ impl Coordinator {
         let local = self.membership.local();
         if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
             trace(|| format!("Applying {} mutation(s) locally: this node is their only replica", planned.len()));
-            self.apply_locally(planned.into_iter().map(|p| (p.mutation, p.token)).collect()).await?;
+            self.apply_locally(planned).await?;
             trace(|| "Local write acknowledged".into());
             return Ok(());
         }
@@ -82,23 +82,24 @@ impl Coordinator {
     }
 
     /// Every replica is this node: apply here, acknowledged once the commit log holds it as its
-    /// sync mode promises.
-    async fn apply_locally(&self, mutations: Vec<(RowMutation, Token)>) -> Result<()> {
+    /// sync mode promises. (Takes the plans whole: collecting (mutation, token) pairs out of them
+    /// reallocated the vector on every request.)
+    async fn apply_locally(&self, planned: Vec<Planned>) -> Result<()> {
         if self.storage.writes_may_block() {
             // Batch-mode commit log (a write waits for its fsync), or flushes behind (a writer may
             // have to flush): the caller's thread must not be the one that waits.
             return self
                 .blocking(move |storage| {
-                    for (m, token) in mutations {
-                        storage.apply_at(m, token)?;
+                    for p in planned {
+                        storage.apply_at(p.mutation, p.token)?;
                     }
                     Ok(())
                 })
                 .await;
         }
-        let mut pending = Vec::with_capacity(mutations.len());
-        for (m, token) in mutations {
-            pending.push(self.storage.apply_deferred_at(m, token)?);
+        let mut pending = Vec::with_capacity(planned.len());
+        for p in planned {
+            pending.push(self.storage.apply_deferred_at(p.mutation, p.token)?);
         }
         if pending.iter().any(|d| d.is_deferred()) {
             // Let the loop's other connections queue their records first: the first of them to

@@ -2,7 +2,7 @@
 //! rotation, the periodic sync loop, dirty tracking and segment removal.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::io::{self, Write};
@@ -14,6 +14,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
+use rustc_hash::FxHashMap;
 use uuid::Uuid;
 
 use super::segment::{self, FormatVersion, HEADER_LEN, RECORD_HEADER_LEN};
@@ -157,7 +158,8 @@ struct ActiveSegment {
 struct SegmentState {
     path: PathBuf,
     /// CF → offset of the last record touching it in this segment.
-    dirty: HashMap<Uuid, u64>,
+    /// FxHash: updated on every append, keyed by the node's own column-family ids.
+    dirty: FxHashMap<Uuid, u64>,
 }
 
 struct State {
@@ -273,7 +275,7 @@ impl CommitLog {
         let newest = existing.last().map_or(0, |(id, _, _)| *id);
         let active = create_segment(&dir, next_segment_id(newest))?;
         let mut segments = BTreeMap::new();
-        segments.insert(active.id, SegmentState { path: active.path.clone(), dirty: HashMap::new() });
+        segments.insert(active.id, SegmentState { path: active.path.clone(), dirty: FxHashMap::default() });
         let state = State {
             active: Arc::new(active),
             end: HEADER_LEN,
@@ -568,7 +570,7 @@ impl Shared {
             Err(other) => return Err(other),
         };
         tracing::debug!(old = %old.path.display(), new = %segment.path.display(), "commit log segment rotated");
-        st.segments.insert(segment.id, SegmentState { path: segment.path.clone(), dirty: HashMap::new() });
+        st.segments.insert(segment.id, SegmentState { path: segment.path.clone(), dirty: FxHashMap::default() });
         st.active = Arc::new(segment);
         st.end = HEADER_LEN;
         // The old segment may hold only records of already flushed or forgotten CFs.

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use tracing::{info, warn};
 use uuid::Uuid;
 
@@ -201,7 +202,7 @@ impl Storage {
         for d in &dropped {
             stores.by_id.remove(&d.id);
         }
-        stores.by_name = HashMap::new();
+        stores.by_name = FxHashMap::default();
         for s in stores.by_id.values() {
             stores.by_name.entry(s.keyspace.clone()).or_default().insert(s.name.clone(), s.clone());
         }
