@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Instructions per request of Sibyl builds, counted by valgrind's callgrind: a figure that does
+# not move with the machine's load, where CPU time per request moves by a third from run to run
+# on a shared 2-core machine. It counts work, not cache misses or system calls, so it tells
+# whether a change made the code path shorter; bench/ab-sibyl.sh and bench/redis-vs-sibyl.sh
+# still tell what that is worth in time.
+#
+# Each build runs once per operation under callgrind on a fresh data directory: KEYS keys are
+# preloaded, the counters are zeroed, COUNT uniform requests are sent (16 connections), and the
+# counters are dumped. The figure is every instruction of every server thread in that window
+# divided by COUNT (background threads included, which at these sizes do almost nothing).
+#
+# Usage: bench/instructions-sibyl.sh BIN [BIN...]
+#   e.g. bench/instructions-sibyl.sh /var/tmp/old/release/sibyl target/release/sibyl
+#
+# Environment (optional): KEYS=20000, COUNT=20000, OPS="read insert", CARGO_TARGET_DIR (where
+# sibyl-stress is), KEEP=1 (keep the callgrind files, to read with callgrind_annotate).
+# Needs valgrind (Debian package valgrind) and python3. Installs nothing. About 15 s per build
+# and operation.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KEYS=${KEYS:-20000}
+COUNT=${COUNT:-20000}
+OPS=${OPS:-read insert}
+STRESS=${CARGO_TARGET_DIR:-$ROOT/target}/release/sibyl-stress
+
+die() {
+    printf 'instructions-sibyl: %s\n' "$*" >&2
+    exit 1
+}
+(($# >= 1)) || die "usage: bench/instructions-sibyl.sh BIN [BIN...]"
+for f in "$@" "$STRESS"; do
+    [[ -x $f ]] || die "$f is not an executable (build with cargo build --release)"
+done
+for tool in valgrind callgrind_control python3; do
+    command -v "$tool" >/dev/null || die "needs $tool (apt-get install valgrind python3)"
+done
+for v in KEYS COUNT; do
+    [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "$v must be a positive whole number, not '${!v}'"
+done
+
+WORK=$(mktemp -d /tmp/sibyl-instructions.XXXXXX)
+PID=
+cleanup() {
+    [[ -n $PID ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    if [[ ${KEEP:-} == 1 ]]; then
+        printf 'instructions-sibyl: kept %s\n' "$WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# count N BIN OP: prints the instructions per request of BIN serving COUNT requests of OP
+count() {
+    local n=$1 bin=$2 op=$3 dir=$WORK/$1-$3 port i
+    mkdir -p "$dir"
+    port=$(free_port)
+    sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$port</ThriftPort>#" \
+        -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$(free_port)</AdminPort>#" \
+        -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$(free_port)</StoragePort>#" \
+        -e "s#var/lib/sibyl/#$dir/#g" \
+        "$ROOT/conf/storage-conf.xml" >"$dir/conf.xml"
+    valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
+        >"$dir/log" 2>&1 &
+    PID=$!
+    for ((i = 0; i < 1200; i++)); do
+        grep -q "Listening for thrift clients on" "$dir/log" && break
+        kill -0 "$PID" 2>/dev/null || {
+            cat "$dir/log" >&2
+            die "$bin exited at startup under valgrind; its log is above"
+        }
+        sleep 0.1
+    done
+    local -a stress=("$STRESS" --protocol thrift --columns 1 --host 127.0.0.1 --port "$port"
+        --num-keys "$KEYS" --threads 16 --value-size 100 --timeout 60 --json --quiet)
+    timeout 600 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1 ||
+        die "$bin: the preload failed (log: $dir/log)"
+    callgrind_control --zero "$PID" >/dev/null 2>&1
+    timeout 600 "${stress[@]}" --operation "$op" --distribution uniform --count "$COUNT" >"$dir/round.json" 2>/dev/null ||
+        die "$bin: the $op round failed (log: $dir/log)"
+    callgrind_control --dump "$PID" >/dev/null 2>&1
+    kill "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+    PID=
+    # The dump after the zeroing is the one file with a ".1" part suffix.
+    python3 - "$dir" "$COUNT" <<'PY'
+import glob, json, sys
+directory, count = sys.argv[1], int(sys.argv[2])
+errors = json.load(open(f"{directory}/round.json"))["errors"]
+if errors:
+    sys.exit(f"instructions-sibyl: {errors} requests failed in {directory}")
+dumps = [f for f in glob.glob(f"{directory}/callgrind.out.*") if f.endswith(".1")]
+if len(dumps) != 1:
+    sys.exit(f"instructions-sibyl: expected one dump in {directory}, found {dumps}")
+for line in open(dumps[0]):
+    if line.startswith("totals:") or line.startswith("summary:"):
+        print(f"{int(line.split()[1]) / count:.0f}")
+        break
+else:
+    sys.exit(f"instructions-sibyl: no totals in {dumps[0]}")
+PY
+}
+
+printf '%-8s %14s  %s\n' op "instr/request" build
+n=0
+for bin in "$@"; do
+    n=$((n + 1))
+    for op in $OPS; do
+        printf '%-8s %14s  %s\n' "$op" "$(count "$n" "$bin" "$op")" "$bin"
+    done
+done
