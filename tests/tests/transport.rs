@@ -138,6 +138,39 @@ fn unknown_method_gets_an_application_exception() {
 }
 
 #[test]
+fn arguments_that_overrun_their_frame_get_a_protocol_error_and_the_connection_goes_on() {
+    let node = setup();
+    let mut s = node.raw_socket();
+    // multiget_slice's keys: a list<binary> declaring a million keys in a frame of a few bytes,
+    // then a key whose length runs past the frame's end.
+    let liars: [&[u8]; 2] =
+        [&[15, 0, 1, 11, 0, 0x0f, 0x42, 0x40, 0], &[15, 0, 1, 11, 0, 0, 0, 1, 0, 0, 0, 200, b'k', 0]];
+    for (seq, body) in (20..).zip(liars) {
+        let mut m = call_message("multiget_slice", seq);
+        m.pop();
+        m.extend_from_slice(body);
+        s.write_all(&framed(&m)).expect("write");
+        let reply = read_frame(&mut s);
+        let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(reply), true);
+        let header = p.read_message_begin().expect("reply header");
+        assert_eq!(header.message_type, TMessageType::Exception, "{header:?}");
+        assert_eq!(header.sequence_number, seq);
+        let err = thrift::Error::read_application_error_from_in_protocol(&mut p).expect("TApplicationException body");
+        assert_eq!(err.kind, thrift::ApplicationErrorKind::ProtocolError, "{err:?}");
+        assert!(
+            err.message.contains("cannot fit") || err.message.contains("ends early"),
+            "the reason names the overrun: {err:?}"
+        );
+    }
+    s.write_all(&framed(&call_message("describe_version", 30))).expect("write");
+    let reply = read_frame(&mut s);
+    let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(reply), true);
+    let header = p.read_message_begin().expect("reply header");
+    assert_eq!((header.message_type, header.sequence_number), (TMessageType::Reply, 30));
+    assert_serving(&node, "overrunning arguments");
+}
+
+#[test]
 fn oversized_frame_closes_only_that_connection() {
     let node = setup();
     let mut bystander = node.client_in(KS);

@@ -9,15 +9,14 @@
 //! stays usable after each.
 
 use cluster::trace::{self, TraceState};
-use thrift::protocol::{
-    TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
-};
+use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{ApplicationError, ApplicationErrorKind};
 use thrift_idl as t;
 use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
 use super::handler::Handler;
+use super::input::MessageInput;
 
 /// A message whose header cannot be read: the connection is closed (Cassandra does the same).
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +25,7 @@ pub struct BadHeader(pub(crate) thrift::Error);
 
 /// Runs one call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
-    let mut input = TBinaryInputProtocol::new(message, true);
+    let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
         debug!(method = %header.name, kind = ?header.message_type, "ignoring a message that is not a call");
@@ -101,7 +100,7 @@ macro_rules! methods {
     (@set void $result:ident $value:ident) => { { let () = $value; } };
 }
 
-async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut TBinaryInputProtocol<&[u8]>, out: &mut Vec<u8>) {
+async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<'_>, out: &mut Vec<u8>) {
     methods! { method, seq, input, out;
         "login" => CassandraLoginArgs / CassandraLoginResult (a) h.login(a.auth_request).await => void [authnx, authzx],
         "set_keyspace" => CassandraSetKeyspaceArgs / CassandraSetKeyspaceResult (a) h.set_keyspace(a.keyspace).await => void [ire],

@@ -19,6 +19,7 @@ pub mod error;
 pub mod event_loop;
 pub mod expiry;
 pub mod handler;
+pub mod input;
 mod reads;
 pub mod session;
 pub mod v06;
@@ -196,15 +197,9 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
             return Err(ConnError::Malformed("connection closed inside a frame"));
         }
     }
-    let frame = take_message(buf, 4, size + 4);
-    // The frame must hold exactly one well-formed message: this also bounds every count the
-    // message declares by the bytes actually received, before the generated decoder sees it.
-    match measure_unframed(&frame) {
-        Measure::Complete(n) if n == frame.len() => Ok(Some(frame)),
-        Measure::Complete(_) => Err(ConnError::Malformed("frame holds more than one message")),
-        Measure::Incomplete => Err(ConnError::Malformed("frame ends inside its message")),
-        Measure::Invalid(why) => Err(ConnError::Malformed(why)),
-    }
+    // Not walked here: the frame is the message, and `input::MessageInput` bounds every length
+    // and count it declares by the bytes actually received as it decodes.
+    Ok(Some(take_message(buf, 4, size + 4)))
 }
 
 /// Reads one unframed message by walking its structure; `None` at a clean end of stream.

@@ -10,9 +10,7 @@
 //! `describe_keyspace`, over unframed or framed transport; so is `sibyl-stress`'s (20.1.0), over
 //! either too. The transport cannot tell them apart; this answer needs no guess.
 
-use thrift::protocol::{
-    TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
-};
+use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::ApplicationErrorKind;
 use thrift_idl as t;
 use thrift_idl::v06 as v;
@@ -22,6 +20,7 @@ use super::handler::Handler as Handler06;
 use crate::thrift::dispatch::{application_error, protocol_error, BadHeader};
 use crate::thrift::error::{declared as declared20, ThriftError};
 use crate::thrift::handler::Handler as Handler20;
+use crate::thrift::input::MessageInput;
 
 /// Answers one `describe_keyspace` or `describe_keyspaces` call in both generations' forms.
 pub async fn dispatch(
@@ -30,7 +29,7 @@ pub async fn dispatch(
     message: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), BadHeader> {
-    let mut input = TBinaryInputProtocol::new(message, true);
+    let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
         return Ok(());
@@ -140,6 +139,7 @@ fn splice(mut new: Vec<u8>, old: Vec<u8>) -> Result<Vec<u8>, ThriftError> {
 mod tests {
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
+    use thrift::protocol::TBinaryInputProtocol;
 
     fn reader(bytes: &[u8]) -> TBinaryInputProtocol<&[u8]> {
         TBinaryInputProtocol::new(bytes, true)

@@ -8,7 +8,7 @@
 //! decoded it as a missing field); an unknown method UNKNOWN_METHOD; an error the method does
 //! not declare INTERNAL_ERROR "Internal error processing <method>".
 
-use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TMessageType};
+use thrift::protocol::{TInputProtocol, TMessageType};
 use thrift::ApplicationErrorKind;
 use thrift_idl::v06 as v;
 use tracing::debug;
@@ -18,10 +18,11 @@ use super::error::{declared, internal_error_message};
 use super::handler::Handler;
 use crate::thrift::dispatch::{application_error, protocol_error, write_message, BadHeader};
 use crate::thrift::error::ThriftError;
+use crate::thrift::input::MessageInput;
 
 /// Runs one 0.6 call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
-    let mut input = TBinaryInputProtocol::new(message, true);
+    let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
         debug!(method = %header.name, kind = ?header.message_type, "ignoring a message that is not a call");
@@ -85,7 +86,7 @@ macro_rules! methods {
     (@set void $result:ident $value:ident) => { { let () = $value; } };
 }
 
-async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut TBinaryInputProtocol<&[u8]>, out: &mut Vec<u8>) {
+async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<'_>, out: &mut Vec<u8>) {
     methods! { method, seq, input, out;
         "login" => CassandraLoginArgs / CassandraLoginResult (a):
             h.login(a.keyspace, a.auth_request).await => void [authnx, authzx],
