@@ -328,6 +328,62 @@ def unnamed_identifiers(rs: str) -> Tuple[str, int, int]:
     return rs, fields, structs
 
 
+# ---------------------------------------------------------------------------------------------
+# Step 6: readers and writers generic over the protocol
+# ---------------------------------------------------------------------------------------------
+# The generated readers and writers take `&mut dyn TInputProtocol` / `&mut dyn TOutputProtocol`,
+# so every field costs a virtual call the compiler cannot see through. Each body becomes an
+# inherent function generic over `P: TInputProtocol + ?Sized` (resp. `TOutputProtocol`) under
+# the same name, and the `TSerializable` impl delegates to it. Inherent associated functions win
+# over trait ones in path and method resolution, so every existing call (`X::read_from_in_protocol
+# (p)`, `x.write_to_out_protocol(p)`, in generated code and ours) now takes the generic one: with
+# a concrete protocol the whole decode inlines; with a `dyn` one it behaves as before.
+
+DYN_READ = "fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol)"
+DYN_WRITE = "fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol)"
+GENERIC_READ = "pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P)"
+GENERIC_WRITE = "pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P)"
+
+
+def generic_protocols(rs: str) -> Tuple[str, int, int]:
+    # Inherent readers and writers (the service's argument and result structs): generic in place.
+    inherent = rs.count("pub " + DYN_READ) + rs.count("pub " + DYN_WRITE)
+    rs = rs.replace("pub " + DYN_READ, GENERIC_READ).replace("pub " + DYN_WRITE, GENERIC_WRITE)
+    # `impl TSerializable for X` blocks: the bodies move to `impl X`, the trait impl delegates.
+    header = re.compile(r"^impl TSerializable for (\w+) \{$", re.M)
+    out, pos, moved = [], 0, 0
+    for m in header.finditer(rs):
+        name = m.group(1)
+        end = rs.find("\n}\n", m.start())
+        if end < 0:
+            fail(f"`impl TSerializable for {name}` is not closed")
+        body = rs[m.end() : end + 1]
+        if body.count(DYN_READ) != 1 or body.count(DYN_WRITE) != 1:
+            fail(f"`impl TSerializable for {name}` does not hold exactly one reader and one writer")
+        allow = "  #[allow(clippy::trivially_copy_pass_by_ref)]\n" if "trivially_copy_pass_by_ref" in body else ""
+        generic = body.replace(DYN_READ, GENERIC_READ).replace(DYN_WRITE, GENERIC_WRITE)
+        delegate = (
+            f"impl TSerializable for {name} {{\n"
+            f"  {DYN_READ} -> thrift::Result<{name}> {{\n"
+            f"    {name}::read_from_in_protocol(i_prot)\n"
+            f"  }}\n"
+            f"{allow}"
+            f"  {DYN_WRITE} -> thrift::Result<()> {{\n"
+            f"    {name}::write_to_out_protocol(self, o_prot)\n"
+            f"  }}\n"
+            f"}}\n"
+        )
+        out.append(rs[pos : m.start()])
+        out.append(f"impl {name} {{{generic}}}\n\n{delegate}")
+        pos = end + 3
+        moved += 1
+    out.append(rs[pos:])
+    rs = "".join(out)
+    if moved == 0 or inherent == 0:
+        fail("no readers or writers found to make generic")
+    return rs, moved, inherent
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         fail("usage: postprocess_rs.py <idl.thrift> <generated.rs>")
@@ -342,6 +398,7 @@ def main() -> None:
     rs, defaults, left_required = apply_arg_defaults(rs, service, methods)
     rs, lists = cap_list_reservation(rs)
     rs, fields, structs = unnamed_identifiers(rs)
+    rs, serializable, inherent = generic_protocols(rs)
 
     with open(rs_path, "w", encoding="utf-8") as f:
         f.write(rs)
@@ -349,7 +406,8 @@ def main() -> None:
         f"postprocess_rs: {idl_path}: {structs} Args/Result structs made public; wire-type rule in "
         f"{readers} readers ({arms} fields); {defaults} argument defaults applied "
         f"({left_required} on required primitives left out, as Java does); {lists} list reservations capped; "
-        f"{fields} field and {structs} struct identifiers written without their names"
+        f"{fields} field and {structs} struct identifiers written without their names; "
+        f"{serializable} TSerializable impls and {inherent} argument/result readers and writers made generic"
     )
 
 

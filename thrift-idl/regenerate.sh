@@ -11,8 +11,9 @@
 # Needs the Apache Thrift compiler 0.17.0 (`thrift --version`; Debian/Ubuntu package `thrift-compiler`)
 # and python3. The Rust output must match the `thrift = "0.17"` crate, so other compiler versions are
 # refused. After generation, postprocess_rs.py makes the Rust argument/result structs public, applies
-# Thrift's wire-type rule to every reader, gives omitted arguments their IDL default and caps list
-# reservations; see that script for why, and for how it fails when the generated code changes shape.
+# Thrift's wire-type rule to every reader, gives omitted arguments their IDL default, caps list
+# reservations, writes identifiers without their names and makes readers and writers generic over the
+# protocol; see that script for why, and for how it fails when the generated code changes shape.
 #
 # Idempotent: output files and directories are rewritten from scratch, so running it twice gives the
 # same files. Run from anywhere:  thrift-idl/regenerate.sh   then commit the regenerated files.

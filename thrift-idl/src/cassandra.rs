@@ -55,14 +55,24 @@ impl ConsistencyLevel {
   ];
 }
 
-impl TSerializable for ConsistencyLevel {
+impl ConsistencyLevel {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ConsistencyLevel> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ConsistencyLevel> {
     let enum_value = i_prot.read_i32()?;
     Ok(ConsistencyLevel::from(enum_value))
+  }
+}
+
+impl TSerializable for ConsistencyLevel {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ConsistencyLevel> {
+    ConsistencyLevel::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ConsistencyLevel::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -121,14 +131,24 @@ impl IndexOperator {
   ];
 }
 
-impl TSerializable for IndexOperator {
+impl IndexOperator {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexOperator> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<IndexOperator> {
     let enum_value = i_prot.read_i32()?;
     Ok(IndexOperator::from(enum_value))
+  }
+}
+
+impl TSerializable for IndexOperator {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexOperator> {
+    IndexOperator::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    IndexOperator::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -177,14 +197,24 @@ impl IndexType {
   ];
 }
 
-impl TSerializable for IndexType {
+impl IndexType {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexType> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<IndexType> {
     let enum_value = i_prot.read_i32()?;
     Ok(IndexType::from(enum_value))
+  }
+}
+
+impl TSerializable for IndexType {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexType> {
+    IndexType::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    IndexType::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -229,14 +259,24 @@ impl Compression {
   ];
 }
 
-impl TSerializable for Compression {
+impl Compression {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Compression> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Compression> {
     let enum_value = i_prot.read_i32()?;
     Ok(Compression::from(enum_value))
+  }
+}
+
+impl TSerializable for Compression {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Compression> {
+    Compression::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Compression::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -282,14 +322,24 @@ impl CqlResultType {
   ];
 }
 
-impl TSerializable for CqlResultType {
+impl CqlResultType {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlResultType> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CqlResultType> {
     let enum_value = i_prot.read_i32()?;
     Ok(CqlResultType::from(enum_value))
+  }
+}
+
+impl TSerializable for CqlResultType {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlResultType> {
+    CqlResultType::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CqlResultType::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -345,8 +395,8 @@ impl Column {
   }
 }
 
-impl TSerializable for Column {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Column> {
+impl Column {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Column> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -391,7 +441,7 @@ impl TSerializable for Column {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -417,6 +467,15 @@ impl TSerializable for Column {
   }
 }
 
+impl TSerializable for Column {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Column> {
+    Column::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Column::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // SuperColumn
 //
@@ -436,8 +495,8 @@ impl SuperColumn {
   }
 }
 
-impl TSerializable for SuperColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SuperColumn> {
+impl SuperColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SuperColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<Column>> = None;
@@ -477,7 +536,7 @@ impl TSerializable for SuperColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -492,6 +551,15 @@ impl TSerializable for SuperColumn {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SuperColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SuperColumn> {
+    SuperColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SuperColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -514,8 +582,8 @@ impl CounterColumn {
   }
 }
 
-impl TSerializable for CounterColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CounterColumn> {
+impl CounterColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CounterColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<i64> = None;
@@ -549,7 +617,7 @@ impl TSerializable for CounterColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -560,6 +628,15 @@ impl TSerializable for CounterColumn {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for CounterColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CounterColumn> {
+    CounterColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CounterColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -582,8 +659,8 @@ impl CounterSuperColumn {
   }
 }
 
-impl TSerializable for CounterSuperColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CounterSuperColumn> {
+impl CounterSuperColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CounterSuperColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<CounterColumn>> = None;
@@ -623,7 +700,7 @@ impl TSerializable for CounterSuperColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -638,6 +715,15 @@ impl TSerializable for CounterSuperColumn {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for CounterSuperColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CounterSuperColumn> {
+    CounterSuperColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CounterSuperColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -664,8 +750,8 @@ impl ColumnOrSuperColumn {
   }
 }
 
-impl TSerializable for ColumnOrSuperColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnOrSuperColumn> {
+impl ColumnOrSuperColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnOrSuperColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Column> = None;
     let mut f_2: Option<SuperColumn> = None;
@@ -709,7 +795,7 @@ impl TSerializable for ColumnOrSuperColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column {
@@ -734,6 +820,15 @@ impl TSerializable for ColumnOrSuperColumn {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnOrSuperColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnOrSuperColumn> {
+    ColumnOrSuperColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnOrSuperColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -762,8 +857,8 @@ impl NotFoundException {
   }
 }
 
-impl TSerializable for NotFoundException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<NotFoundException> {
+impl NotFoundException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<NotFoundException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -782,11 +877,20 @@ impl TSerializable for NotFoundException {
     let ret = NotFoundException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for NotFoundException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<NotFoundException> {
+    NotFoundException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    NotFoundException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -827,8 +931,8 @@ impl InvalidRequestException {
   }
 }
 
-impl TSerializable for InvalidRequestException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<InvalidRequestException> {
+impl InvalidRequestException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<InvalidRequestException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -855,7 +959,7 @@ impl TSerializable for InvalidRequestException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -863,6 +967,15 @@ impl TSerializable for InvalidRequestException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for InvalidRequestException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<InvalidRequestException> {
+    InvalidRequestException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    InvalidRequestException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -894,8 +1007,8 @@ impl UnavailableException {
   }
 }
 
-impl TSerializable for UnavailableException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<UnavailableException> {
+impl UnavailableException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<UnavailableException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -914,11 +1027,20 @@ impl TSerializable for UnavailableException {
     let ret = UnavailableException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for UnavailableException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<UnavailableException> {
+    UnavailableException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    UnavailableException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -963,8 +1085,8 @@ impl TimedOutException {
   }
 }
 
-impl TSerializable for TimedOutException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TimedOutException> {
+impl TimedOutException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<TimedOutException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<bool> = None;
@@ -1002,7 +1124,7 @@ impl TSerializable for TimedOutException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.acknowledged_by {
@@ -1022,6 +1144,15 @@ impl TSerializable for TimedOutException {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for TimedOutException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TimedOutException> {
+    TimedOutException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    TimedOutException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1066,8 +1197,8 @@ impl AuthenticationException {
   }
 }
 
-impl TSerializable for AuthenticationException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationException> {
+impl AuthenticationException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthenticationException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -1094,7 +1225,7 @@ impl TSerializable for AuthenticationException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1102,6 +1233,15 @@ impl TSerializable for AuthenticationException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthenticationException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationException> {
+    AuthenticationException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthenticationException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1136,8 +1276,8 @@ impl AuthorizationException {
   }
 }
 
-impl TSerializable for AuthorizationException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthorizationException> {
+impl AuthorizationException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthorizationException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -1164,7 +1304,7 @@ impl TSerializable for AuthorizationException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1172,6 +1312,15 @@ impl TSerializable for AuthorizationException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthorizationException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthorizationException> {
+    AuthorizationException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthorizationException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1203,8 +1352,8 @@ impl SchemaDisagreementException {
   }
 }
 
-impl TSerializable for SchemaDisagreementException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SchemaDisagreementException> {
+impl SchemaDisagreementException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SchemaDisagreementException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -1223,11 +1372,20 @@ impl TSerializable for SchemaDisagreementException {
     let ret = SchemaDisagreementException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SchemaDisagreementException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SchemaDisagreementException> {
+    SchemaDisagreementException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SchemaDisagreementException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1270,8 +1428,8 @@ impl ColumnParent {
   }
 }
 
-impl TSerializable for ColumnParent {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnParent> {
+impl ColumnParent {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnParent> {
     i_prot.read_struct_begin()?;
     let mut f_3: Option<String> = None;
     let mut f_4: Option<Vec<u8>> = None;
@@ -1304,7 +1462,7 @@ impl TSerializable for ColumnParent {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
@@ -1317,6 +1475,15 @@ impl TSerializable for ColumnParent {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnParent {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnParent> {
+    ColumnParent::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnParent::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1341,8 +1508,8 @@ impl ColumnPath {
   }
 }
 
-impl TSerializable for ColumnPath {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnPath> {
+impl ColumnPath {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnPath> {
     i_prot.read_struct_begin()?;
     let mut f_3: Option<String> = None;
     let mut f_4: Option<Vec<u8>> = None;
@@ -1381,7 +1548,7 @@ impl TSerializable for ColumnPath {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
@@ -1399,6 +1566,15 @@ impl TSerializable for ColumnPath {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnPath {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnPath> {
+    ColumnPath::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnPath::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1425,8 +1601,8 @@ impl SliceRange {
   }
 }
 
-impl TSerializable for SliceRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SliceRange> {
+impl SliceRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SliceRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -1474,7 +1650,7 @@ impl TSerializable for SliceRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1491,6 +1667,15 @@ impl TSerializable for SliceRange {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SliceRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SliceRange> {
+    SliceRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SliceRange::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1513,8 +1698,8 @@ impl SlicePredicate {
   }
 }
 
-impl TSerializable for SlicePredicate {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SlicePredicate> {
+impl SlicePredicate {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SlicePredicate> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<SliceRange> = None;
@@ -1552,7 +1737,7 @@ impl TSerializable for SlicePredicate {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_names {
@@ -1571,6 +1756,15 @@ impl TSerializable for SlicePredicate {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SlicePredicate {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SlicePredicate> {
+    SlicePredicate::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SlicePredicate::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1604,8 +1798,8 @@ impl IndexExpression {
   }
 }
 
-impl TSerializable for IndexExpression {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexExpression> {
+impl IndexExpression {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<IndexExpression> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<IndexOperator> = None;
@@ -1646,7 +1840,7 @@ impl TSerializable for IndexExpression {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1660,6 +1854,15 @@ impl TSerializable for IndexExpression {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for IndexExpression {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexExpression> {
+    IndexExpression::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    IndexExpression::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1684,8 +1887,8 @@ impl IndexClause {
   }
 }
 
-impl TSerializable for IndexClause {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexClause> {
+impl IndexClause {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<IndexClause> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<IndexExpression>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -1732,7 +1935,7 @@ impl TSerializable for IndexClause {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
@@ -1750,6 +1953,15 @@ impl TSerializable for IndexClause {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for IndexClause {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<IndexClause> {
+    IndexClause::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    IndexClause::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1780,8 +1992,8 @@ impl KeyRange {
   }
 }
 
-impl TSerializable for KeyRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyRange> {
+impl KeyRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KeyRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -1844,7 +2056,7 @@ impl TSerializable for KeyRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_key {
@@ -1884,6 +2096,15 @@ impl TSerializable for KeyRange {
   }
 }
 
+impl TSerializable for KeyRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyRange> {
+    KeyRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KeyRange::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // KeySlice
 //
@@ -1903,8 +2124,8 @@ impl KeySlice {
   }
 }
 
-impl TSerializable for KeySlice {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeySlice> {
+impl KeySlice {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KeySlice> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<ColumnOrSuperColumn>> = None;
@@ -1944,7 +2165,7 @@ impl TSerializable for KeySlice {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1959,6 +2180,15 @@ impl TSerializable for KeySlice {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for KeySlice {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeySlice> {
+    KeySlice::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KeySlice::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1981,8 +2211,8 @@ impl KeyCount {
   }
 }
 
-impl TSerializable for KeyCount {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyCount> {
+impl KeyCount {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KeyCount> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<i32> = None;
@@ -2016,7 +2246,7 @@ impl TSerializable for KeyCount {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -2027,6 +2257,15 @@ impl TSerializable for KeyCount {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for KeyCount {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyCount> {
+    KeyCount::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KeyCount::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2051,8 +2290,8 @@ impl Deletion {
   }
 }
 
-impl TSerializable for Deletion {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Deletion> {
+impl Deletion {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Deletion> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i64> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -2090,7 +2329,7 @@ impl TSerializable for Deletion {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.timestamp {
@@ -2110,6 +2349,15 @@ impl TSerializable for Deletion {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for Deletion {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Deletion> {
+    Deletion::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Deletion::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2142,8 +2390,8 @@ impl Mutation {
   }
 }
 
-impl TSerializable for Mutation {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Mutation> {
+impl Mutation {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Mutation> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnOrSuperColumn> = None;
     let mut f_2: Option<Deletion> = None;
@@ -2175,7 +2423,7 @@ impl TSerializable for Mutation {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_or_supercolumn {
@@ -2190,6 +2438,15 @@ impl TSerializable for Mutation {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for Mutation {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Mutation> {
+    Mutation::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Mutation::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2223,8 +2480,8 @@ impl EndpointDetails {
   }
 }
 
-impl TSerializable for EndpointDetails {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<EndpointDetails> {
+impl EndpointDetails {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<EndpointDetails> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = Some("".to_owned());
     let mut f_2: Option<String> = Some("".to_owned());
@@ -2262,7 +2519,7 @@ impl TSerializable for EndpointDetails {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.host {
@@ -2282,6 +2539,15 @@ impl TSerializable for EndpointDetails {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for EndpointDetails {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<EndpointDetails> {
+    EndpointDetails::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    EndpointDetails::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2314,8 +2580,8 @@ impl CASResult {
   }
 }
 
-impl TSerializable for CASResult {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CASResult> {
+impl CASResult {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CASResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<bool> = None;
     let mut f_2: Option<Vec<Column>> = None;
@@ -2354,7 +2620,7 @@ impl TSerializable for CASResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Bool, id: Some(1) })?;
@@ -2371,6 +2637,15 @@ impl TSerializable for CASResult {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for CASResult {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CASResult> {
+    CASResult::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CASResult::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2399,8 +2674,8 @@ impl TokenRange {
   }
 }
 
-impl TSerializable for TokenRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TokenRange> {
+impl TokenRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<TokenRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -2471,7 +2746,7 @@ impl TSerializable for TokenRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -2510,6 +2785,15 @@ impl TSerializable for TokenRange {
   }
 }
 
+impl TSerializable for TokenRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TokenRange> {
+    TokenRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    TokenRange::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // AuthenticationRequest
 //
@@ -2527,8 +2811,8 @@ impl AuthenticationRequest {
   }
 }
 
-impl TSerializable for AuthenticationRequest {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationRequest> {
+impl AuthenticationRequest {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthenticationRequest> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<String, String>> = None;
     loop {
@@ -2562,7 +2846,7 @@ impl TSerializable for AuthenticationRequest {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
@@ -2575,6 +2859,15 @@ impl TSerializable for AuthenticationRequest {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthenticationRequest {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationRequest> {
+    AuthenticationRequest::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthenticationRequest::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2603,8 +2896,8 @@ impl ColumnDef {
   }
 }
 
-impl TSerializable for ColumnDef {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnDef> {
+impl ColumnDef {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnDef> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<String> = None;
@@ -2663,7 +2956,7 @@ impl TSerializable for ColumnDef {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -2697,6 +2990,15 @@ impl TSerializable for ColumnDef {
   }
 }
 
+impl TSerializable for ColumnDef {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnDef> {
+    ColumnDef::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnDef::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // TriggerDef
 //
@@ -2716,8 +3018,8 @@ impl TriggerDef {
   }
 }
 
-impl TSerializable for TriggerDef {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TriggerDef> {
+impl TriggerDef {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<TriggerDef> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<BTreeMap<String, String>> = None;
@@ -2758,7 +3060,7 @@ impl TSerializable for TriggerDef {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -2774,6 +3076,15 @@ impl TSerializable for TriggerDef {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for TriggerDef {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TriggerDef> {
+    TriggerDef::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    TriggerDef::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -2874,8 +3185,8 @@ impl CfDef {
   }
 }
 
-impl TSerializable for CfDef {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CfDef> {
+impl CfDef {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CfDef> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -3169,7 +3480,7 @@ impl TSerializable for CfDef {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -3396,6 +3707,15 @@ impl TSerializable for CfDef {
   }
 }
 
+impl TSerializable for CfDef {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CfDef> {
+    CfDef::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CfDef::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // KsDef
 //
@@ -3423,8 +3743,8 @@ impl KsDef {
   }
 }
 
-impl TSerializable for KsDef {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KsDef> {
+impl KsDef {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KsDef> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -3496,7 +3816,7 @@ impl TSerializable for KsDef {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -3537,6 +3857,15 @@ impl TSerializable for KsDef {
   }
 }
 
+impl TSerializable for KsDef {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KsDef> {
+    KsDef::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KsDef::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // CqlRow
 //
@@ -3556,8 +3885,8 @@ impl CqlRow {
   }
 }
 
-impl TSerializable for CqlRow {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlRow> {
+impl CqlRow {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CqlRow> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<Column>> = None;
@@ -3597,7 +3926,7 @@ impl TSerializable for CqlRow {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -3612,6 +3941,15 @@ impl TSerializable for CqlRow {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for CqlRow {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlRow> {
+    CqlRow::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CqlRow::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -3638,8 +3976,8 @@ impl CqlMetadata {
   }
 }
 
-impl TSerializable for CqlMetadata {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlMetadata> {
+impl CqlMetadata {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CqlMetadata> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<Vec<u8>, String>> = None;
     let mut f_2: Option<BTreeMap<Vec<u8>, String>> = None;
@@ -3701,7 +4039,7 @@ impl TSerializable for CqlMetadata {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
@@ -3731,6 +4069,15 @@ impl TSerializable for CqlMetadata {
   }
 }
 
+impl TSerializable for CqlMetadata {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlMetadata> {
+    CqlMetadata::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CqlMetadata::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // CqlResult
 //
@@ -3754,8 +4101,8 @@ impl CqlResult {
   }
 }
 
-impl TSerializable for CqlResult {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlResult> {
+impl CqlResult {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CqlResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<CqlResultType> = None;
     let mut f_2: Option<Vec<CqlRow>> = None;
@@ -3806,7 +4153,7 @@ impl TSerializable for CqlResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
@@ -3836,6 +4183,15 @@ impl TSerializable for CqlResult {
   }
 }
 
+impl TSerializable for CqlResult {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlResult> {
+    CqlResult::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CqlResult::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // CqlPreparedResult
 //
@@ -3859,8 +4215,8 @@ impl CqlPreparedResult {
   }
 }
 
-impl TSerializable for CqlPreparedResult {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlPreparedResult> {
+impl CqlPreparedResult {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CqlPreparedResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<i32> = None;
@@ -3918,7 +4274,7 @@ impl TSerializable for CqlPreparedResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
@@ -3950,6 +4306,15 @@ impl TSerializable for CqlPreparedResult {
   }
 }
 
+impl TSerializable for CqlPreparedResult {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CqlPreparedResult> {
+    CqlPreparedResult::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CqlPreparedResult::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // CfSplit
 //
@@ -3971,8 +4336,8 @@ impl CfSplit {
   }
 }
 
-impl TSerializable for CfSplit {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CfSplit> {
+impl CfSplit {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CfSplit> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -4013,7 +4378,7 @@ impl TSerializable for CfSplit {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4027,6 +4392,15 @@ impl TSerializable for CfSplit {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for CfSplit {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CfSplit> {
+    CfSplit::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    CfSplit::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -4049,8 +4423,8 @@ impl ColumnSlice {
   }
 }
 
-impl TSerializable for ColumnSlice {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnSlice> {
+impl ColumnSlice {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnSlice> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -4082,7 +4456,7 @@ impl TSerializable for ColumnSlice {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start {
@@ -4097,6 +4471,15 @@ impl TSerializable for ColumnSlice {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnSlice {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnSlice> {
+    ColumnSlice::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnSlice::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -4136,8 +4519,8 @@ impl MultiSliceRequest {
   }
 }
 
-impl TSerializable for MultiSliceRequest {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<MultiSliceRequest> {
+impl MultiSliceRequest {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<MultiSliceRequest> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -4199,7 +4582,7 @@ impl TSerializable for MultiSliceRequest {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.key {
@@ -4238,6 +4621,15 @@ impl TSerializable for MultiSliceRequest {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for MultiSliceRequest {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<MultiSliceRequest> {
+    MultiSliceRequest::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    MultiSliceRequest::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -8943,7 +9335,7 @@ pub struct CassandraLoginArgs {
 }
 
 impl CassandraLoginArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraLoginArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<AuthenticationRequest> = None;
     loop {
@@ -8970,7 +9362,7 @@ impl CassandraLoginArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -9002,7 +9394,7 @@ impl CassandraLoginResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraLoginResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<AuthenticationException> = None;
     let mut f_2: Option<AuthorizationException> = None;
@@ -9034,7 +9426,7 @@ impl CassandraLoginResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.authnx {
@@ -9063,7 +9455,7 @@ pub struct CassandraSetKeyspaceArgs {
 }
 
 impl CassandraSetKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSetKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -9090,7 +9482,7 @@ impl CassandraSetKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -9119,7 +9511,7 @@ impl CassandraSetKeyspaceResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSetKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     loop {
@@ -9145,7 +9537,7 @@ impl CassandraSetKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -9171,7 +9563,7 @@ pub struct CassandraGetArgs {
 }
 
 impl CassandraGetArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
@@ -9212,7 +9604,7 @@ impl CassandraGetArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -9266,7 +9658,7 @@ impl CassandraGetResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ColumnOrSuperColumn> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9316,7 +9708,7 @@ impl CassandraGetResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9363,7 +9755,7 @@ pub struct CassandraGetSliceArgs {
 }
 
 impl CassandraGetSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -9411,7 +9803,7 @@ impl CassandraGetSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -9465,7 +9857,7 @@ impl CassandraGetSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9515,7 +9907,7 @@ impl CassandraGetSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9561,7 +9953,7 @@ pub struct CassandraGetCountArgs {
 }
 
 impl CassandraGetCountArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetCountArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -9609,7 +10001,7 @@ impl CassandraGetCountArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -9663,7 +10055,7 @@ impl CassandraGetCountResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetCountResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<i32> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9707,7 +10099,7 @@ impl CassandraGetCountResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -9749,7 +10141,7 @@ pub struct CassandraMultigetSliceArgs {
 }
 
 impl CassandraMultigetSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -9803,7 +10195,7 @@ impl CassandraMultigetSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
@@ -9861,7 +10253,7 @@ impl CassandraMultigetSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Vec<u8>, Vec<ColumnOrSuperColumn>>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -9918,7 +10310,7 @@ impl CassandraMultigetSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9969,7 +10361,7 @@ pub struct CassandraMultigetCountArgs {
 }
 
 impl CassandraMultigetCountArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetCountArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -10023,7 +10415,7 @@ impl CassandraMultigetCountArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::List, id: Some(1) })?;
@@ -10081,7 +10473,7 @@ impl CassandraMultigetCountResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetCountResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetCountResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Vec<u8>, i32>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10132,7 +10524,7 @@ impl CassandraMultigetCountResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10179,7 +10571,7 @@ pub struct CassandraGetRangeSlicesArgs {
 }
 
 impl CassandraGetRangeSlicesArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSlicesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnParent> = None;
     let mut f_2: Option<SlicePredicate> = None;
@@ -10227,7 +10619,7 @@ impl CassandraGetRangeSlicesArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -10281,7 +10673,7 @@ impl CassandraGetRangeSlicesResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSlicesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10331,7 +10723,7 @@ impl CassandraGetRangeSlicesResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10377,7 +10769,7 @@ pub struct CassandraGetPagedSliceArgs {
 }
 
 impl CassandraGetPagedSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetPagedSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<KeyRange> = None;
@@ -10425,7 +10817,7 @@ impl CassandraGetPagedSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -10479,7 +10871,7 @@ impl CassandraGetPagedSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetPagedSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetPagedSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10529,7 +10921,7 @@ impl CassandraGetPagedSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10575,7 +10967,7 @@ pub struct CassandraGetIndexedSlicesArgs {
 }
 
 impl CassandraGetIndexedSlicesArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetIndexedSlicesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnParent> = None;
     let mut f_2: Option<IndexClause> = None;
@@ -10623,7 +11015,7 @@ impl CassandraGetIndexedSlicesArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -10677,7 +11069,7 @@ impl CassandraGetIndexedSlicesResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetIndexedSlicesResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetIndexedSlicesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -10727,7 +11119,7 @@ impl CassandraGetIndexedSlicesResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10773,7 +11165,7 @@ pub struct CassandraInsertArgs {
 }
 
 impl CassandraInsertArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraInsertArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -10821,7 +11213,7 @@ impl CassandraInsertArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -10865,7 +11257,7 @@ impl CassandraInsertResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraInsertResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -10903,7 +11295,7 @@ impl CassandraInsertResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -10940,7 +11332,7 @@ pub struct CassandraAddArgs {
 }
 
 impl CassandraAddArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraAddArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -10988,7 +11380,7 @@ impl CassandraAddArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -11032,7 +11424,7 @@ impl CassandraAddResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAddResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraAddResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11070,7 +11462,7 @@ impl CassandraAddResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11109,7 +11501,7 @@ pub struct CassandraCasArgs {
 }
 
 impl CassandraCasArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraCasArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<String> = None;
@@ -11183,7 +11575,7 @@ impl CassandraCasArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -11251,7 +11643,7 @@ impl CassandraCasResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraCasResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraCasResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CASResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -11295,7 +11687,7 @@ impl CassandraCasResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11337,7 +11729,7 @@ pub struct CassandraRemoveArgs {
 }
 
 impl CassandraRemoveArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
@@ -11385,7 +11777,7 @@ impl CassandraRemoveArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -11429,7 +11821,7 @@ impl CassandraRemoveResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11467,7 +11859,7 @@ impl CassandraRemoveResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11503,7 +11895,7 @@ pub struct CassandraRemoveCounterArgs {
 }
 
 impl CassandraRemoveCounterArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveCounterArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<ColumnPath> = None;
@@ -11544,7 +11936,7 @@ impl CassandraRemoveCounterArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -11585,7 +11977,7 @@ impl CassandraRemoveCounterResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveCounterResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveCounterResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11623,7 +12015,7 @@ impl CassandraRemoveCounterResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11658,7 +12050,7 @@ pub struct CassandraBatchMutateArgs {
 }
 
 impl CassandraBatchMutateArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>> = None;
     let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
@@ -11712,7 +12104,7 @@ impl CassandraBatchMutateArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
@@ -11764,7 +12156,7 @@ impl CassandraBatchMutateResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11802,7 +12194,7 @@ impl CassandraBatchMutateResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -11837,7 +12229,7 @@ pub struct CassandraAtomicBatchMutateArgs {
 }
 
 impl CassandraAtomicBatchMutateArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraAtomicBatchMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<Vec<u8>, BTreeMap<String, Vec<Mutation>>>> = None;
     let mut f_2: Option<ConsistencyLevel> = Some(ConsistencyLevel::ONE); // IDL default (postprocess_rs.py)
@@ -11891,7 +12283,7 @@ impl CassandraAtomicBatchMutateArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
@@ -11943,7 +12335,7 @@ impl CassandraAtomicBatchMutateResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraAtomicBatchMutateResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraAtomicBatchMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -11981,7 +12373,7 @@ impl CassandraAtomicBatchMutateResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -12015,7 +12407,7 @@ pub struct CassandraTruncateArgs {
 }
 
 impl CassandraTruncateArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraTruncateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12042,7 +12434,7 @@ impl CassandraTruncateArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -12077,7 +12469,7 @@ impl CassandraTruncateResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTruncateResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraTruncateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -12115,7 +12507,7 @@ impl CassandraTruncateResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -12149,7 +12541,7 @@ pub struct CassandraGetMultiSliceArgs {
 }
 
 impl CassandraGetMultiSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetMultiSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<MultiSliceRequest> = None;
     loop {
@@ -12176,7 +12568,7 @@ impl CassandraGetMultiSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -12221,7 +12613,7 @@ impl CassandraGetMultiSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetMultiSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetMultiSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12271,7 +12663,7 @@ impl CassandraGetMultiSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12313,7 +12705,7 @@ pub struct CassandraDescribeSchemaVersionsArgs {
 }
 
 impl CassandraDescribeSchemaVersionsArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSchemaVersionsArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12332,7 +12724,7 @@ impl CassandraDescribeSchemaVersionsArgs {
     let ret = CassandraDescribeSchemaVersionsArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12368,7 +12760,7 @@ impl CassandraDescribeSchemaVersionsResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSchemaVersionsResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSchemaVersionsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, Vec<String>>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12413,7 +12805,7 @@ impl CassandraDescribeSchemaVersionsResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12450,7 +12842,7 @@ pub struct CassandraDescribeKeyspacesArgs {
 }
 
 impl CassandraDescribeKeyspacesArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12469,7 +12861,7 @@ impl CassandraDescribeKeyspacesArgs {
     let ret = CassandraDescribeKeyspacesArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12505,7 +12897,7 @@ impl CassandraDescribeKeyspacesResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspacesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KsDef>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12543,7 +12935,7 @@ impl CassandraDescribeKeyspacesResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12575,7 +12967,7 @@ pub struct CassandraDescribeClusterNameArgs {
 }
 
 impl CassandraDescribeClusterNameArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeClusterNameArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12594,7 +12986,7 @@ impl CassandraDescribeClusterNameArgs {
     let ret = CassandraDescribeClusterNameArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12627,7 +13019,7 @@ impl CassandraDescribeClusterNameResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeClusterNameResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -12653,7 +13045,7 @@ impl CassandraDescribeClusterNameResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12676,7 +13068,7 @@ pub struct CassandraDescribeVersionArgs {
 }
 
 impl CassandraDescribeVersionArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeVersionArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -12695,7 +13087,7 @@ impl CassandraDescribeVersionArgs {
     let ret = CassandraDescribeVersionArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -12728,7 +13120,7 @@ impl CassandraDescribeVersionResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeVersionResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -12754,7 +13146,7 @@ impl CassandraDescribeVersionResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12778,7 +13170,7 @@ pub struct CassandraDescribeRingArgs {
 }
 
 impl CassandraDescribeRingArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeRingArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12805,7 +13197,7 @@ impl CassandraDescribeRingArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -12844,7 +13236,7 @@ impl CassandraDescribeRingResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeRingResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TokenRange>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -12882,7 +13274,7 @@ impl CassandraDescribeRingResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12915,7 +13307,7 @@ pub struct CassandraDescribeLocalRingArgs {
 }
 
 impl CassandraDescribeLocalRingArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeLocalRingArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12942,7 +13334,7 @@ impl CassandraDescribeLocalRingArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -12981,7 +13373,7 @@ impl CassandraDescribeLocalRingResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeLocalRingResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeLocalRingResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TokenRange>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13019,7 +13411,7 @@ impl CassandraDescribeLocalRingResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13051,7 +13443,7 @@ pub struct CassandraDescribeTokenMapArgs {
 }
 
 impl CassandraDescribeTokenMapArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeTokenMapArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13070,7 +13462,7 @@ impl CassandraDescribeTokenMapArgs {
     let ret = CassandraDescribeTokenMapArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13106,7 +13498,7 @@ impl CassandraDescribeTokenMapResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeTokenMapResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeTokenMapResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, String>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13145,7 +13537,7 @@ impl CassandraDescribeTokenMapResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13178,7 +13570,7 @@ pub struct CassandraDescribePartitionerArgs {
 }
 
 impl CassandraDescribePartitionerArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribePartitionerArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13197,7 +13589,7 @@ impl CassandraDescribePartitionerArgs {
     let ret = CassandraDescribePartitionerArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13230,7 +13622,7 @@ impl CassandraDescribePartitionerResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribePartitionerResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -13256,7 +13648,7 @@ impl CassandraDescribePartitionerResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13279,7 +13671,7 @@ pub struct CassandraDescribeSnitchArgs {
 }
 
 impl CassandraDescribeSnitchArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSnitchArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13298,7 +13690,7 @@ impl CassandraDescribeSnitchArgs {
     let ret = CassandraDescribeSnitchArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13331,7 +13723,7 @@ impl CassandraDescribeSnitchResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSnitchResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSnitchResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -13357,7 +13749,7 @@ impl CassandraDescribeSnitchResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13381,7 +13773,7 @@ pub struct CassandraDescribeKeyspaceArgs {
 }
 
 impl CassandraDescribeKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -13408,7 +13800,7 @@ impl CassandraDescribeKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -13450,7 +13842,7 @@ impl CassandraDescribeKeyspaceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<KsDef> = None;
     let mut f_1: Option<NotFoundException> = None;
@@ -13488,7 +13880,7 @@ impl CassandraDescribeKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13525,7 +13917,7 @@ pub struct CassandraDescribeSplitsArgs {
 }
 
 impl CassandraDescribeSplitsArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -13573,7 +13965,7 @@ impl CassandraDescribeSplitsArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -13621,7 +14013,7 @@ impl CassandraDescribeSplitsResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<String>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13659,7 +14051,7 @@ impl CassandraDescribeSplitsResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13691,7 +14083,7 @@ pub struct CassandraTraceNextQueryArgs {
 }
 
 impl CassandraTraceNextQueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraTraceNextQueryArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13710,7 +14102,7 @@ impl CassandraTraceNextQueryArgs {
     let ret = CassandraTraceNextQueryArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13743,7 +14135,7 @@ impl CassandraTraceNextQueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraTraceNextQueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraTraceNextQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<u8>> = None;
     loop {
@@ -13769,7 +14161,7 @@ impl CassandraTraceNextQueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13796,7 +14188,7 @@ pub struct CassandraDescribeSplitsExArgs {
 }
 
 impl CassandraDescribeSplitsExArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsExArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -13844,7 +14236,7 @@ impl CassandraDescribeSplitsExArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -13892,7 +14284,7 @@ impl CassandraDescribeSplitsExResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsExResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsExResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<CfSplit>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -13930,7 +14322,7 @@ impl CassandraDescribeSplitsExResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13963,7 +14355,7 @@ pub struct CassandraSystemAddColumnFamilyArgs {
 }
 
 impl CassandraSystemAddColumnFamilyArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemAddColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<CfDef> = None;
     loop {
@@ -13990,7 +14382,7 @@ impl CassandraSystemAddColumnFamilyArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -14032,7 +14424,7 @@ impl CassandraSystemAddColumnFamilyResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddColumnFamilyResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemAddColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14070,7 +14462,7 @@ impl CassandraSystemAddColumnFamilyResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14104,7 +14496,7 @@ pub struct CassandraSystemDropColumnFamilyArgs {
 }
 
 impl CassandraSystemDropColumnFamilyArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemDropColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14131,7 +14523,7 @@ impl CassandraSystemDropColumnFamilyArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -14173,7 +14565,7 @@ impl CassandraSystemDropColumnFamilyResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropColumnFamilyResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemDropColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14211,7 +14603,7 @@ impl CassandraSystemDropColumnFamilyResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14245,7 +14637,7 @@ pub struct CassandraSystemAddKeyspaceArgs {
 }
 
 impl CassandraSystemAddKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemAddKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<KsDef> = None;
     loop {
@@ -14272,7 +14664,7 @@ impl CassandraSystemAddKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -14314,7 +14706,7 @@ impl CassandraSystemAddKeyspaceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemAddKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemAddKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14352,7 +14744,7 @@ impl CassandraSystemAddKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14386,7 +14778,7 @@ pub struct CassandraSystemDropKeyspaceArgs {
 }
 
 impl CassandraSystemDropKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemDropKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14413,7 +14805,7 @@ impl CassandraSystemDropKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -14455,7 +14847,7 @@ impl CassandraSystemDropKeyspaceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemDropKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemDropKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14493,7 +14885,7 @@ impl CassandraSystemDropKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14527,7 +14919,7 @@ pub struct CassandraSystemUpdateKeyspaceArgs {
 }
 
 impl CassandraSystemUpdateKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemUpdateKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<KsDef> = None;
     loop {
@@ -14554,7 +14946,7 @@ impl CassandraSystemUpdateKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -14596,7 +14988,7 @@ impl CassandraSystemUpdateKeyspaceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemUpdateKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14634,7 +15026,7 @@ impl CassandraSystemUpdateKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14668,7 +15060,7 @@ pub struct CassandraSystemUpdateColumnFamilyArgs {
 }
 
 impl CassandraSystemUpdateColumnFamilyArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemUpdateColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<CfDef> = None;
     loop {
@@ -14695,7 +15087,7 @@ impl CassandraSystemUpdateColumnFamilyArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Struct, id: Some(1) })?;
@@ -14737,7 +15129,7 @@ impl CassandraSystemUpdateColumnFamilyResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSystemUpdateColumnFamilyResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSystemUpdateColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14775,7 +15167,7 @@ impl CassandraSystemUpdateColumnFamilyResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14810,7 +15202,7 @@ pub struct CassandraExecuteCqlQueryArgs {
 }
 
 impl CassandraExecuteCqlQueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecuteCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -14844,7 +15236,7 @@ impl CassandraExecuteCqlQueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -14895,7 +15287,7 @@ impl CassandraExecuteCqlQueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCqlQueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecuteCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -14945,7 +15337,7 @@ impl CassandraExecuteCqlQueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -14991,7 +15383,7 @@ pub struct CassandraExecuteCql3QueryArgs {
 }
 
 impl CassandraExecuteCql3QueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecuteCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -15032,7 +15424,7 @@ impl CassandraExecuteCql3QueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -15086,7 +15478,7 @@ impl CassandraExecuteCql3QueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecuteCql3QueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecuteCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15136,7 +15528,7 @@ impl CassandraExecuteCql3QueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15181,7 +15573,7 @@ pub struct CassandraPrepareCqlQueryArgs {
 }
 
 impl CassandraPrepareCqlQueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraPrepareCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -15215,7 +15607,7 @@ impl CassandraPrepareCqlQueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -15257,7 +15649,7 @@ impl CassandraPrepareCqlQueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCqlQueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraPrepareCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlPreparedResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15289,7 +15681,7 @@ impl CassandraPrepareCqlQueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15319,7 +15711,7 @@ pub struct CassandraPrepareCql3QueryArgs {
 }
 
 impl CassandraPrepareCql3QueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraPrepareCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Compression> = None;
@@ -15353,7 +15745,7 @@ impl CassandraPrepareCql3QueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -15395,7 +15787,7 @@ impl CassandraPrepareCql3QueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraPrepareCql3QueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraPrepareCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlPreparedResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15427,7 +15819,7 @@ impl CassandraPrepareCql3QueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15457,7 +15849,7 @@ pub struct CassandraExecutePreparedCqlQueryArgs {
 }
 
 impl CassandraExecutePreparedCqlQueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecutePreparedCqlQueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -15497,7 +15889,7 @@ impl CassandraExecutePreparedCqlQueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
@@ -15552,7 +15944,7 @@ impl CassandraExecutePreparedCqlQueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCqlQueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecutePreparedCqlQueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15602,7 +15994,7 @@ impl CassandraExecutePreparedCqlQueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15648,7 +16040,7 @@ pub struct CassandraExecutePreparedCql3QueryArgs {
 }
 
 impl CassandraExecutePreparedCql3QueryArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecutePreparedCql3QueryArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -15695,7 +16087,7 @@ impl CassandraExecutePreparedCql3QueryArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I32, id: Some(1) })?;
@@ -15753,7 +16145,7 @@ impl CassandraExecutePreparedCql3QueryResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraExecutePreparedCql3QueryResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraExecutePreparedCql3QueryResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<CqlResult> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -15803,7 +16195,7 @@ impl CassandraExecutePreparedCql3QueryResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15847,7 +16239,7 @@ pub struct CassandraSetCqlVersionArgs {
 }
 
 impl CassandraSetCqlVersionArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSetCqlVersionArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -15874,7 +16266,7 @@ impl CassandraSetCqlVersionArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -15903,7 +16295,7 @@ impl CassandraSetCqlVersionResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraSetCqlVersionResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraSetCqlVersionResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     loop {
@@ -15929,7 +16321,7 @@ impl CassandraSetCqlVersionResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {

@@ -47,14 +47,24 @@ impl ConsistencyLevel {
   ];
 }
 
-impl TSerializable for ConsistencyLevel {
+impl ConsistencyLevel {
   #[allow(clippy::trivially_copy_pass_by_ref)]
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     o_prot.write_i32(self.0)
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ConsistencyLevel> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ConsistencyLevel> {
     let enum_value = i_prot.read_i32()?;
     Ok(ConsistencyLevel::from(enum_value))
+  }
+}
+
+impl TSerializable for ConsistencyLevel {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ConsistencyLevel> {
+    ConsistencyLevel::read_from_in_protocol(i_prot)
+  }
+  #[allow(clippy::trivially_copy_pass_by_ref)]
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ConsistencyLevel::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -112,8 +122,8 @@ impl Column {
   }
 }
 
-impl TSerializable for Column {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Column> {
+impl Column {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Column> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -154,7 +164,7 @@ impl TSerializable for Column {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -168,6 +178,15 @@ impl TSerializable for Column {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for Column {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Column> {
+    Column::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Column::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -190,8 +209,8 @@ impl SuperColumn {
   }
 }
 
-impl TSerializable for SuperColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SuperColumn> {
+impl SuperColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SuperColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<Column>> = None;
@@ -231,7 +250,7 @@ impl TSerializable for SuperColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -246,6 +265,15 @@ impl TSerializable for SuperColumn {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SuperColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SuperColumn> {
+    SuperColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SuperColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -268,8 +296,8 @@ impl ColumnOrSuperColumn {
   }
 }
 
-impl TSerializable for ColumnOrSuperColumn {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnOrSuperColumn> {
+impl ColumnOrSuperColumn {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnOrSuperColumn> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Column> = None;
     let mut f_2: Option<SuperColumn> = None;
@@ -301,7 +329,7 @@ impl TSerializable for ColumnOrSuperColumn {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column {
@@ -316,6 +344,15 @@ impl TSerializable for ColumnOrSuperColumn {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnOrSuperColumn {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnOrSuperColumn> {
+    ColumnOrSuperColumn::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnOrSuperColumn::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -342,8 +379,8 @@ impl NotFoundException {
   }
 }
 
-impl TSerializable for NotFoundException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<NotFoundException> {
+impl NotFoundException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<NotFoundException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -362,11 +399,20 @@ impl TSerializable for NotFoundException {
     let ret = NotFoundException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for NotFoundException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<NotFoundException> {
+    NotFoundException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    NotFoundException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -407,8 +453,8 @@ impl InvalidRequestException {
   }
 }
 
-impl TSerializable for InvalidRequestException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<InvalidRequestException> {
+impl InvalidRequestException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<InvalidRequestException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -435,7 +481,7 @@ impl TSerializable for InvalidRequestException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -443,6 +489,15 @@ impl TSerializable for InvalidRequestException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for InvalidRequestException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<InvalidRequestException> {
+    InvalidRequestException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    InvalidRequestException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -474,8 +529,8 @@ impl UnavailableException {
   }
 }
 
-impl TSerializable for UnavailableException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<UnavailableException> {
+impl UnavailableException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<UnavailableException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -494,11 +549,20 @@ impl TSerializable for UnavailableException {
     let ret = UnavailableException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for UnavailableException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<UnavailableException> {
+    UnavailableException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    UnavailableException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -536,8 +600,8 @@ impl TimedOutException {
   }
 }
 
-impl TSerializable for TimedOutException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TimedOutException> {
+impl TimedOutException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<TimedOutException> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -556,11 +620,20 @@ impl TSerializable for TimedOutException {
     let ret = TimedOutException {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for TimedOutException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TimedOutException> {
+    TimedOutException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    TimedOutException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -601,8 +674,8 @@ impl AuthenticationException {
   }
 }
 
-impl TSerializable for AuthenticationException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationException> {
+impl AuthenticationException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthenticationException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -629,7 +702,7 @@ impl TSerializable for AuthenticationException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -637,6 +710,15 @@ impl TSerializable for AuthenticationException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthenticationException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationException> {
+    AuthenticationException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthenticationException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -671,8 +753,8 @@ impl AuthorizationException {
   }
 }
 
-impl TSerializable for AuthorizationException {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthorizationException> {
+impl AuthorizationException {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthorizationException> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -699,7 +781,7 @@ impl TSerializable for AuthorizationException {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -707,6 +789,15 @@ impl TSerializable for AuthorizationException {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthorizationException {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthorizationException> {
+    AuthorizationException::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthorizationException::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -743,8 +834,8 @@ impl ColumnParent {
   }
 }
 
-impl TSerializable for ColumnParent {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnParent> {
+impl ColumnParent {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnParent> {
     i_prot.read_struct_begin()?;
     let mut f_3: Option<String> = None;
     let mut f_4: Option<Vec<u8>> = None;
@@ -777,7 +868,7 @@ impl TSerializable for ColumnParent {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
@@ -790,6 +881,15 @@ impl TSerializable for ColumnParent {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnParent {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnParent> {
+    ColumnParent::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnParent::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -814,8 +914,8 @@ impl ColumnPath {
   }
 }
 
-impl TSerializable for ColumnPath {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnPath> {
+impl ColumnPath {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<ColumnPath> {
     i_prot.read_struct_begin()?;
     let mut f_3: Option<String> = None;
     let mut f_4: Option<Vec<u8>> = None;
@@ -854,7 +954,7 @@ impl TSerializable for ColumnPath {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(3) })?;
@@ -872,6 +972,15 @@ impl TSerializable for ColumnPath {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for ColumnPath {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<ColumnPath> {
+    ColumnPath::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    ColumnPath::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -898,8 +1007,8 @@ impl SliceRange {
   }
 }
 
-impl TSerializable for SliceRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SliceRange> {
+impl SliceRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SliceRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -947,7 +1056,7 @@ impl TSerializable for SliceRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -964,6 +1073,15 @@ impl TSerializable for SliceRange {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SliceRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SliceRange> {
+    SliceRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SliceRange::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -986,8 +1104,8 @@ impl SlicePredicate {
   }
 }
 
-impl TSerializable for SlicePredicate {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SlicePredicate> {
+impl SlicePredicate {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<SlicePredicate> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<Vec<u8>>> = None;
     let mut f_2: Option<SliceRange> = None;
@@ -1025,7 +1143,7 @@ impl TSerializable for SlicePredicate {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_names {
@@ -1044,6 +1162,15 @@ impl TSerializable for SlicePredicate {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for SlicePredicate {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<SlicePredicate> {
+    SlicePredicate::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    SlicePredicate::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1081,8 +1208,8 @@ impl KeyRange {
   }
 }
 
-impl TSerializable for KeyRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyRange> {
+impl KeyRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KeyRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -1133,7 +1260,7 @@ impl TSerializable for KeyRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_key {
@@ -1164,6 +1291,15 @@ impl TSerializable for KeyRange {
   }
 }
 
+impl TSerializable for KeyRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeyRange> {
+    KeyRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KeyRange::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // KeySlice
 //
@@ -1183,8 +1319,8 @@ impl KeySlice {
   }
 }
 
-impl TSerializable for KeySlice {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeySlice> {
+impl KeySlice {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<KeySlice> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<Vec<ColumnOrSuperColumn>> = None;
@@ -1224,7 +1360,7 @@ impl TSerializable for KeySlice {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1239,6 +1375,15 @@ impl TSerializable for KeySlice {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for KeySlice {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<KeySlice> {
+    KeySlice::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    KeySlice::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1263,8 +1408,8 @@ impl Deletion {
   }
 }
 
-impl TSerializable for Deletion {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Deletion> {
+impl Deletion {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Deletion> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i64> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -1303,7 +1448,7 @@ impl TSerializable for Deletion {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::I64, id: Some(1) })?;
@@ -1321,6 +1466,15 @@ impl TSerializable for Deletion {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for Deletion {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Deletion> {
+    Deletion::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Deletion::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1343,8 +1497,8 @@ impl Mutation {
   }
 }
 
-impl TSerializable for Mutation {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Mutation> {
+impl Mutation {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<Mutation> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ColumnOrSuperColumn> = None;
     let mut f_2: Option<Deletion> = None;
@@ -1376,7 +1530,7 @@ impl TSerializable for Mutation {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_or_supercolumn {
@@ -1391,6 +1545,15 @@ impl TSerializable for Mutation {
     }
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for Mutation {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<Mutation> {
+    Mutation::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    Mutation::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -1424,8 +1587,8 @@ impl TokenRange {
   }
 }
 
-impl TSerializable for TokenRange {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TokenRange> {
+impl TokenRange {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<TokenRange> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -1472,7 +1635,7 @@ impl TSerializable for TokenRange {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -1493,6 +1656,15 @@ impl TSerializable for TokenRange {
   }
 }
 
+impl TSerializable for TokenRange {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TokenRange> {
+    TokenRange::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    TokenRange::write_to_out_protocol(self, o_prot)
+  }
+}
+
 //
 // AuthenticationRequest
 //
@@ -1510,8 +1682,8 @@ impl AuthenticationRequest {
   }
 }
 
-impl TSerializable for AuthenticationRequest {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationRequest> {
+impl AuthenticationRequest {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<AuthenticationRequest> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeMap<String, String>> = None;
     loop {
@@ -1545,7 +1717,7 @@ impl TSerializable for AuthenticationRequest {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::Map, id: Some(1) })?;
@@ -1558,6 +1730,15 @@ impl TSerializable for AuthenticationRequest {
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
+  }
+}
+
+impl TSerializable for AuthenticationRequest {
+  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<AuthenticationRequest> {
+    AuthenticationRequest::read_from_in_protocol(i_prot)
+  }
+  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+    AuthenticationRequest::write_to_out_protocol(self, o_prot)
   }
 }
 
@@ -3677,7 +3858,7 @@ pub struct CassandraLoginArgs {
 }
 
 impl CassandraLoginArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraLoginArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<AuthenticationRequest> = None;
@@ -3711,7 +3892,7 @@ impl CassandraLoginArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -3746,7 +3927,7 @@ impl CassandraLoginResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraLoginResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraLoginResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<AuthenticationException> = None;
     let mut f_2: Option<AuthorizationException> = None;
@@ -3778,7 +3959,7 @@ impl CassandraLoginResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.authnx {
@@ -3810,7 +3991,7 @@ pub struct CassandraGetArgs {
 }
 
 impl CassandraGetArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -3858,7 +4039,7 @@ impl CassandraGetArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -3915,7 +4096,7 @@ impl CassandraGetResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ColumnOrSuperColumn> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -3965,7 +4146,7 @@ impl CassandraGetResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -4013,7 +4194,7 @@ pub struct CassandraGetSliceArgs {
 }
 
 impl CassandraGetSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -4068,7 +4249,7 @@ impl CassandraGetSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4125,7 +4306,7 @@ impl CassandraGetSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -4175,7 +4356,7 @@ impl CassandraGetSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -4221,7 +4402,7 @@ pub struct CassandraMultigetArgs {
 }
 
 impl CassandraMultigetArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<Vec<String>> = None;
@@ -4275,7 +4456,7 @@ impl CassandraMultigetArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4333,7 +4514,7 @@ impl CassandraMultigetResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, ColumnOrSuperColumn>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -4384,7 +4565,7 @@ impl CassandraMultigetResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -4432,7 +4613,7 @@ pub struct CassandraMultigetSliceArgs {
 }
 
 impl CassandraMultigetSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<Vec<String>> = None;
@@ -4493,7 +4674,7 @@ impl CassandraMultigetSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4554,7 +4735,7 @@ impl CassandraMultigetSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraMultigetSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraMultigetSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, Vec<ColumnOrSuperColumn>>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -4611,7 +4792,7 @@ impl CassandraMultigetSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -4662,7 +4843,7 @@ pub struct CassandraGetCountArgs {
 }
 
 impl CassandraGetCountArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetCountArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -4710,7 +4891,7 @@ impl CassandraGetCountArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4764,7 +4945,7 @@ impl CassandraGetCountResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetCountResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetCountResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<i32> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -4808,7 +4989,7 @@ impl CassandraGetCountResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -4853,7 +5034,7 @@ pub struct CassandraGetRangeSliceArgs {
 }
 
 impl CassandraGetRangeSliceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSliceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSliceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -4922,7 +5103,7 @@ impl CassandraGetRangeSliceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -4985,7 +5166,7 @@ impl CassandraGetRangeSliceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSliceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSliceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -5035,7 +5216,7 @@ impl CassandraGetRangeSliceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -5082,7 +5263,7 @@ pub struct CassandraGetRangeSlicesArgs {
 }
 
 impl CassandraGetRangeSlicesArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSlicesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<ColumnParent> = None;
@@ -5137,7 +5318,7 @@ impl CassandraGetRangeSlicesArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -5194,7 +5375,7 @@ impl CassandraGetRangeSlicesResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetRangeSlicesResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetRangeSlicesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<KeySlice>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -5244,7 +5425,7 @@ impl CassandraGetRangeSlicesResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -5292,7 +5473,7 @@ pub struct CassandraInsertArgs {
 }
 
 impl CassandraInsertArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraInsertArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -5354,7 +5535,7 @@ impl CassandraInsertArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -5404,7 +5585,7 @@ impl CassandraInsertResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraInsertResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraInsertResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -5442,7 +5623,7 @@ impl CassandraInsertResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -5479,7 +5660,7 @@ pub struct CassandraBatchInsertArgs {
 }
 
 impl CassandraBatchInsertArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchInsertArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchInsertArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -5540,7 +5721,7 @@ impl CassandraBatchInsertArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -5593,7 +5774,7 @@ impl CassandraBatchInsertResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchInsertResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchInsertResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -5631,7 +5812,7 @@ impl CassandraBatchInsertResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -5669,7 +5850,7 @@ pub struct CassandraRemoveArgs {
 }
 
 impl CassandraRemoveArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -5724,7 +5905,7 @@ impl CassandraRemoveArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -5771,7 +5952,7 @@ impl CassandraRemoveResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraRemoveResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraRemoveResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -5809,7 +5990,7 @@ impl CassandraRemoveResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -5845,7 +6026,7 @@ pub struct CassandraBatchMutateArgs {
 }
 
 impl CassandraBatchMutateArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<BTreeMap<String, BTreeMap<String, Vec<Mutation>>>> = None;
@@ -5906,7 +6087,7 @@ impl CassandraBatchMutateArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -5961,7 +6142,7 @@ impl CassandraBatchMutateResult {
       Ok(())
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraBatchMutateResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraBatchMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<InvalidRequestException> = None;
     let mut f_2: Option<UnavailableException> = None;
@@ -5999,7 +6180,7 @@ impl CassandraBatchMutateResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ire {
@@ -6033,7 +6214,7 @@ pub struct CassandraGetStringPropertyArgs {
 }
 
 impl CassandraGetStringPropertyArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetStringPropertyArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetStringPropertyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -6060,7 +6241,7 @@ impl CassandraGetStringPropertyArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -6096,7 +6277,7 @@ impl CassandraGetStringPropertyResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetStringPropertyResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetStringPropertyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -6122,7 +6303,7 @@ impl CassandraGetStringPropertyResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6146,7 +6327,7 @@ pub struct CassandraGetStringListPropertyArgs {
 }
 
 impl CassandraGetStringListPropertyArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetStringListPropertyArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetStringListPropertyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -6173,7 +6354,7 @@ impl CassandraGetStringListPropertyArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -6209,7 +6390,7 @@ impl CassandraGetStringListPropertyResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraGetStringListPropertyResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraGetStringListPropertyResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<String>> = None;
     loop {
@@ -6241,7 +6422,7 @@ impl CassandraGetStringListPropertyResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6268,7 +6449,7 @@ pub struct CassandraDescribeKeyspacesArgs {
 }
 
 impl CassandraDescribeKeyspacesArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspacesArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -6287,7 +6468,7 @@ impl CassandraDescribeKeyspacesArgs {
     let ret = CassandraDescribeKeyspacesArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -6320,7 +6501,7 @@ impl CassandraDescribeKeyspacesResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspacesResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspacesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeSet<String>> = None;
     loop {
@@ -6352,7 +6533,7 @@ impl CassandraDescribeKeyspacesResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6379,7 +6560,7 @@ pub struct CassandraDescribeClusterNameArgs {
 }
 
 impl CassandraDescribeClusterNameArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeClusterNameArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -6398,7 +6579,7 @@ impl CassandraDescribeClusterNameArgs {
     let ret = CassandraDescribeClusterNameArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -6431,7 +6612,7 @@ impl CassandraDescribeClusterNameResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeClusterNameResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeClusterNameResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -6457,7 +6638,7 @@ impl CassandraDescribeClusterNameResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6480,7 +6661,7 @@ pub struct CassandraDescribeVersionArgs {
 }
 
 impl CassandraDescribeVersionArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeVersionArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -6499,7 +6680,7 @@ impl CassandraDescribeVersionArgs {
     let ret = CassandraDescribeVersionArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -6532,7 +6713,7 @@ impl CassandraDescribeVersionResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeVersionResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeVersionResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -6558,7 +6739,7 @@ impl CassandraDescribeVersionResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6582,7 +6763,7 @@ pub struct CassandraDescribeRingArgs {
 }
 
 impl CassandraDescribeRingArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeRingArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -6609,7 +6790,7 @@ impl CassandraDescribeRingArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -6648,7 +6829,7 @@ impl CassandraDescribeRingResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeRingResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeRingResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TokenRange>> = None;
     let mut f_1: Option<InvalidRequestException> = None;
@@ -6686,7 +6867,7 @@ impl CassandraDescribeRingResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6718,7 +6899,7 @@ pub struct CassandraDescribePartitionerArgs {
 }
 
 impl CassandraDescribePartitionerArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribePartitionerArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -6737,7 +6918,7 @@ impl CassandraDescribePartitionerArgs {
     let ret = CassandraDescribePartitionerArgs {};
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -6770,7 +6951,7 @@ impl CassandraDescribePartitionerResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribePartitionerResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribePartitionerResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -6796,7 +6977,7 @@ impl CassandraDescribePartitionerResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6820,7 +7001,7 @@ pub struct CassandraDescribeKeyspaceArgs {
 }
 
 impl CassandraDescribeKeyspaceArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -6847,7 +7028,7 @@ impl CassandraDescribeKeyspaceArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -6886,7 +7067,7 @@ impl CassandraDescribeKeyspaceResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeKeyspaceResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeKeyspaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<String, BTreeMap<String, String>>> = None;
     let mut f_1: Option<NotFoundException> = None;
@@ -6932,7 +7113,7 @@ impl CassandraDescribeKeyspaceResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -6973,7 +7154,7 @@ pub struct CassandraDescribeSplitsArgs {
 }
 
 impl CassandraDescribeSplitsArgs {
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsArgs> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<String> = None;
@@ -7014,7 +7195,7 @@ impl CassandraDescribeSplitsArgs {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier { name: None, field_type: TType::String, id: Some(1) })?;
@@ -7056,7 +7237,7 @@ impl CassandraDescribeSplitsResult {
       )
     }
   }
-  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<CassandraDescribeSplitsResult> {
+  pub fn read_from_in_protocol<P: TInputProtocol + ?Sized>(i_prot: &mut P) -> thrift::Result<CassandraDescribeSplitsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<String>> = None;
     loop {
@@ -7088,7 +7269,7 @@ impl CassandraDescribeSplitsResult {
     };
     Ok(ret)
   }
-  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol<P: TOutputProtocol + ?Sized>(&self, o_prot: &mut P) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier { name: String::new() };
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {

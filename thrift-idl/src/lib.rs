@@ -42,7 +42,12 @@
 //!   default (0.6's `get_range_slice.row_count` must be sent). Optional *struct* fields with an
 //!   IDL default (e.g. `CfDef::column_type`, `KsDef::durable_writes`) still decode as `None` when
 //!   absent; the server applies their defaults when converting;
-//! - a list's declared size reserves at most 1024 elements up front.
+//! - a list's declared size reserves at most 1024 elements up front;
+//! - every reader and writer is an inherent function generic over the protocol
+//!   (`read_from_in_protocol<P: TInputProtocol + ?Sized>`), which the `TSerializable` impl calls.
+//!   Inherent functions win over trait ones in resolution, so every call takes the generic one:
+//!   given a concrete protocol (the server's `MessageInput`, `TBinaryOutputProtocol<&mut Vec<u8>>`)
+//!   a whole message decodes or encodes without a virtual call per field.
 //!
 //! Enums are newtypes over `i32` (`ConsistencyLevel(pub i32)`): unknown values from clients decode
 //! without error, so the server must validate them.

@@ -10,7 +10,7 @@ use std::io::Cursor;
 use common::{recording_processor, SliceAnswer};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TFieldIdentifier,
-    TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol, TSerializable, TStructIdentifier, TType,
+    TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol, TStructIdentifier, TType,
 };
 use thrift_idl::*;
 

@@ -194,13 +194,16 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
     }
 }
 
+/// The protocol replies are written with: concrete, so the generated writers inline into it.
+pub(crate) type Output<'a> = TBinaryOutputProtocol<&'a mut Vec<u8>>;
+
 /// Writes one message: header, body, end. (Also the 0.6 method table's.)
 pub(crate) fn write_message(
     name: &str,
     kind: TMessageType,
     seq: i32,
     out: &mut Vec<u8>,
-    body: impl FnOnce(&mut dyn TOutputProtocol) -> thrift::Result<()>,
+    body: impl FnOnce(&mut Output<'_>) -> thrift::Result<()>,
 ) {
     let mut o = TBinaryOutputProtocol::new(out, true);
     // Writing into a Vec cannot fail: the results are plain data.
