@@ -16,7 +16,7 @@ use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
 use super::handler::Handler;
-use super::input::MessageInput;
+use thrift_idl::MessageInput;
 
 /// A message whose header cannot be read: the connection is closed (Cassandra does the same).
 #[derive(Debug, thiserror::Error)]
@@ -228,6 +228,8 @@ pub(crate) fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind
 pub(crate) fn protocol_error(name: &str, seq: i32, e: thrift::Error, out: &mut Vec<u8>) {
     let message = match &e {
         thrift::Error::Protocol(p) => required_field_message(name, &p.message).unwrap_or_else(|| p.message.clone()),
+        // Arguments that run past the message's end: the reader's words say where.
+        thrift::Error::Transport(t) => t.message.clone(),
         other => other.to_string(),
     };
     application_error(name, seq, ApplicationErrorKind::ProtocolError, message, out);

@@ -19,7 +19,6 @@ pub mod error;
 pub mod event_loop;
 pub mod expiry;
 pub mod handler;
-pub mod input;
 mod reads;
 pub mod session;
 pub mod v06;
@@ -197,7 +196,7 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
             return Err(ConnError::Malformed("connection closed inside a frame"));
         }
     }
-    // Not walked here: the frame is the message, and `input::MessageInput` bounds every length
+    // Not walked here: the frame is the message, and `thrift_idl::MessageInput` bounds every length
     // and count it declares by the bytes actually received as it decodes.
     Ok(Some(take_message(buf, 4, size + 4)))
 }

@@ -16,13 +16,12 @@
 
 use std::time::Duration;
 
-use thrift::protocol::{
-    TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
-};
+use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{
     ApplicationError, ApplicationErrorKind, ProtocolError, ProtocolErrorKind, TransportError, TransportErrorKind,
 };
 use thrift_idl as t;
+use thrift_idl::MessageInput;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
@@ -38,18 +37,22 @@ pub enum Reply {
     List(usize),
 }
 
+/// The protocol calls are written with: concrete, so the generated writers inline into it (as
+/// the readers do into [`MessageInput`]).
+pub type Output<'a> = TBinaryOutputProtocol<&'a mut Vec<u8>>;
+
 /// The arguments of one method the load generator calls: the generated `Cassandra<M>Args`.
 pub trait CallArgs {
     /// The method's name in the message header.
     const METHOD: &'static str;
     /// The generated result struct of the same method.
     type Result: CallResult;
-    fn write(&self, p: &mut dyn TOutputProtocol) -> thrift::Result<()>;
+    fn write(&self, p: &mut Output<'_>) -> thrift::Result<()>;
 }
 
 /// The generated `Cassandra<M>Result` of a called method.
 pub trait CallResult: Sized {
-    fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self>;
+    fn read(p: &mut MessageInput<'_>) -> thrift::Result<Self>;
     /// The reply as the generated client returns it: a declared exception (in the order the
     /// generated client checks them) as `thrift::Error::User`, a missing return value as
     /// `MissingResult`.
@@ -73,7 +76,7 @@ macro_rules! method {
     ($args:ty, $result:ty, $name:literal, void, [$($exc:ident),*]) => {
         method!(@args $args, $result, $name);
         impl CallResult for $result {
-            fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self> {
+            fn read(p: &mut MessageInput<'_>) -> thrift::Result<Self> {
                 <$result>::read_from_in_protocol(p)
             }
             fn outcome(self) -> Result<Reply, thrift::Error> {
@@ -85,7 +88,7 @@ macro_rules! method {
     ($args:ty, $result:ty, $name:literal, list, [$($exc:ident),*]) => {
         method!(@args $args, $result, $name);
         impl CallResult for $result {
-            fn read(p: &mut dyn TInputProtocol) -> thrift::Result<Self> {
+            fn read(p: &mut MessageInput<'_>) -> thrift::Result<Self> {
                 <$result>::read_from_in_protocol(p)
             }
             fn outcome(self) -> Result<Reply, thrift::Error> {
@@ -98,7 +101,7 @@ macro_rules! method {
         impl CallArgs for $args {
             const METHOD: &'static str = $name;
             type Result = $result;
-            fn write(&self, p: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+            fn write(&self, p: &mut Output<'_>) -> thrift::Result<()> {
                 self.write_to_out_protocol(p)
             }
         }
@@ -149,9 +152,8 @@ pub fn decode_reply<R: CallResult>(
     method: &str,
     seq: i32,
 ) -> thrift::Result<(Result<Reply, thrift::Error>, usize)> {
-    let mut rest = bytes;
+    let mut p = MessageInput::new(bytes);
     let result = {
-        let mut p = TBinaryInputProtocol::new(&mut rest, true);
         let header = p.read_message_begin()?;
         if header.sequence_number != seq {
             return Err(protocol_error(format!(
@@ -176,7 +178,7 @@ pub fn decode_reply<R: CallResult>(
             other => return Err(protocol_error(format!("expected a reply, got a {other:?} message"))),
         }
     };
-    Ok((result, bytes.len() - rest.len()))
+    Ok((result, bytes.len() - p.remaining()))
 }
 
 fn transport_error(kind: TransportErrorKind, message: impl Into<String>) -> thrift::Error {
@@ -318,7 +320,7 @@ mod tests {
     use std::io::Write;
     use std::rc::Rc;
 
-    use thrift::protocol::{TFieldIdentifier, TListIdentifier, TStructIdentifier, TType};
+    use thrift::protocol::{TBinaryInputProtocol, TFieldIdentifier, TListIdentifier, TStructIdentifier, TType};
     use thrift::transport::TFramedWriteTransport;
     use thrift_idl::TCassandraSyncClient;
 

@@ -20,7 +20,7 @@ use super::handler::Handler as Handler06;
 use crate::thrift::dispatch::{application_error, protocol_error, BadHeader};
 use crate::thrift::error::{declared as declared20, ThriftError};
 use crate::thrift::handler::Handler as Handler20;
-use crate::thrift::input::MessageInput;
+use thrift_idl::MessageInput;
 
 /// Answers one `describe_keyspace` or `describe_keyspaces` call in both generations' forms.
 pub async fn dispatch(

@@ -18,7 +18,7 @@ use super::error::{declared, internal_error_message};
 use super::handler::Handler;
 use crate::thrift::dispatch::{application_error, protocol_error, write_message, BadHeader};
 use crate::thrift::error::ThriftError;
-use crate::thrift::input::MessageInput;
+use thrift_idl::MessageInput;
 
 /// Runs one 0.6 call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {

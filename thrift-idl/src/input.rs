@@ -1,20 +1,23 @@
-//! The binary protocol (strict) read in place from one whole received message.
+//! The binary protocol (strict) read in place from received bytes: the server's calls, the load
+//! generator's replies.
 //!
-//! The transport hands the method tables a complete message, so the generated readers need not
-//! go through `TBinaryInputProtocol`'s byte-stream machinery: here every read is a bounds check
-//! and a copy out of the slice, and a string or binary is one allocation of its exact size
-//! (`TBinaryInputProtocol` zeroes a buffer of the declared size, then fills it).
+//! Both hold the message's bytes already, so the generated readers need not go through
+//! `TBinaryInputProtocol`'s byte-stream machinery: here every read is a bounds check and a copy
+//! out of the slice, and a string or binary is one allocation of its exact size
+//! (`TBinaryInputProtocol` zeroes a buffer of the declared size, then fills it). Being a concrete
+//! type, it lets the generic generated readers inline.
 //!
-//! Bounds: nothing is read past the message's end, and a declared length or element count is
-//! refused when the bytes left could not hold it (each element takes at least the encoded size
-//! of its type). So a framed message needs no walk over its structure before decoding: a count
-//! or length that lies fails here, before anything is allocated for it.
+//! Bounds: nothing is read past the slice's end (a read that would is a transport `EndOfFile`
+//! error, so a reader of partial input can tell "wait for more" from "malformed"), and a declared
+//! length or element count is refused when the bytes left could not hold it (each element takes
+//! at least the encoded size of its type). So a framed message needs no walk over its structure
+//! before decoding: a count or length that lies fails here, before anything is allocated for it.
 
 use thrift::protocol::{
     TFieldIdentifier, TInputProtocol, TListIdentifier, TMapIdentifier, TMessageIdentifier, TMessageType,
     TSetIdentifier, TStructIdentifier, TType,
 };
-use thrift::{ProtocolError, ProtocolErrorKind};
+use thrift::{ProtocolError, ProtocolErrorKind, TransportError, TransportErrorKind};
 
 /// A reader over one message.
 pub struct MessageInput<'a> {
@@ -24,6 +27,11 @@ pub struct MessageInput<'a> {
 impl<'a> MessageInput<'a> {
     pub fn new(message: &'a [u8]) -> MessageInput<'a> {
         MessageInput { rest: message }
+    }
+
+    /// How many bytes are left unread.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
     }
 
     fn take(&mut self, n: usize) -> thrift::Result<&'a [u8]> {
@@ -55,9 +63,10 @@ impl<'a> MessageInput<'a> {
     fn count(&mut self, each: usize) -> thrift::Result<i32> {
         let n = i32::from_be_bytes(self.array()?);
         let Ok(wanted) = usize::try_from(n) else { return Err(negative(n)) };
+        // Like a read past the end, this is "ends early": on partial input, more bytes may come.
         if wanted.saturating_mul(each) > self.rest.len() {
-            return Err(thrift::Error::Protocol(ProtocolError::new(
-                ProtocolErrorKind::SizeLimit,
+            return Err(thrift::Error::Transport(TransportError::new(
+                TransportErrorKind::EndOfFile,
                 format!("container of {n} elements cannot fit in the {} bytes left of the message", self.rest.len()),
             )));
         }
@@ -71,8 +80,8 @@ impl<'a> MessageInput<'a> {
 }
 
 fn ends_early(wanted: usize, left: usize) -> thrift::Error {
-    thrift::Error::Protocol(ProtocolError::new(
-        ProtocolErrorKind::InvalidData,
+    thrift::Error::Transport(TransportError::new(
+        TransportErrorKind::EndOfFile,
         format!("message ends early: {wanted} more bytes wanted, {left} left"),
     ))
 }
@@ -240,8 +249,8 @@ impl TInputProtocol for MessageInput<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate as t;
     use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol, TOutputProtocol};
-    use thrift_idl as t;
 
     /// A batch_mutate call as clients send it, encoded by the generated writer.
     fn batch_mutate_message() -> Vec<u8> {
@@ -278,7 +287,7 @@ mod tests {
         let b = t::CassandraBatchMutateArgs::read_from_in_protocol(&mut stock).expect("stock");
         assert_eq!(a, b);
         assert_eq!(a.mutation_map[&b"row-1".to_vec()]["Standard1"].len(), 2);
-        assert!(ours.rest.is_empty(), "every byte consumed");
+        assert_eq!(ours.remaining(), 0, "every byte consumed");
     }
 
     #[test]
@@ -297,7 +306,7 @@ mod tests {
         // list<binary> of i32::MAX elements with three bytes behind it
         let mut input = MessageInput::new(&[11, 0x7f, 0xff, 0xff, 0xff, 1, 2, 3]);
         match input.read_list_begin() {
-            Err(thrift::Error::Protocol(e)) => assert!(e.message.contains("cannot fit"), "{}", e.message),
+            Err(thrift::Error::Transport(e)) => assert!(e.message.contains("cannot fit"), "{}", e.message),
             other => panic!("{other:?}"),
         }
         // map<i64, i64> of 1 element needs 16 bytes
