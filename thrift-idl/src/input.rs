@@ -25,15 +25,18 @@ pub struct MessageInput<'a> {
 }
 
 impl<'a> MessageInput<'a> {
+    #[inline]
     pub fn new(message: &'a [u8]) -> MessageInput<'a> {
         MessageInput { rest: message }
     }
 
     /// How many bytes are left unread.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.rest.len()
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> thrift::Result<&'a [u8]> {
         if n > self.rest.len() {
             return Err(ends_early(n, self.rest.len()));
@@ -43,6 +46,7 @@ impl<'a> MessageInput<'a> {
         Ok(head)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self) -> thrift::Result<[u8; N]> {
         match self.rest.split_first_chunk::<N>() {
             Some((head, tail)) => {
@@ -54,12 +58,14 @@ impl<'a> MessageInput<'a> {
     }
 
     /// A string or binary's length.
+    #[inline]
     fn length(&mut self) -> thrift::Result<usize> {
         let n = i32::from_be_bytes(self.array()?);
         usize::try_from(n).map_err(|_| negative(n))
     }
 
     /// A container's element count, each element at least `each` bytes.
+    #[inline]
     fn count(&mut self, each: usize) -> thrift::Result<i32> {
         let n = i32::from_be_bytes(self.array()?);
         let Ok(wanted) = usize::try_from(n) else { return Err(negative(n)) };
@@ -73,12 +79,14 @@ impl<'a> MessageInput<'a> {
         Ok(n)
     }
 
+    #[inline]
     fn field_type(&mut self) -> thrift::Result<TType> {
         let [b] = self.array()?;
         field_type(b)
     }
 }
 
+#[cold]
 fn ends_early(wanted: usize, left: usize) -> thrift::Error {
     thrift::Error::Transport(TransportError::new(
         TransportErrorKind::EndOfFile,
@@ -86,10 +94,12 @@ fn ends_early(wanted: usize, left: usize) -> thrift::Error {
     ))
 }
 
+#[cold]
 fn negative(n: i32) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::NegativeSize, format!("negative size {n}")))
 }
 
+#[inline]
 fn field_type(b: u8) -> thrift::Result<TType> {
     Ok(match b {
         0 => TType::Stop,
@@ -117,6 +127,7 @@ fn field_type(b: u8) -> thrift::Result<TType> {
 }
 
 /// The fewest bytes one value of type `t` takes on the wire.
+#[inline]
 fn smallest(t: TType) -> usize {
     match t {
         TType::I16 => 2,
@@ -129,6 +140,7 @@ fn smallest(t: TType) -> usize {
 }
 
 impl TInputProtocol for MessageInput<'_> {
+    #[inline]
     fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
         let [v0, v1, _, kind] = self.array()?;
         if [v0, v1] != [0x80, 0x01] {
@@ -143,18 +155,22 @@ impl TInputProtocol for MessageInput<'_> {
         Ok(TMessageIdentifier::new(name, kind, seq))
     }
 
+    #[inline]
     fn read_message_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_struct_begin(&mut self) -> thrift::Result<Option<TStructIdentifier>> {
         Ok(None)
     }
 
+    #[inline]
     fn read_struct_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_field_begin(&mut self) -> thrift::Result<TFieldIdentifier> {
         let field_type = self.field_type()?;
         let id = match field_type {
@@ -164,39 +180,48 @@ impl TInputProtocol for MessageInput<'_> {
         Ok(TFieldIdentifier { name: None, field_type, id: Some(id) })
     }
 
+    #[inline]
     fn read_field_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_bool(&mut self) -> thrift::Result<bool> {
         Ok(self.read_i8()? != 0)
     }
 
+    #[inline]
     fn read_bytes(&mut self) -> thrift::Result<Vec<u8>> {
         let n = self.length()?;
         Ok(self.take(n)?.to_vec())
     }
 
+    #[inline]
     fn read_i8(&mut self) -> thrift::Result<i8> {
         Ok(i8::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn read_i16(&mut self) -> thrift::Result<i16> {
         Ok(i16::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn read_i32(&mut self) -> thrift::Result<i32> {
         Ok(i32::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn read_i64(&mut self) -> thrift::Result<i64> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn read_double(&mut self) -> thrift::Result<f64> {
         Ok(f64::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn read_string(&mut self) -> thrift::Result<String> {
         let n = self.length()?;
         let bytes = self.take(n)?;
@@ -209,26 +234,31 @@ impl TInputProtocol for MessageInput<'_> {
         }
     }
 
+    #[inline]
     fn read_list_begin(&mut self) -> thrift::Result<TListIdentifier> {
         let element_type = self.field_type()?;
         let size = self.count(smallest(element_type))?;
         Ok(TListIdentifier::new(element_type, size))
     }
 
+    #[inline]
     fn read_list_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_set_begin(&mut self) -> thrift::Result<TSetIdentifier> {
         let element_type = self.field_type()?;
         let size = self.count(smallest(element_type))?;
         Ok(TSetIdentifier::new(element_type, size))
     }
 
+    #[inline]
     fn read_set_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_map_begin(&mut self) -> thrift::Result<TMapIdentifier> {
         let key_type = self.field_type()?;
         let value_type = self.field_type()?;
@@ -236,10 +266,12 @@ impl TInputProtocol for MessageInput<'_> {
         Ok(TMapIdentifier::new(key_type, value_type, size))
     }
 
+    #[inline]
     fn read_map_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
+    #[inline]
     fn read_byte(&mut self) -> thrift::Result<u8> {
         let [b] = self.array()?;
         Ok(b)

@@ -26,6 +26,7 @@ pub mod validate;
 pub mod wire;
 mod writes;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -137,7 +138,10 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) 
         // The frame length goes in front once the reply is known: one write, one packet.
         let header = if framed { 4 } else { 0 };
         reply.resize(header, 0);
-        generations.dispatch(&mut handler, &message, &mut reply).await?;
+        // Decoded where it was received; its bytes are dropped once the call has run.
+        let dispatched = generations.dispatch(&mut handler, &buf[message.clone()], &mut reply).await;
+        consume(&mut buf, message.end);
+        dispatched?;
         if reply.len() == header {
             continue; // a one-way call: no reply
         }
@@ -158,19 +162,19 @@ const READ_CHUNK: usize = 16 * 1024;
 /// A read buffer grown past this for one big message is given back afterwards.
 const MAX_KEPT_READ_BUFFER: usize = 1024 * 1024;
 
-/// Copies `buf[from..end]` out as one message and drops `buf[..end]`, keeping the buffer's
-/// capacity for the next read (unless one large message grew it).
-fn take_message(buf: &mut Vec<u8>, from: usize, end: usize) -> Vec<u8> {
-    let message = buf[from..end].to_vec();
+/// Drops `buf[..end]` (a message that has been served, with its frame header), keeping the
+/// buffer's capacity for the next read (unless one large message grew it). What follows (a
+/// request the client pipelined) moves to the front.
+fn consume(buf: &mut Vec<u8>, end: usize) {
     buf.drain(..end);
     if buf.capacity() > MAX_KEPT_READ_BUFFER && buf.len() < READ_CHUNK {
         buf.shrink_to(READ_CHUNK);
     }
-    message
 }
 
-/// Reads one length-prefixed frame; `None` at a clean end of stream.
-async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {
+/// Reads until `buf` starts with one whole length-prefixed frame, and returns where its message
+/// lies in `buf`; `None` at a clean end of stream.
+async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Range<usize>>, ConnError> {
     while buf.len() < 4 {
         buf.reserve(READ_CHUNK);
         if stream.read_buf(buf).await? == 0 {
@@ -198,15 +202,20 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
     }
     // Not walked here: the frame is the message, and `thrift_idl::MessageInput` bounds every length
     // and count it declares by the bytes actually received as it decodes.
-    Ok(Some(take_message(buf, 4, size + 4)))
+    Ok(Some(4..size + 4))
 }
 
-/// Reads one unframed message by walking its structure; `None` at a clean end of stream.
-async fn read_unframed(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, ConnError> {
+/// Reads until `buf` starts with one whole unframed message, found by walking its structure,
+/// and returns where it lies in `buf`; `None` at a clean end of stream.
+async fn read_unframed(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> Result<Option<Range<usize>>, ConnError> {
     loop {
         if !buf.is_empty() {
             match measure_unframed(buf) {
-                Measure::Complete(n) => return Ok(Some(take_message(buf, 0, n))),
+                Measure::Complete(n) => return Ok(Some(0..n)),
                 Measure::Invalid(why) => return Err(ConnError::Malformed(why)),
                 Measure::Incomplete => {}
             }
