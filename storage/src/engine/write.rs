@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use smallvec::SmallVec;
 use tracing::warn;
 use uuid::Uuid;
 
@@ -62,10 +63,11 @@ impl Storage {
             return Err(StorageError::ShuttingDown);
         }
         let started = std::time::Instant::now();
-        let mut targets = Vec::with_capacity(m.updates.len());
         if let Some((cf, _)) = m.updates.iter().find(|(_, row)| row.cells.iter().any(Cell::is_counter_update)) {
             return Err(StorageError::UnledCounterUpdate { keyspace: m.keyspace.clone(), cf: cf.clone() });
         }
+        // Nearly every mutation touches one column family: these per-CF lists stay inline.
+        let mut targets: SmallVec<[(Arc<ColumnFamilyStore>, Row); 1]> = SmallVec::with_capacity(m.updates.len());
         for (cf, row) in m.updates {
             targets.push((self.store(&m.keyspace, &cf)?, row));
         }
@@ -73,14 +75,14 @@ impl Storage {
             let stores = self.inner.stores.read();
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
         };
-        let dk = DecoratedKey::new(token, m.key.clone());
-        let mut full = Vec::with_capacity(targets.len());
+        let dk = DecoratedKey::new(token, m.key);
+        let mut full: SmallVec<[bool; 1]> = SmallVec::with_capacity(targets.len());
         {
             let _switch = self.inner.switch_lock.read();
             if durable {
-                let ids: Vec<Uuid> = targets.iter().map(|(s, _)| s.id).collect();
-                let parts: Vec<(Uuid, &Row)> = targets.iter().map(|(s, r)| (s.id, r)).collect();
-                let record = encode_record(&m.key, &parts);
+                let ids: SmallVec<[Uuid; 1]> = targets.iter().map(|(s, _)| s.id).collect();
+                let parts: SmallVec<[(Uuid, &Row); 1]> = targets.iter().map(|(s, r)| (s.id, r)).collect();
+                let record = encode_record(&dk.key, &parts);
                 self.inner.commitlog.append(&record, &ids)?;
             }
             for (store, row) in targets.iter_mut() {
