@@ -12,11 +12,11 @@ use cluster::trace::{self, TraceState};
 use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{ApplicationError, ApplicationErrorKind};
 use thrift_idl as t;
+use thrift_idl::MessageInput;
 use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
 use super::handler::Handler;
-use thrift_idl::MessageInput;
 
 /// A message whose header cannot be read: the connection is closed (Cassandra does the same).
 #[derive(Debug, thiserror::Error)]

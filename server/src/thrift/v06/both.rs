@@ -14,13 +14,13 @@ use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier
 use thrift::ApplicationErrorKind;
 use thrift_idl as t;
 use thrift_idl::v06 as v;
+use thrift_idl::MessageInput;
 use tracing::debug;
 
 use super::handler::Handler as Handler06;
 use crate::thrift::dispatch::{application_error, protocol_error, BadHeader};
 use crate::thrift::error::{declared as declared20, ThriftError};
 use crate::thrift::handler::Handler as Handler20;
-use thrift_idl::MessageInput;
 
 /// Answers one `describe_keyspace` or `describe_keyspaces` call in both generations' forms.
 pub async fn dispatch(

@@ -11,6 +11,7 @@
 use thrift::protocol::{TInputProtocol, TMessageType};
 use thrift::ApplicationErrorKind;
 use thrift_idl::v06 as v;
+use thrift_idl::MessageInput;
 use tracing::debug;
 
 use super::convert::is_known_level;
@@ -18,7 +19,6 @@ use super::error::{declared, internal_error_message};
 use super::handler::Handler;
 use crate::thrift::dispatch::{application_error, protocol_error, write_message, BadHeader};
 use crate::thrift::error::ThriftError;
-use thrift_idl::MessageInput;
 
 /// Runs one 0.6 call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
