@@ -335,9 +335,9 @@ def unnamed_identifiers(rs: str) -> Tuple[str, int, int]:
 # so every field costs a virtual call the compiler cannot see through. Each body becomes an
 # inherent function generic over `P: TInputProtocol + ?Sized` (resp. `TOutputProtocol`) under
 # the same name, and the `TSerializable` impl delegates to it. Inherent associated functions win
-# over trait ones in path and method resolution, so every existing call (`X::read_from_in_protocol
-# (p)`, `x.write_to_out_protocol(p)`, in generated code and ours) now takes the generic one: with
-# a concrete protocol the whole decode inlines; with a `dyn` one it behaves as before.
+# over trait ones in path and method resolution, so every existing call, in generated code and
+# ours (`X::read_from_in_protocol(p)`, `x.write_to_out_protocol(p)`), now takes the generic one:
+# with a concrete protocol the whole decode inlines; with a `dyn` one it behaves as before.
 
 DYN_READ = "fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol)"
 DYN_WRITE = "fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol)"
