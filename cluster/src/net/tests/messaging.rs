@@ -135,7 +135,8 @@ async fn a_handler_that_never_replies_times_out_on_time() {
 async fn a_dead_peer_times_out_without_blocking_the_caller() {
     let timeout = Duration::from_millis(300);
     let a = start(config(0, "Test", timeout)).await;
-    let dead = localhost(free_port());
+    let (port, _held) = dead_port();
+    let dead = localhost(port);
 
     let started = Instant::now();
     let future = a.send_request(dead, Verb::Read, b"anyone?".to_vec());
@@ -154,7 +155,8 @@ async fn a_full_queue_answers_queue_full_at_once() {
     let mut cfg = config(0, "Test", 5 * SECOND);
     cfg.queue_capacity = 4;
     let a = start(cfg).await;
-    let dead = localhost(free_port());
+    let (port, _held) = dead_port();
+    let dead = localhost(port);
 
     for i in 0..4u8 {
         assert_eq!(a.send_one_way(dead, Verb::Mutation, vec![i]), Ok(()));
@@ -175,7 +177,7 @@ async fn a_full_queue_answers_queue_full_at_once() {
 #[tokio::test]
 async fn expired_messages_are_dropped_not_sent() {
     let timeout = Duration::from_millis(300);
-    let port = free_port();
+    let (port, held) = dead_port();
     let a = start(config(0, "Test", timeout)).await;
     let b_endpoint = localhost(port);
 
@@ -188,6 +190,7 @@ async fn expired_messages_are_dropped_not_sent() {
     .await;
 
     // Now the peer comes up: only what was sent after it can arrive.
+    drop(held);
     let b = start(config(port, "Test", timeout)).await;
     let (echo, mut seen) = Echo::new("b");
     b.register(Verb::Mutation, echo);

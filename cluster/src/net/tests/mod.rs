@@ -41,6 +41,16 @@ fn localhost(port: u16) -> Endpoint {
     Endpoint::from(([127, 0, 0, 1], port))
 }
 
+/// A port nobody listens on for as long as the returned socket lives: bound, never listening,
+/// so connections to it are refused and no other test's node can take it meanwhile (a port
+/// merely released can be handed to the next bind to port 0, in this process or another).
+fn dead_port() -> (u16, tokio::net::TcpSocket) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap_or_else(|e| panic!("socket: {e}"));
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).unwrap_or_else(|e| panic!("bind: {e}"));
+    let port = socket.local_addr().unwrap_or_else(|e| panic!("local_addr: {e}")).port();
+    (port, socket)
+}
+
 /// A port nobody listens on now: bound to 0, then released.
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
