@@ -25,6 +25,8 @@ KEYS=${KEYS:-100000}
 ROUND=${ROUND:-8}
 OPS=${OPS:-read insert}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 STRESS=${CARGO_TARGET_DIR:-$ROOT/target}/release/sibyl-stress
 for f in "$A" "$B" "$STRESS"; do
     [[ -x $f ]] || {
@@ -46,10 +48,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # user and system clock ticks a process has used so far
 ticks() { awk '{ sub(/^.*\) /, ""); print $12, $13 }' "/proc/$1/stat"; }
 
@@ -58,12 +56,9 @@ one_round() {
     local label=$1 bin=$2 op=$3 dir=$WORK/$1 port u0 s0 u1 s1
     rm -rf "$dir" && mkdir -p "$dir"
     port=$(free_port)
-    sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$port</ThriftPort>#" \
-        -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$(free_port)</AdminPort>#" \
-        -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$(free_port)</StoragePort>#" \
-        -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
-        -e "s#var/lib/sibyl/#$dir/#g" \
-        "$ROOT/conf/storage-conf.xml" >"$dir/conf.xml"
+    private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" \
+        -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" ||
+        exit 1
     taskset -c 1 "$bin" --config "$dir/conf.xml" >"$dir/log" 2>&1 &
     PID=$!
     local i

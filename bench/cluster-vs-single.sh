@@ -24,6 +24,8 @@ CONNECTIONS=${CONNECTIONS:-64}
 ROUND=${ROUND:-8}
 RUNS=${RUNS:-3}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release
 
@@ -63,10 +65,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() {
-    python3 -c 'import socket,sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
-}
 
 # start_node DIR IP SEED TOKEN: writes a configuration and starts a node; its ports go to
 # NODE_THRIFT, NODE_ADMIN and NODE_STORAGE (globals: the node must be started by this shell, not a

@@ -20,6 +20,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 KEYS=${KEYS:-20000}
 COUNT=${COUNT:-20000}
 OPS=${OPS:-read insert}
@@ -53,20 +55,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # count N BIN OP: prints the instructions per request of BIN serving COUNT requests of OP
 count() {
     local n=$1 bin=$2 op=$3 dir=$WORK/$1-$3 port i
     mkdir -p "$dir"
     port=$(free_port)
-    sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$port</ThriftPort>#" \
-        -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$(free_port)</AdminPort>#" \
-        -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$(free_port)</StoragePort>#" \
-        -e "s#var/lib/sibyl/#$dir/#g" \
-        "$ROOT/conf/storage-conf.xml" >"$dir/conf.xml"
+    private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" || exit 1
     valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
         >"$dir/log" 2>&1 &
     PID=$!

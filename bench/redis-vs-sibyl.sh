@@ -52,6 +52,8 @@ for arg in "$@"; do
     esac
 done
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release
 
@@ -119,10 +121,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # Waits until something accepts connections on 127.0.0.1:$1 (at most $2 seconds).
 wait_port() {
     local port=$1 limit=$2 i
@@ -155,20 +153,15 @@ start_sibyl() {
     mkdir -p "$dir"
     SIBYL_PORT=$(free_port)
     ADMIN_PORT=$(free_port)
-    local storage_port conf=$dir/storage-conf.xml
-    storage_port=$(free_port)
+    local conf=$dir/storage-conf.xml
     # The sample configuration on private ports and directories; the commit log synced every
     # second like appendfsync everysec (the sample says 10 s); the block cache lowered so that
     # the SSTable round reads more data than it holds.
-    sed -e "s#<ThriftPort>9160</ThriftPort>#<ThriftPort>$SIBYL_PORT</ThriftPort>#" \
-        -e "s#<AdminPort>7199</AdminPort>#<AdminPort>$ADMIN_PORT</AdminPort>#" \
-        -e "s#<StoragePort>7000</StoragePort>#<StoragePort>$storage_port</StoragePort>#" \
+    private_conf "$conf" "$dir" "$SIBYL_PORT" "$ADMIN_PORT" \
         -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
         -e "s#<BlockCacheSizeInMB>[0-9]*</BlockCacheSizeInMB>#<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>#" \
-        -e "s#<DiskAccessMode>[a-z_]*</DiskAccessMode>#<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>#" \
-        -e "s#var/lib/sibyl/#$dir/#g" \
-        "$ROOT/conf/storage-conf.xml" >"$conf"
-    grep -q "<ThriftPort>$SIBYL_PORT</ThriftPort>" "$conf" || die "could not set the Thrift port in $conf"
+        -e "s#<DiskAccessMode>[a-z_]*</DiskAccessMode>#<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>#" ||
+        die "could not write $conf"
     grep -q "<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>" "$conf" ||
         die "could not set BlockCacheSizeInMB in $conf"
     grep -q "<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>" "$conf" || die "could not set DiskAccessMode in $conf"
