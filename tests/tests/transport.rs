@@ -1,13 +1,13 @@
 //! The Thrift port: framed and unframed clients side by side, oversized frames refused by closing
-//! the connection, garbage and truncated messages never crash or hang the server, and many
-//! concurrent connections.
+//! the connection, garbage and truncated messages never crash or hang the server, pipelined calls
+//! answered in order, and many concurrent connections.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
 use e2e::*;
-use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TMessageType};
+use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TMessageType, TType};
 
 const KS: &str = "Transport";
 
@@ -168,6 +168,59 @@ fn arguments_that_overrun_their_frame_get_a_protocol_error_and_the_connection_go
     let header = p.read_message_begin().expect("reply header");
     assert_eq!((header.message_type, header.sequence_number), (TMessageType::Reply, 30));
     assert_serving(&node, "overrunning arguments");
+}
+
+/// The header of one reply read from `p`, its result struct skipped.
+fn reply_header(p: &mut dyn TInputProtocol) -> (TMessageType, String, i32) {
+    let header = p.read_message_begin().expect("reply header");
+    p.skip(TType::Struct).expect("reply body");
+    p.read_message_end().expect("reply end");
+    (header.message_type, header.name, header.sequence_number)
+}
+
+#[test]
+fn pipelined_calls_are_all_answered_in_order() {
+    let node = setup();
+    let calls = [("describe_version", 1), ("no_such_method", 2), ("describe_cluster_name", 3)];
+    let expected: Vec<(TMessageType, String, i32)> = calls
+        .iter()
+        .map(|&(name, seq)| {
+            let kind = if name == "no_such_method" { TMessageType::Exception } else { TMessageType::Reply };
+            (kind, name.to_string(), seq)
+        })
+        .collect();
+
+    // Framed: three calls in one write, then the three replies in the order sent.
+    let mut s = node.raw_socket();
+    let burst: Vec<u8> = calls.iter().flat_map(|&(name, seq)| framed(&call_message(name, seq))).collect();
+    s.write_all(&burst).expect("write the framed burst");
+    let got: Vec<_> = (0..calls.len())
+        .map(|_| {
+            let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(read_frame(&mut s)), true);
+            reply_header(&mut p)
+        })
+        .collect();
+    assert_eq!(got, expected, "framed replies");
+
+    // Unframed: the same, with each message found by its structure.
+    let mut s = node.raw_socket();
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("set_read_timeout");
+    let burst: Vec<u8> = calls.iter().flat_map(|&(name, seq)| call_message(name, seq)).collect();
+    s.write_all(&burst).expect("write the unframed burst");
+    let mut p = TBinaryInputProtocol::new(s.try_clone().expect("clone the socket"), true);
+    let got: Vec<_> = (0..calls.len()).map(|_| reply_header(&mut p)).collect();
+    assert_eq!(got, expected, "unframed replies");
+
+    // A malformed message behind a good one: the good one is answered before the connection
+    // closes.
+    let mut s = node.raw_socket();
+    let mut burst = framed(&call_message("describe_version", 9));
+    burst.extend_from_slice(&framed(b"not a thrift message"));
+    s.write_all(&burst).expect("write the burst");
+    let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(read_frame(&mut s)), true);
+    assert_eq!(reply_header(&mut p), (TMessageType::Reply, "describe_version".to_string(), 9));
+    read_until_closed(&mut s, Duration::from_secs(10)).unwrap_or_else(|e| panic!("after the malformed message: {e}"));
+    assert_serving(&node, "pipelined calls");
 }
 
 #[test]

@@ -36,7 +36,7 @@ use tracing::{debug, info, warn};
 
 use event_loop::EventLoops;
 use handler::{Handler, ThriftContext};
-use wire::{looks_unframed, measure_unframed, Measure};
+use wire::{looks_unframed, Measure, Scan};
 
 /// How the front end listens and reads.
 #[derive(Clone, Copy, Debug)]
@@ -127,32 +127,70 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) 
     let framed = !looks_unframed(buf[0]);
     // Both API generations share the port: each message goes to the one it belongs to.
     let mut generations = v06::Generations::new(ctx, framed);
+    // How far the unframed message at the front of `buf` has been walked.
+    let mut scan = Scan::default();
     loop {
         let message = if framed {
             read_frame(&mut stream, &mut buf, max).await?
         } else {
-            read_unframed(&mut stream, &mut buf, max).await?
+            let message = read_unframed(&mut stream, &mut buf, max, &mut scan).await?;
+            scan = Scan::default();
+            message
         };
         let Some(message) = message else { return Ok(()) };
-        reply.clear();
         // The frame length goes in front once the reply is known: one write, one packet.
+        let start = reply.len();
         let header = if framed { 4 } else { 0 };
-        reply.resize(header, 0);
+        reply.resize(start + header, 0);
         // Decoded where it was received; its bytes are dropped once the call has run.
         let dispatched = generations.dispatch(&mut handler, &buf[message.clone()], &mut reply).await;
         consume(&mut buf, message.end);
-        dispatched?;
-        if reply.len() == header {
-            continue; // a one-way call: no reply
+        if let Err(e) = dispatched {
+            // The replies to calls pipelined before this one are still owed.
+            reply.truncate(start);
+            if !reply.is_empty() {
+                stream.write_all(&reply).await?;
+            }
+            return Err(e.into());
         }
-        if framed {
-            let len = (reply.len() - 4) as u32;
-            reply[..4].copy_from_slice(&len.to_be_bytes());
+        if reply.len() == start + header {
+            reply.truncate(start); // a one-way call: no reply
+        } else if framed {
+            let len = (reply.len() - start - 4) as u32;
+            reply[start..start + 4].copy_from_slice(&len.to_be_bytes());
         }
+        if holds_whole_message(&buf, framed, max, &mut scan) {
+            continue; // pipelined calls are answered together, in one write
+        }
+        if reply.is_empty() {
+            continue;
+        }
+        // Let the loop's other connections that are ready run their calls first, so their
+        // replies go out in one burst after this one, as Redis writes its replies after reading
+        // every ready client. A client then finds several replies per wakeup instead of sleeping
+        // between each: with 64 connections that cut the client's context switches from 0.15 to
+        // 0.03 per request and the kernel time of both sides (bench/redis-vs-sibyl.sh).
+        tokio::task::yield_now().await;
         stream.write_all(&reply).await?;
+        reply.clear();
         if reply.capacity() > MAX_KEPT_READ_BUFFER {
             reply = Vec::with_capacity(256);
         }
+    }
+}
+
+/// Whether `buf` already starts with a whole message that can be served without reading.
+fn holds_whole_message(buf: &[u8], framed: bool, max: usize, scan: &mut Scan) -> bool {
+    if !framed {
+        return !buf.is_empty() && matches!(scan.measure(buf), Measure::Complete(_));
+    }
+    match buf.get(..4) {
+        Some(h) => {
+            let size = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+            // A bad size is left to read_frame to report, after the replies owed are sent.
+            size >= 0 && (size as usize) <= max && buf.len() >= size as usize + 4
+        }
+        None => false,
     }
 }
 
@@ -205,16 +243,18 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
     Ok(Some(4..size + 4))
 }
 
-/// Reads until `buf` starts with one whole unframed message, found by walking its structure,
-/// and returns where it lies in `buf`; `None` at a clean end of stream.
+/// Reads until `buf` starts with one whole unframed message, found by walking its structure
+/// (`scan` goes on from where earlier walks over `buf` stopped), and returns where it lies in
+/// `buf`; `None` at a clean end of stream.
 async fn read_unframed(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
     max: usize,
+    scan: &mut Scan,
 ) -> Result<Option<Range<usize>>, ConnError> {
     loop {
         if !buf.is_empty() {
-            match measure_unframed(buf) {
+            match scan.measure(buf) {
                 Measure::Complete(n) => return Ok(Some(0..n)),
                 Measure::Invalid(why) => return Err(ConnError::Malformed(why)),
                 Measure::Incomplete => {}
