@@ -276,6 +276,55 @@ impl TInputProtocol for MessageInput<'_> {
         let [b] = self.array()?;
         Ok(b)
     }
+
+    /// Skips a value without decoding it. The provided method reads a skipped string or binary
+    /// as a UTF-8 string, so an unknown binary field holding arbitrary bytes failed the call;
+    /// the wire type is the same for both, and Java and C++ skip its bytes unread, as here.
+    fn skip_till_depth(&mut self, field_type: TType, depth: i8) -> thrift::Result<()> {
+        if depth == 0 {
+            return Err(thrift::Error::Protocol(ProtocolError::new(
+                ProtocolErrorKind::DepthLimit,
+                format!("cannot skip a {field_type:?} nested this deep"),
+            )));
+        }
+        match field_type {
+            TType::String | TType::Utf7 | TType::Utf8 | TType::Utf16 => {
+                let n = self.length()?;
+                self.take(n).map(|_| ())
+            }
+            TType::Struct => loop {
+                let field = self.read_field_begin()?;
+                if field.field_type == TType::Stop {
+                    return Ok(());
+                }
+                self.skip_till_depth(field.field_type, depth - 1)?;
+            },
+            TType::List | TType::Set => {
+                let element_type = self.field_type()?;
+                for _ in 0..self.count(smallest(element_type))? {
+                    self.skip_till_depth(element_type, depth - 1)?;
+                }
+                Ok(())
+            }
+            TType::Map => {
+                let map = self.read_map_begin()?;
+                let (Some(k), Some(v)) = (map.key_type, map.value_type) else { return Ok(()) };
+                for _ in 0..map.size {
+                    self.skip_till_depth(k, depth - 1)?;
+                    self.skip_till_depth(v, depth - 1)?;
+                }
+                Ok(())
+            }
+            TType::Bool | TType::I08 => self.take(1).map(|_| ()),
+            TType::I16 => self.take(2).map(|_| ()),
+            TType::I32 => self.take(4).map(|_| ()),
+            TType::I64 | TType::Double => self.take(8).map(|_| ()),
+            TType::Stop | TType::Void => Err(thrift::Error::Protocol(ProtocolError::new(
+                ProtocolErrorKind::InvalidData,
+                format!("cannot skip a value of type {field_type:?}"),
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -364,6 +413,28 @@ mod tests {
         // a bad version
         let mut input = MessageInput::new(&[0x80, 0x02, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(input.read_message_begin().is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped_whatever_their_bytes() {
+        // get_slice's arguments with an unknown binary field (id 99) of bytes that are not UTF-8,
+        // a nested unknown struct, list and map, then the real key field.
+        let mut args: Vec<u8> = vec![11, 0, 99, 0, 0, 0, 3, 0xff, 0xfe, 0x00];
+        args.extend_from_slice(&[12, 0, 98, 11, 0, 1, 0, 0, 0, 1, 0xc3, 0]);
+        args.extend_from_slice(&[15, 0, 97, 11, 0, 0, 0, 2, 0, 0, 0, 1, 0x80, 0, 0, 0, 0]);
+        args.extend_from_slice(&[13, 0, 96, 11, 8, 0, 0, 0, 1, 0, 0, 0, 1, 0xff, 0, 0, 0, 5]);
+        args.extend_from_slice(&[11, 0, 1, 0, 0, 0, 2, b'k', b'1', 0]);
+        let mut input = MessageInput::new(&args);
+        let read = t::CassandraGetSliceArgs::read_from_in_protocol(&mut input);
+        // The key was read past the skipped fields; the missing required fields are what fails.
+        match read {
+            Err(thrift::Error::Protocol(e)) => assert!(e.message.contains("column_parent"), "{}", e.message),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(input.remaining(), 0, "every byte consumed");
+        // Skipping refuses what cannot fit, as reading does.
+        let mut input = MessageInput::new(&[15, 0, 9, 11, 0x7f, 0, 0, 0, 0]);
+        assert!(input.read_field_begin().and_then(|f| input.skip(f.field_type)).is_err());
     }
 
     proptest::proptest! {
