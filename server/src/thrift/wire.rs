@@ -253,7 +253,9 @@ mod tests {
         let mut body = vec![15, 0, 1, 12];
         body.extend_from_slice(&300i32.to_be_bytes());
         for _ in 0..300 {
-            body.extend_from_slice(&[11, 0, 1, 0, 0, 0, 1, b'v', 13, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0]);
+            body.extend_from_slice(&[
+                11, 0, 1, 0, 0, 0, 1, b'v', 13, 0, 2, 8, 8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0,
+            ]);
         }
         body.push(0);
         let m = message(&body);
