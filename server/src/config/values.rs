@@ -28,13 +28,25 @@ pub(crate) fn number_in<T>(element: &str, line: usize, value: &str, min: T, max:
 where
     T: FromStr + PartialOrd + Copy + std::fmt::Display,
 {
-    let parsed: T =
-        value.parse().map_err(|_| bad(element, line, value, format!("expected a number from {min} to {max}")))?;
+    let range = || range_words(min.to_string(), max.to_string());
+    let parsed: T = value.parse().map_err(|_| bad(element, line, value, format!("expected a number {}", range())))?;
     // NaN fails both comparisons, so it is refused here too.
     if parsed >= min && parsed <= max {
         Ok(parsed)
     } else {
-        Err(bad(element, line, value, format!("must be from {min} to {max}")))
+        Err(bad(element, line, value, format!("must be {}", range())))
+    }
+}
+
+/// `min..=max` in words. The float bounds `f64::MIN_POSITIVE` and `f64::MAX` print as hundreds
+/// of digits; they stand for open ends ("above 0", "or more").
+fn range_words(min: String, max: String) -> String {
+    const READABLE: usize = 24;
+    match (min.len() > READABLE, max.len() > READABLE) {
+        (false, false) => format!("from {min} to {max}"),
+        (false, true) => format!("{min} or more"),
+        (true, false) => format!("above 0 and at most {max}"),
+        (true, true) => "above 0".to_string(),
     }
 }
 
@@ -135,6 +147,7 @@ impl<'a> Elements<'a> {
     {
         match self.text(name)? {
             Some((v, line)) => number_in(name, line, v, min, max),
+            // Empty counts as absent, as in 0.6 (its XMLUtils.getNodeValue turns "" into null).
             None => Ok(default),
         }
     }
@@ -241,6 +254,18 @@ mod tests {
         assert!(number_in::<u32>("X", 1, "-1", 0, 16).is_err());
         assert!(number_in::<f64>("X", 1, "NaN", 0.0, 1.0).is_err());
         assert!(number_in::<u16>("X", 1, "70000", 0, u16::MAX).is_err());
+    }
+
+    #[test]
+    fn open_float_bounds_are_said_in_words() {
+        let reason = |r: Result<f64, ConfigError>| match r {
+            Err(ConfigError::BadValue { reason, .. }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(reason(number_in("X", 1, "-0.3", f64::MIN_POSITIVE, f64::MAX)), "must be above 0");
+        assert_eq!(reason(number_in("X", 1, "-1", 0.0, f64::MAX)), "must be 0 or more");
+        assert_eq!(reason(number_in("X", 1, "2", 0.0, 1.0)), "must be from 0 to 1");
+        assert_eq!(reason(number_in("X", 1, "", f64::MIN_POSITIVE, 8.0)), "expected a number above 0 and at most 8");
     }
 
     #[test]
