@@ -28,10 +28,11 @@ mod writes;
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tracing::{debug, info, warn};
 
 use event_loop::EventLoops;
@@ -62,6 +63,7 @@ pub async fn serve(
         }
     };
     info!(event_loops = loops.count(), "thrift event loops started");
+    let limits = Arc::new(Limits::new(options.max_message_bytes, STALLED_MESSAGE));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -75,9 +77,10 @@ pub async fn serve(
                         }
                     };
                     let ctx = ctx.clone();
+                    let limits = limits.clone();
                     loops.next().spawn(async move {
                         let result = match TcpStream::from_std(stream) {
-                            Ok(stream) => connection(stream, ctx, options.max_message_bytes).await,
+                            Ok(stream) => connection(stream, ctx, &limits).await,
                             Err(e) => Err(e.into()),
                         };
                         if let Err(e) = result {
@@ -109,11 +112,49 @@ enum ConnError {
     NegativeFrame(i32),
     #[error("malformed message: {0}")]
     Malformed(&'static str),
+    #[error("no bytes for {:?} in the middle of a message ({have} bytes of it received)", .after)]
+    Stalled { have: usize, after: Duration },
     #[error(transparent)]
     BadHeader(#[from] dispatch::BadHeader),
 }
 
-async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) -> Result<(), ConnError> {
+/// How long a client may leave a message half sent before its connection is closed. An idle
+/// connection, between messages, may wait forever, as Cassandra's do.
+const STALLED_MESSAGE: Duration = Duration::from_secs(60);
+
+/// Bytes that all connections together may hold for large frames still arriving: a frame above
+/// [`READ_CHUNK`] waits for its share before its body is read. Without a bound, clients that
+/// each send a maximum-size frame but its last byte pinned that much memory per connection (an
+/// audit held 637 MB with 40 connections).
+const FRAME_BUDGET: usize = 256 << 20;
+
+/// What bounds the reading of messages, shared by every connection.
+struct Limits {
+    /// Largest message accepted (ThriftMaxMessageLengthInMB).
+    max: usize,
+    /// [`FRAME_BUDGET`] in KiB permits, at least one maximum-size frame.
+    budget: Semaphore,
+    budget_kib: usize,
+    stall: Duration,
+}
+
+impl Limits {
+    fn new(max: usize, stall: Duration) -> Limits {
+        let budget_kib = FRAME_BUDGET.max(max + 4).div_ceil(1024);
+        Limits { max, budget: Semaphore::new(budget_kib), budget_kib, stall }
+    }
+
+    /// One read into `buf` while a message is partly received, bounded by the stall timeout.
+    async fn read_more(&self, stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<usize, ConnError> {
+        match tokio::time::timeout(self.stall, stream.read_buf(buf)).await {
+            Ok(read) => Ok(read?),
+            Err(_) => Err(ConnError::Stalled { have: buf.len(), after: self.stall }),
+        }
+    }
+}
+
+async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Limits) -> Result<(), ConnError> {
+    let max = limits.max;
     let mut handler = Handler::new(ctx.clone());
     if let Ok(peer) = stream.peer_addr() {
         handler.session_mut().set_client(peer.ip());
@@ -131,9 +172,9 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, max: usize) 
     let mut scan = Scan::default();
     loop {
         let message = if framed {
-            read_frame(&mut stream, &mut buf, max).await?
+            read_frame(&mut stream, &mut buf, limits).await?
         } else {
-            let message = read_unframed(&mut stream, &mut buf, max, &mut scan).await?;
+            let message = read_unframed(&mut stream, &mut buf, limits, &mut scan).await?;
             scan = Scan::default();
             message
         };
@@ -212,10 +253,15 @@ fn consume(buf: &mut Vec<u8>, end: usize) {
 
 /// Reads until `buf` starts with one whole length-prefixed frame, and returns where its message
 /// lies in `buf`; `None` at a clean end of stream.
-async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Result<Option<Range<usize>>, ConnError> {
+async fn read_frame(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    limits: &Limits,
+) -> Result<Option<Range<usize>>, ConnError> {
     while buf.len() < 4 {
         buf.reserve(READ_CHUNK);
-        if stream.read_buf(buf).await? == 0 {
+        let read = if buf.is_empty() { stream.read_buf(buf).await? } else { limits.read_more(stream, buf).await? };
+        if read == 0 {
             return if buf.is_empty() {
                 Ok(None)
             } else {
@@ -228,14 +274,23 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
         return Err(ConnError::NegativeFrame(size));
     }
     let size = size as usize;
-    if size > max {
-        warn!(size, max, "refusing oversized frame; closing connection");
-        return Err(ConnError::FrameTooLarge { size, max });
+    if size > limits.max {
+        warn!(size, max = limits.max, "refusing oversized frame; closing connection");
+        return Err(ConnError::FrameTooLarge { size, max: limits.max });
     }
-    buf.reserve((size + 4).saturating_sub(buf.len()));
-    while buf.len() < size + 4 {
-        if stream.read_buf(buf).await? == 0 {
-            return Err(ConnError::Malformed("connection closed inside a frame"));
+    if buf.len() < size + 4 {
+        // A large frame still arriving holds its share of the budget until it is whole.
+        let _share = if size > READ_CHUNK {
+            let kib = (size + 4).div_ceil(1024).min(limits.budget_kib) as u32;
+            Some(limits.budget.acquire_many(kib).await.map_err(|_| ConnError::Malformed("server shutting down"))?)
+        } else {
+            None
+        };
+        buf.reserve(size + 4 - buf.len());
+        while buf.len() < size + 4 {
+            if limits.read_more(stream, buf).await? == 0 {
+                return Err(ConnError::Malformed("connection closed inside a frame"));
+            }
         }
     }
     // Not walked here: the frame is the message, and `thrift_idl::MessageInput` bounds every length
@@ -249,9 +304,10 @@ async fn read_frame(stream: &mut TcpStream, buf: &mut Vec<u8>, max: usize) -> Re
 async fn read_unframed(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
-    max: usize,
+    limits: &Limits,
     scan: &mut Scan,
 ) -> Result<Option<Range<usize>>, ConnError> {
+    let max = limits.max;
     loop {
         if !buf.is_empty() {
             match scan.measure(buf) {
@@ -265,12 +321,95 @@ async fn read_unframed(
             }
         }
         buf.reserve(READ_CHUNK);
-        if stream.read_buf(buf).await? == 0 {
+        let read = if buf.is_empty() { stream.read_buf(buf).await? } else { limits.read_more(stream, buf).await? };
+        if read == 0 {
             return if buf.is_empty() {
                 Ok(None)
             } else {
                 Err(ConnError::Malformed("connection closed inside a message"))
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::TcpListener;
+
+    /// A connected pair on loopback: (client, server side).
+    async fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let client = TcpStream::connect(listener.local_addr().expect("addr")).await.expect("connect");
+        let (server, _) = listener.accept().await.expect("accept");
+        (client, server)
+    }
+
+    fn frame(len: usize) -> Vec<u8> {
+        let mut f = (len as u32).to_be_bytes().to_vec();
+        f.resize(4 + len, 7);
+        f
+    }
+
+    #[tokio::test]
+    async fn a_message_left_half_sent_closes_the_connection_an_idle_one_does_not() {
+        let limits = Limits::new(1 << 20, Duration::from_millis(200));
+        let (mut client, mut server) = pair().await;
+        let mut buf = Vec::new();
+        // Idle, between messages: still waiting after several stall periods.
+        let idle = tokio::time::timeout(Duration::from_millis(700), read_frame(&mut server, &mut buf, &limits)).await;
+        assert!(idle.is_err(), "an idle connection was given up: {idle:?}");
+        // Half a frame, then nothing: refused once the stall period passes.
+        client.write_all(&frame(100)[..50]).await.expect("write");
+        match read_frame(&mut server, &mut buf, &limits).await {
+            Err(ConnError::Stalled { have: 50, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        // Half a header: the same.
+        let (mut client, mut server) = pair().await;
+        client.write_all(&[0, 0]).await.expect("write");
+        let mut buf = Vec::new();
+        assert!(matches!(read_frame(&mut server, &mut buf, &limits).await, Err(ConnError::Stalled { have: 2, .. })));
+    }
+
+    #[tokio::test]
+    async fn large_frames_still_arriving_share_one_budget() {
+        // Room for one 40 KiB frame at a time.
+        let limits = Arc::new(Limits {
+            max: 1 << 20,
+            budget: Semaphore::new(64),
+            budget_kib: 64,
+            stall: Duration::from_secs(10),
+        });
+        let (mut first, mut first_server) = pair().await;
+        let (mut second, mut second_server) = pair().await;
+        let big = frame(40 << 10);
+        first.write_all(&big[..1000]).await.expect("write");
+        let l = limits.clone();
+        let first_read = tokio::spawn(async move {
+            let mut buf = Vec::new();
+            read_frame(&mut first_server, &mut buf, &l).await.map(|m| m.map(|r| r.len()))
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        second.write_all(&big).await.expect("write");
+        let l = limits.clone();
+        let mut second_read = tokio::spawn(async move {
+            let mut buf = Vec::new();
+            read_frame(&mut second_server, &mut buf, &l).await.map(|m| m.map(|r| r.len()))
+        });
+        // The second waits for the first's share, although all its bytes are there to read.
+        assert!(tokio::time::timeout(Duration::from_millis(300), &mut second_read).await.is_err());
+        // A small frame meanwhile needs no share.
+        let (mut small, mut small_server) = pair().await;
+        small.write_all(&frame(100)).await.expect("write");
+        let mut buf = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), read_frame(&mut small_server, &mut buf, &limits)).await;
+        assert_eq!(read.expect("in time").expect("small frame"), Some(4..104));
+        first.write_all(&big[1000..]).await.expect("write");
+        assert_eq!(first_read.await.expect("task").expect("first frame"), Some(40 << 10));
+        let second = tokio::time::timeout(Duration::from_secs(5), second_read).await.expect("in time");
+        assert_eq!(second.expect("task").expect("second frame"), Some(40 << 10));
+        // Every share was given back.
+        assert_eq!(limits.budget.available_permits(), 64);
     }
 }
