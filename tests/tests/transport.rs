@@ -224,6 +224,27 @@ fn pipelined_calls_are_all_answered_in_order() {
 }
 
 #[test]
+fn a_reply_sent_to_the_server_is_refused_not_left_unanswered() {
+    let node = setup();
+    let mut s = node.raw_socket();
+    for (kind, seq) in [(2u8, 41), (3u8, 42)] {
+        let mut m = call_message("describe_version", seq);
+        m[3] = kind; // REPLY, EXCEPTION
+        s.write_all(&framed(&m)).expect("write");
+        let reply = read_frame(&mut s);
+        let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(reply), true);
+        let header = p.read_message_begin().expect("reply header");
+        assert_eq!((header.message_type, header.sequence_number), (TMessageType::Exception, seq));
+        let err = thrift::Error::read_application_error_from_in_protocol(&mut p).expect("TApplicationException body");
+        assert_eq!(err.kind, thrift::ApplicationErrorKind::InvalidMessageType, "{err:?}");
+    }
+    // The connection goes on.
+    s.write_all(&framed(&call_message("describe_version", 43))).expect("write");
+    let mut p = TBinaryInputProtocol::new(std::io::Cursor::new(read_frame(&mut s)), true);
+    assert_eq!(reply_header(&mut p), (TMessageType::Reply, "describe_version".to_string(), 43));
+}
+
+#[test]
 fn oversized_frame_closes_only_that_connection() {
     let node = setup();
     let mut bystander = node.client_in(KS);

@@ -28,7 +28,7 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
-        debug!(method = %header.name, kind = ?header.message_type, "ignoring a message that is not a call");
+        not_a_call(&header, out);
         return Ok(());
     }
     // The one check an untraced request pays.
@@ -221,6 +221,14 @@ pub(crate) fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind
     write_message(name, TMessageType::Exception, seq, out, |o| {
         thrift::Error::write_application_error_to_out_protocol(&error, o)
     });
+}
+
+/// A REPLY or EXCEPTION sent to the server: INVALID_MESSAGE_TYPE, so the client is not left
+/// waiting for an answer that would never come.
+pub(crate) fn not_a_call(header: &TMessageIdentifier, out: &mut Vec<u8>) {
+    debug!(method = %header.name, kind = ?header.message_type, "refusing a message that is not a call");
+    let message = format!("expected a call or a one-way call, got a message of type {:?}", header.message_type);
+    application_error(&header.name, header.sequence_number, ApplicationErrorKind::InvalidMessageType, message, out);
 }
 
 /// Arguments that do not decode: PROTOCOL_ERROR, with a missing required field named the way

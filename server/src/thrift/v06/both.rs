@@ -18,7 +18,7 @@ use thrift_idl::MessageInput;
 use tracing::debug;
 
 use super::handler::Handler as Handler06;
-use crate::thrift::dispatch::{application_error, protocol_error, BadHeader};
+use crate::thrift::dispatch::{application_error, not_a_call, protocol_error, BadHeader};
 use crate::thrift::error::{declared as declared20, ThriftError};
 use crate::thrift::handler::Handler as Handler20;
 
@@ -32,6 +32,7 @@ pub async fn dispatch(
     let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
+        not_a_call(&header, out);
         return Ok(());
     }
     let (name, seq) = (header.name.as_str(), header.sequence_number);

@@ -17,7 +17,7 @@ use tracing::debug;
 use super::convert::is_known_level;
 use super::error::{declared, internal_error_message};
 use super::handler::Handler;
-use crate::thrift::dispatch::{application_error, protocol_error, write_message, BadHeader};
+use crate::thrift::dispatch::{application_error, not_a_call, protocol_error, write_message, BadHeader};
 use crate::thrift::error::ThriftError;
 
 /// Runs one 0.6 call message through `handler` and appends the reply message to `out`.
@@ -25,7 +25,7 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     let mut input = MessageInput::new(message);
     let header = input.read_message_begin().map_err(BadHeader)?;
     if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
-        debug!(method = %header.name, kind = ?header.message_type, "ignoring a message that is not a call");
+        not_a_call(&header, out);
         return Ok(());
     }
     call(handler, &header.name, header.sequence_number, &mut input, out).await;
