@@ -12,7 +12,7 @@ use thrift::protocol::{TInputProtocol, TMessageType};
 use thrift::ApplicationErrorKind;
 use thrift_idl::v06 as v;
 use thrift_idl::MessageInput;
-use tracing::debug;
+use tracing::warn;
 
 use super::convert::is_known_level;
 use super::error::{declared, internal_error_message};
@@ -65,7 +65,8 @@ macro_rules! methods {
                             None => false,
                         } )*;
                         if !handled {
-                            debug!(method = $name, error = %error, "0.6 call failed with an undeclared error");
+                            // Logged as 0.6 logged it: the client only hears "Internal error".
+                            warn!(method = $name, error = %error, "0.6 call failed with an undeclared error");
                             return application_error($name, $seq, ApplicationErrorKind::InternalError,
                                                      internal_error_message($name), $out);
                         }
