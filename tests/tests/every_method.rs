@@ -443,10 +443,14 @@ fn schema_changes_through_system_methods() {
     assert_eq!(d.durable_writes, Some(false));
     assert_eq!(d.cf_defs.len(), 1, "updating a keyspace keeps its column families");
 
-    // add column family (the CfDef names its keyspace; no session keyspace needed)
+    // add column family: the CfDef names its keyspace, but a session keyspace is needed too (3.11)
+    expect_ire(
+        "system_add_column_family without a session keyspace",
+        c.system_add_column_family(cf_def("Schema1", "Second", "UTF8Type")),
+    );
+    ok("set_keyspace", c.set_keyspace("Schema1".into()));
     let v3 = ok("system_add_column_family", c.system_add_column_family(cf_def("Schema1", "Second", "UTF8Type")));
     assert_ne!(v3, v2);
-    ok("set_keyspace", c.set_keyspace("Schema1".into()));
     ok("insert into new CF", c.insert(b("k"), parent("Second"), column(b("n"), b("v"), ts()), ONE));
     assert_eq!(col_names(&ok("slice", c.get_slice(b("k"), parent("Second"), all(10), ONE))), ["n"]);
     expect_ire("adding an existing CF", c.system_add_column_family(cf_def("Schema1", "Second", "UTF8Type")));

@@ -71,7 +71,7 @@ fn a_killed_node_misses_nothing_once_it_returns() {
     }
 
     // A schema change while node 3 is down: it catches up when it returns.
-    let mut admin = nodes[1].client();
+    let mut admin = nodes[1].client_in("Fail");
     ok("add a column family", admin.system_add_column_family(cf_def("Fail", "Later", "UTF8Type")));
 
     nodes[2].start_again();

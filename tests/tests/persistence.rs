@@ -154,6 +154,7 @@ fn schema_changes_survive_restarts() {
     let mut c = node.client();
     create_keyspace(&mut c, KS, schema());
     create_keyspace(&mut c, "Doomed", vec![cf_def("Doomed", "Cf", "BytesType")]);
+    ok("set_keyspace", c.set_keyspace(KS.into()));
     ok("add CF", c.system_add_column_family(cf_def(KS, "Added", "LongType")));
     ok("drop CF", c.system_drop_column_family_in(KS, "Super1"));
     let mut upd =
@@ -187,7 +188,7 @@ fn schema_changes_survive_restarts() {
     node.restart();
     check(&node, "after a clean restart");
     // Schema changes made right before a crash survive too.
-    let mut c = node.client();
+    let mut c = node.client_in(KS);
     ok("add CF before crash", c.system_add_column_family(cf_def(KS, "Late", "UTF8Type")));
     drop(c);
     node.kill9();

@@ -119,7 +119,9 @@ fn the_five_system_keyspaces_are_listed_readable_and_refuse_writes() {
     assert!(live_keys(&mut c, "keyspaces").contains(&"system_traces".to_string()));
 
     // A column family added and a keyspace dropped show at once.
+    ok("set_keyspace Shop", c.set_keyspace("Shop".into()));
     ok("add Items", c.system_add_column_family(cf_def("Shop", "Items", "BytesType")));
+    ok("set_keyspace system_schema", c.set_keyspace("system_schema".into()));
     assert!(row(&mut c, "Shop", "tables").contains_key("Items:comment"));
     assert_eq!(row(&mut c, "Shop", "columns")["Items:column1:type"], b"blob");
     ok("drop Shop", c.system_drop_keyspace("Shop".into()));

@@ -177,7 +177,7 @@ fn invalid_requests_are_refused_and_the_connection_survives() {
     expect_ire_containing(
         "predicate with neither names nor range",
         c.get_slice(b("k"), parent("Standard1"), t::SlicePredicate::new(None, None), ONE),
-        &["SlicePredicate"],
+        &["predicate column_names and slice_range may not both be null"],
     );
     expect_ire_containing(
         "predicate with both names and range",
@@ -187,7 +187,7 @@ fn invalid_requests_are_refused_and_the_connection_survives() {
             t::SlicePredicate::new(Some(vec![b("a")]), Some(t::SliceRange::new(vec![], vec![], false, 10))),
             ONE,
         ),
-        &["SlicePredicate"],
+        &["predicate column_names and slice_range may not both be present"],
     );
     expect_ire_containing(
         "negative count",

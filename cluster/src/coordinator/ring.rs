@@ -1,7 +1,7 @@
 //! What the coordinator says about the ring: token ranges and their replicas, the token map,
 //! the replicas of a key, and split points for Hadoop-style jobs.
 
-use storage::dht::{Range, Token};
+use storage::dht::{Partitioner, Range, Token};
 
 use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
@@ -113,16 +113,56 @@ impl Coordinator {
         self.blocking(move |storage| {
             let range = Range { left: start.clone(), right: end.clone() };
             let total_keys = storage.estimate_keys(&keyspace, &cf, &range)?;
-            let pieces = ((total_keys / keys_per_split) + 1).min(MAX_SPLITS) as usize;
-            let mut tokens = vec![start.clone()];
-            if pieces > 1 {
-                tokens.extend(partitioner.split(&start, &end, pieces));
-            }
-            tokens.push(end);
-            tokens.dedup();
-            let per = (total_keys / (tokens.len().max(2) as u64 - 1)).max(1);
-            Ok(tokens.windows(2).map(|w| (w[0].clone(), w[1].clone(), per)).collect())
+            Ok(split_pieces(partitioner, &start, &end, total_keys, keys_per_split))
         })
         .await
+    }
+}
+
+/// `(start, end]` cut into pieces of about `keys_per_split` of its `total_keys` each: always
+/// `start`, the distinct points between, then `end`, so at least one piece comes back, even
+/// over the whole ring (`start == end`) or an empty range, as Cassandra's getSplits.
+fn split_pieces(
+    partitioner: Partitioner,
+    start: &Token,
+    end: &Token,
+    total_keys: u64,
+    keys_per_split: u64,
+) -> Vec<(Token, Token, u64)> {
+    let pieces = ((total_keys / keys_per_split.max(1)) + 1).min(MAX_SPLITS) as usize;
+    let tokens = partitioner.split(start, end, pieces);
+    let per = (total_keys / (tokens.len().max(2) as u64 - 1)).max(1);
+    tokens.windows(2).map(|w| (w[0].clone(), w[1].clone(), per)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_ring_with_few_keys_is_one_piece() {
+        for p in Partitioner::ALL {
+            for t in [p.min_token(), p.token_for_key(b"k")] {
+                assert_eq!(split_pieces(p, &t, &t, 3, 100), vec![(t.clone(), t.clone(), 3)], "{p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_range_is_one_piece() {
+        let p = Partitioner::Random;
+        let (a, b) = (p.token_for_key(b"a"), p.token_for_key(b"b"));
+        assert_eq!(split_pieces(p, &a, &b, 0, 10), vec![(a, b, 1)]);
+    }
+
+    #[test]
+    fn many_keys_make_pieces_that_chain_from_start_to_end() {
+        let p = Partitioner::Murmur3;
+        let t = p.token_for_key(b"k");
+        let pieces = split_pieces(p, &t, &t, 1000, 100);
+        assert_eq!(pieces.len(), 11);
+        assert_eq!(pieces.first().map(|x| &x.0), Some(&t));
+        assert_eq!(pieces.last().map(|x| &x.1), Some(&t));
+        assert!(pieces.windows(2).all(|w| w[0].1 == w[1].0));
     }
 }

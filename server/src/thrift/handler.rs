@@ -339,6 +339,9 @@ impl Handler {
     // ----- schema changes -----
 
     pub async fn system_add_column_family(&mut self, cf_def: t::CfDef) -> TResult<String> {
+        // 3.11 wants a session keyspace (and the right to create in it) even though the CfDef
+        // names its own; Sibyl checks the CfDef's keyspace as well.
+        self.write_keyspace()?;
         self.authorize_cf_change(&cf_def.keyspace)?;
         describe::add_column_family(self.coordinator(), cf_def).await
     }

@@ -10,9 +10,10 @@ use thrift_idl as t;
 use super::convert::{
     index_clause_expressions, index_expressions, key_range_bounds, key_slices, read_consistency, to_thrift_columns,
 };
-use super::error::{ire, not_supported, TResult, ThriftError};
+use super::error::{ire, TResult, ThriftError};
 use super::validate::{
-    check_multi_slice_order, check_slice_order, predicate_filter, validate_key, validate_parent, validate_path,
+    check_multi_slice_order, check_slice_order, predicate_filter, validate_column_path, validate_key,
+    validate_key_type, validate_parent,
 };
 
 /// The column family, and the read filter of a predicate under `parent`.
@@ -40,13 +41,14 @@ pub async fn get(
     cl: t::ConsistencyLevel,
 ) -> TResult<t::ColumnOrSuperColumn> {
     let meta = c.cf_metadata(ks, &path.column_family)?;
-    validate_key(&key)?;
-    let (sc, col) = validate_path(&meta, &path)?;
+    let (sc, col) = validate_column_path(&meta, &path)?;
     let cl = read_consistency(cl)?;
+    validate_key_type(&meta, &key)?;
     let (name, within_super) = match (sc, col) {
         (Some(sc), Some(c)) => (compose_super(sc, c), true),
         (Some(sc), None) => (compose_super(sc, b""), false),
         (None, Some(c)) => (c.to_vec(), false),
+        // validate_column_path refused it already.
         (None, None) => {
             return Err(ire(format!("column parameter is not optional for standard CF {}", meta.name())));
         }
@@ -67,7 +69,7 @@ pub async fn get_slice(
 ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    validate_key(&key)?;
+    validate_key_type(&meta, &key)?;
     let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
     Ok(to_thrift_columns(rows.pop().unwrap_or_default(), meta.is_super(), parent.super_column.is_some()))
 }
@@ -82,17 +84,23 @@ pub async fn get_count(
 ) -> TResult<i32> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    validate_key(&key)?;
+    // 3.11 checks the key against its validator only when it counts a list of names (through
+    // its multiget path); a count over a slice takes the key as it is.
+    if predicate.column_names.is_some() {
+        validate_key_type(&meta, &key)?;
+    } else {
+        validate_key(&key)?;
+    }
     let counts = c.count(vec![command(ks, meta.name(), key, filter)], cl).await?;
     Ok(counts.first().copied().unwrap_or(0) as i32)
 }
 
 /// The commands of a multiget, after checking every key.
-fn multiget_commands(ks: &str, cf: &str, keys: &[Vec<u8>], filter: &ReadFilter) -> TResult<Vec<ReadCommand>> {
+fn multiget_commands(ks: &str, meta: &CfMetadata, keys: &[Vec<u8>], filter: &ReadFilter) -> TResult<Vec<ReadCommand>> {
     keys.iter()
         .map(|key| {
-            validate_key(key)?;
-            Ok(command(ks, cf, key.clone(), filter.clone()))
+            validate_key_type(meta, key)?;
+            Ok(command(ks, meta.name(), key.clone(), filter.clone()))
         })
         .collect()
 }
@@ -107,7 +115,7 @@ pub async fn multiget_slice(
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    let commands = multiget_commands(ks, meta.name(), &keys, &filter)?;
+    let commands = multiget_commands(ks, &meta, &keys, &filter)?;
     let rows = c.read(commands, cl).await?;
     let within_super = parent.super_column.is_some();
     Ok(keys
@@ -127,7 +135,7 @@ pub async fn multiget_count(
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, i32>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    let commands = multiget_commands(ks, meta.name(), &keys, &filter)?;
+    let commands = multiget_commands(ks, &meta, &keys, &filter)?;
     let counts = c.count(commands, cl).await?;
     Ok(keys.into_iter().zip(counts).map(|(k, n)| (k, n as i32)).collect())
 }
@@ -143,6 +151,9 @@ pub async fn get_range_slices(
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
     let row_filter = index_expressions(&meta, range.row_filter.as_deref().unwrap_or_default())?;
+    if !row_filter.is_empty() && parent.super_column.is_some() {
+        return Err(ire("super columns are not supported for indexing"));
+    }
     let pieces = key_range_bounds(c.partitioner(), &range)?;
     if !row_filter.is_empty() {
         // Rows that satisfy the filter, through an index where one serves an EQ expression,
@@ -181,11 +192,11 @@ pub async fn get_paged_slice(
     if meta.is_super() {
         return Err(ire("get_paged_slice does not work on super column families"));
     }
-    if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
-        return Err(not_supported("Secondary index queries (KeyRange.row_filter)"));
-    }
-    let cl = read_consistency(cl)?;
     let pieces = key_range_bounds(c.partitioner(), &range)?;
+    let cl = read_consistency(cl)?;
+    if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
+        return Err(ire("Cross-row paging is not supported along with index clauses"));
+    }
     let start = range.start_key.clone().filter(|k| !k.is_empty()).map(|k| (k, start_column));
     let command = PagedRangeCommand {
         keyspace: ks.to_string(),
@@ -240,7 +251,7 @@ pub async fn get_multi_slice(
     let key = request.key.ok_or_else(|| ire("MultiSliceRequest.key is required"))?;
     let parent = request.column_parent.ok_or_else(|| ire("MultiSliceRequest.column_parent is required"))?;
     let meta = c.cf_metadata(ks, &parent.column_family)?;
-    validate_key(&key)?;
+    validate_key_type(&meta, &key)?;
     validate_parent(&meta, parent.super_column.as_deref())?;
     if meta.is_super() {
         return Err(ire("get_multi_slice does not support super column families"));

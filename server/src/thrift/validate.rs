@@ -33,7 +33,8 @@ pub fn validate_key(key: &[u8]) -> TResult<()> {
     Ok(())
 }
 
-/// A key, checked against the column family's key validator too (writes).
+/// A key, checked against the column family's key validator too (3.11's validateKey, for the
+/// reads and writes that name a row).
 pub fn validate_key_type(meta: &CfMetadata, key: &[u8]) -> TResult<()> {
     validate_key(key)?;
     meta.validators.key.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
@@ -73,8 +74,31 @@ pub fn validate_parent(meta: &CfMetadata, super_column: Option<&[u8]>) -> TResul
 /// The (super column, column) parts of a ColumnPath.
 pub type PathParts<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 
-/// Checks a ColumnPath: returns (super column, column) for the kind of column family.
-pub fn validate_path<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
+/// Checks a ColumnPath that names what to read (get; 3.11's validateColumnPath): a standard
+/// column family needs the column, a super column family the super column.
+pub fn validate_column_path<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
+    let sc = path.super_column.as_deref();
+    let col = path.column.as_deref();
+    if meta.is_super() {
+        if sc.is_none() {
+            return Err(ire(format!("supercolumn parameter is not optional for super CF {}", meta.name())));
+        }
+    } else {
+        if sc.is_some() {
+            return Err(ire(format!("supercolumn parameter is invalid for standard CF {}", meta.name())));
+        }
+        if col.is_none() {
+            return Err(ire(format!("column parameter is not optional for standard CF {}", meta.name())));
+        }
+    }
+    validate_path_names(meta, sc, col)?;
+    Ok((sc, col))
+}
+
+/// Checks a ColumnPath that names what to delete (remove; 3.11's validateColumnPathOrParent):
+/// the column may be left out, and in a super column family so may the super column, but not
+/// the super column alone.
+pub fn validate_path_or_parent<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<PathParts<'a>> {
     let sc = path.super_column.as_deref();
     let col = path.column.as_deref();
     if meta.is_super() {
@@ -84,21 +108,21 @@ pub fn validate_path<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -> TResult<
                 meta.name()
             )));
         }
-        if let Some(sc) = sc {
-            validate_name(sc, meta.cmp.name_type(), "super column")?;
-        }
-        if let (Some(c), Some(sub)) = (col, meta.cmp.sub_type()) {
-            validate_name(c, sub, "column")?;
-        }
-    } else {
-        if sc.is_some() {
-            return Err(ire(format!("supercolumn parameter is invalid for standard CF {}", meta.name())));
-        }
-        if let Some(c) = col {
-            validate_name(c, meta.cmp.name_type(), "column")?;
-        }
+    } else if sc.is_some() {
+        return Err(ire(format!("supercolumn may not be specified for standard CF {}", meta.name())));
     }
+    validate_path_names(meta, sc, col)?;
     Ok((sc, col))
+}
+
+fn validate_path_names(meta: &CfMetadata, sc: Option<&[u8]>, col: Option<&[u8]>) -> TResult<()> {
+    if let Some(sc) = sc {
+        validate_name(sc, meta.cmp.name_type(), "super column")?;
+    }
+    if let Some(c) = col {
+        validate_name(c, name_type(meta, sc), "column")?;
+    }
+    Ok(())
 }
 
 /// A column value against its validator.
@@ -135,9 +159,11 @@ pub fn predicate_filter(
             (false, _) => name.to_vec(),
         }
     };
+    // A read takes names or a range, never both (3.11's validatePredicate; a Deletion may
+    // carry both, see `convert::add_deletion`).
     match (&predicate.column_names, &predicate.slice_range) {
-        (Some(_), Some(_)) => Err(ire("SlicePredicate column_names and slice_range may not both be present")),
-        (None, None) => Err(ire("A SlicePredicate must be given a list of Columns, a SliceRange, or both")),
+        (Some(_), Some(_)) => Err(ire("predicate column_names and slice_range may not both be present")),
+        (None, None) => Err(ire("predicate column_names and slice_range may not both be null")),
         (Some(names), None) => {
             for n in names {
                 validate_name(n, names_type, "column")?;
@@ -145,15 +171,7 @@ pub fn predicate_filter(
             Ok(ReadFilter::names(cmp, names.iter().map(|n| encode(n)).collect(), unit))
         }
         (None, Some(range)) => {
-            if range.count < 0 {
-                return Err(ire("get_slice requires non-negative count"));
-            }
-            for b in [&range.start, &range.finish] {
-                if !b.is_empty() {
-                    validate_name(b, names_type, "slice bound")?;
-                }
-            }
-            check_slice_order(names_type, &range.start, &range.finish, range.reversed)?;
+            validate_slice_range(names_type, range)?;
             Ok(ReadFilter::slice(
                 encode(&range.start),
                 encode(&range.finish),
@@ -163,6 +181,21 @@ pub fn predicate_filter(
             ))
         }
     }
+}
+
+/// A SliceRange over names of type `ty` (3.11's validateRange): a non-negative count, bounds
+/// valid for `ty`, and a finish that does not come before the start in the order of traversal
+/// (`reversed` counts).
+pub fn validate_slice_range(ty: &AbstractType, range: &t::SliceRange) -> TResult<()> {
+    if range.count < 0 {
+        return Err(ire("get_slice requires non-negative count"));
+    }
+    for b in [&range.start, &range.finish] {
+        if !b.is_empty() {
+            validate_name(b, ty, "slice bound")?;
+        }
+    }
+    check_slice_order(ty, &range.start, &range.finish, range.reversed)
 }
 
 /// A slice's finish must not come before its start in the order of traversal.
@@ -195,4 +228,111 @@ pub fn check_multi_slice_order(ty: &AbstractType, slices: &[(Vec<u8>, Vec<u8>)],
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use storage::schema::{CfDef, ColumnType};
+
+    use super::*;
+    use crate::thrift::error::ThriftError;
+
+    const MARSHAL: &str = "org.apache.cassandra.db.marshal";
+
+    fn standard() -> CfMetadata {
+        let mut def = CfDef::new("KS", "Std");
+        def.comparator_type = format!("{MARSHAL}.UTF8Type");
+        def.key_validation_class = format!("{MARSHAL}.LongType");
+        CfMetadata::new(def).expect("valid definition")
+    }
+
+    fn super_cf() -> CfMetadata {
+        let mut def = CfDef::new("KS", "Sup");
+        def.column_type = ColumnType::Super;
+        def.comparator_type = format!("{MARSHAL}.UTF8Type");
+        def.subcomparator_type = Some(format!("{MARSHAL}.UTF8Type"));
+        CfMetadata::new(def).expect("valid definition")
+    }
+
+    fn why<T: std::fmt::Debug>(r: TResult<T>) -> String {
+        match r {
+            Err(ThriftError::Invalid(why)) => why,
+            other => panic!("expected InvalidRequestException, got {other:?}"),
+        }
+    }
+
+    fn path(cf: &str, sc: Option<&str>, col: Option<&str>) -> t::ColumnPath {
+        t::ColumnPath::new(cf.to_string(), sc.map(|s| s.as_bytes().to_vec()), col.map(|c| c.as_bytes().to_vec()))
+    }
+
+    #[test]
+    fn a_read_path_names_what_its_kind_of_column_family_needs() {
+        assert_eq!(
+            why(validate_column_path(&super_cf(), &path("Sup", None, Some("c")))),
+            "supercolumn parameter is not optional for super CF Sup"
+        );
+        assert_eq!(
+            why(validate_column_path(&standard(), &path("Std", None, None))),
+            "column parameter is not optional for standard CF Std"
+        );
+        assert_eq!(
+            why(validate_column_path(&standard(), &path("Std", Some("s"), Some("c")))),
+            "supercolumn parameter is invalid for standard CF Std"
+        );
+        assert!(validate_column_path(&super_cf(), &path("Sup", Some("s"), None)).is_ok());
+        assert!(validate_column_path(&standard(), &path("Std", None, Some("c"))).is_ok());
+    }
+
+    #[test]
+    fn a_removal_path_may_stop_at_the_row_or_the_super_column() {
+        assert!(validate_path_or_parent(&standard(), &path("Std", None, None)).is_ok());
+        assert!(validate_path_or_parent(&super_cf(), &path("Sup", None, None)).is_ok());
+        assert!(validate_path_or_parent(&super_cf(), &path("Sup", Some("s"), None)).is_ok());
+        assert_eq!(
+            why(validate_path_or_parent(&standard(), &path("Std", Some("s"), None))),
+            "supercolumn may not be specified for standard CF Std"
+        );
+        assert!(why(validate_path_or_parent(&super_cf(), &path("Sup", None, Some("c"))))
+            .starts_with("A column cannot be specified without specifying a super column for removal on super CF Sup"));
+    }
+
+    #[test]
+    fn keys_are_checked_against_the_key_validator() {
+        let meta = standard();
+        assert!(why(validate_key_type(&meta, b"abc")).contains("Key failed validation"));
+        assert_eq!(why(validate_key_type(&meta, b"")), "Key may not be empty");
+        assert!(validate_key_type(&meta, &7i64.to_be_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_read_predicate_takes_names_or_a_range_not_both() {
+        let meta = standard();
+        let range = t::SliceRange::new(Vec::new(), Vec::new(), false, 10);
+        let both = t::SlicePredicate::new(vec![b"a".to_vec()], range);
+        assert_eq!(
+            why(predicate_filter(&meta, None, &both)),
+            "predicate column_names and slice_range may not both be present"
+        );
+        let neither = t::SlicePredicate::new(None, None);
+        assert_eq!(
+            why(predicate_filter(&meta, None, &neither)),
+            "predicate column_names and slice_range may not both be null"
+        );
+    }
+
+    #[test]
+    fn a_slice_range_is_ordered_in_its_direction_of_traversal() {
+        let meta = standard();
+        let ty = meta.cmp.name_type();
+        let range = |start: &str, finish: &str, reversed: bool, count: i32| {
+            t::SliceRange::new(start.as_bytes().to_vec(), finish.as_bytes().to_vec(), reversed, count)
+        };
+        assert!(validate_slice_range(ty, &range("a", "c", false, 10)).is_ok());
+        assert!(validate_slice_range(ty, &range("c", "a", true, 10)).is_ok());
+        assert!(validate_slice_range(ty, &range("c", "", false, 10)).is_ok());
+        let wrong = "range finish must come after start in the order of traversal";
+        assert_eq!(why(validate_slice_range(ty, &range("c", "a", false, 10))), wrong);
+        assert_eq!(why(validate_slice_range(ty, &range("a", "c", true, 10))), wrong);
+        assert_eq!(why(validate_slice_range(ty, &range("a", "c", false, -1))), "get_slice requires non-negative count");
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::{CasCommand, CasOutcome, Coordinator, Expected};
 use storage::data::{now_micros, now_seconds};
 use storage::mutation::RowMutation;
@@ -10,10 +11,10 @@ use thrift_idl as t;
 
 use super::convert::{
     add_deletion, cell_of, consistency_level, counter_cell_of, row_mutations, sort_cells, to_thrift_columns,
-    validate_counter_cf, write_consistency,
+    validate_counter_cf, validate_non_counter_cf, write_consistency,
 };
 use super::error::{ire, TResult};
-use super::validate::{validate_key_type, validate_parent, validate_path};
+use super::validate::{validate_key_type, validate_parent, validate_path_or_parent};
 
 pub async fn insert(
     c: &Coordinator,
@@ -48,8 +49,10 @@ pub async fn remove(
     cl: t::ConsistencyLevel,
 ) -> TResult<()> {
     let meta = c.cf_metadata(ks, &path.column_family)?;
+    // Counters are removed with remove_counter (3.11's internal_remove, not commutative).
+    validate_non_counter_cf(&meta)?;
     validate_key_type(&meta, &key)?;
-    let (sc, col) = validate_path(&meta, &path)?;
+    let (sc, col) = validate_path_or_parent(&meta, &path)?;
     let cl = write_consistency(cl)?;
     let now = now_seconds();
     let mut m = RowMutation::new(ks, key);
@@ -64,8 +67,8 @@ pub async fn remove(
     Ok(c.mutate(vec![m], cl).await?)
 }
 
-/// batch_mutate and atomic_batch_mutate. On one node every row mutation is applied once all are
-/// validated, so a validation error leaves nothing half done.
+/// batch_mutate. On one node every row mutation is applied once all are validated, so a
+/// validation error leaves nothing half done.
 pub async fn batch_mutate(
     c: &Coordinator,
     ks: &str,
@@ -74,8 +77,34 @@ pub async fn batch_mutate(
 ) -> TResult<()> {
     let cl = write_consistency(cl)?;
     let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
-    // Increments go through their leaders, everything else the ordinary way (as Cassandra
-    // splits a batch into counter and other mutations).
+    apply_batch(c, mutations, cl).await
+}
+
+/// atomic_batch_mutate: as batch_mutate, but nothing may touch a counter column family, not
+/// even a deletion (3.11 refuses the whole counter part of such a batch: an increment cannot be
+/// replayed from a batch log without counting it twice).
+pub async fn atomic_batch_mutate(
+    c: &Coordinator,
+    ks: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    cl: t::ConsistencyLevel,
+) -> TResult<()> {
+    let cl = write_consistency(cl)?;
+    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    for m in &mutations {
+        for (cf, _) in m.updates.iter() {
+            let meta = c.cf_metadata(ks, cf)?;
+            if validate_non_counter_cf(&meta).is_err() {
+                return Err(ire("Counter mutations are not allowed in atomic batches"));
+            }
+        }
+    }
+    apply_batch(c, mutations, cl).await
+}
+
+/// Increments go through their leaders, everything else the ordinary way (as Cassandra splits
+/// a batch into counter and other mutations).
+async fn apply_batch(c: &Coordinator, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> TResult<()> {
     let (counters, others): (Vec<RowMutation>, Vec<RowMutation>) = mutations
         .into_iter()
         .partition(|m| m.updates.iter().any(|(_, row)| row.cells.iter().any(|cell| cell.is_counter_update())));
@@ -86,23 +115,6 @@ pub async fn batch_mutate(
         c.mutate_counters(counters, cl).await?;
     }
     Ok(())
-}
-
-/// atomic_batch_mutate: as batch_mutate, but counters are refused (Cassandra's rule: an
-/// increment cannot be replayed from a batch log without counting it twice).
-pub async fn atomic_batch_mutate(
-    c: &Coordinator,
-    ks: &str,
-    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
-    cl: t::ConsistencyLevel,
-) -> TResult<()> {
-    let has_counter = mutation_map.values().flat_map(|by_cf| by_cf.values()).flatten().any(|m| {
-        m.column_or_supercolumn.as_ref().is_some_and(|c| c.counter_column.is_some() || c.counter_super_column.is_some())
-    });
-    if has_counter {
-        return Err(ire("Counter mutations are not allowed in atomic batches"));
-    }
-    batch_mutate(c, ks, mutation_map, cl).await
 }
 
 pub async fn truncate(c: &Coordinator, ks: &str, cf: &str) -> TResult<()> {
@@ -149,7 +161,7 @@ pub async fn remove_counter(
     let meta = c.cf_metadata(ks, &path.column_family)?;
     validate_counter_cf(&meta)?;
     validate_key_type(&meta, &key)?;
-    let (sc, col) = validate_path(&meta, &path)?;
+    let (sc, col) = validate_path_or_parent(&meta, &path)?;
     let cl = write_consistency(cl)?;
     let now = now_seconds();
     let mut m = RowMutation::new(ks, key);

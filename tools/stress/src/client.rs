@@ -160,6 +160,10 @@ pub fn ensure_schema(
                 if ks.cf_defs.iter().any(|c| c.name == def.name) {
                     continue;
                 }
+                // Cassandra adds a column family to the session's keyspace only.
+                if added.is_empty() {
+                    client.set_keyspace(keyspace.to_string()).map_err(thrift(&format!("set_keyspace {keyspace}")))?;
+                }
                 let name = def.name.clone();
                 match client.system_add_column_family(def) {
                     Ok(_) => added.push(name),
@@ -398,7 +402,8 @@ pub async fn connect_to_keyspace_async(opts: &ConnectOptions, keyspace: &str) ->
 fn range_from(start_key: Vec<u8>, rows: u32) -> t::KeyRange {
     t::KeyRange {
         start_key: Some(start_key),
-        end_key: None,
+        // The empty key: the end of the ring (a range must name its end).
+        end_key: Some(Vec::new()),
         start_token: None,
         end_token: None,
         count: rows as i32,

@@ -11,6 +11,7 @@ mod schema;
 pub use index::{index_clause_expressions, index_expressions};
 pub use mutation::{
     add_deletion, add_mutation, cell_of, counter_cell_of, row_mutations, sort_cells, validate_counter_cf,
+    validate_non_counter_cf,
 };
 pub use range::key_range_bounds;
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};

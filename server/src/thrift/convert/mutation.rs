@@ -12,7 +12,7 @@ use thrift_idl as t;
 use crate::thrift::error::{ire, TResult};
 use crate::thrift::expiry::column_ttl;
 use crate::thrift::validate::{
-    check_slice_order, name_type, validate_key, validate_key_type, validate_name, validate_value,
+    name_type, validate_key, validate_key_type, validate_name, validate_slice_range, validate_value,
 };
 
 /// The cell a Thrift Column becomes, after validation; `super_column` for a subcolumn.
@@ -50,6 +50,16 @@ pub fn validate_counter_cf(meta: &CfMetadata) -> TResult<()> {
         Ok(())
     } else {
         Err(ire(format!("invalid operation for non commutative table {}", meta.name())))
+    }
+}
+
+/// Operations other than counter ones need a column family that is not a counter one (remove;
+/// Cassandra's words).
+pub fn validate_non_counter_cf(meta: &CfMetadata) -> TResult<()> {
+    if meta.validators.default_value.is_counter() {
+        Err(ire(format!("invalid operation for commutative table {}", meta.name())))
+    } else {
+        Ok(())
     }
 }
 
@@ -111,10 +121,11 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
             Ok(())
         }
         (None, Some(d)) => {
-            // A counter deletion is stamped here when the client gives no timestamp (as Cassandra).
+            // A counter deletion is stamped with this node's clock whatever the client sent, as
+            // every other counter operation (3.11's validateDeletion).
             let timestamp = match d.timestamp {
+                _ if meta.validators.default_value.is_counter() => now_micros(),
                 Some(ts) => ts,
-                None if meta.validators.default_value.is_counter() => now_micros(),
                 None => {
                     return Err(ire(format!(
                         "Deletion timestamp is not optional for non commutative table {}",
@@ -157,44 +168,52 @@ pub fn add_deletion(
         }
         return Ok(());
     };
-    let sub_type = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type());
-    match (&p.column_names, &p.slice_range) {
-        (Some(names), None) => {
-            for n in names {
-                match (meta.is_super(), super_column) {
-                    (true, Some(sc)) => {
-                        validate_name(n, sub_type, "column")?;
-                        row.cells.push(Cell::tombstone(compose_super(sc, n), timestamp, now));
-                    }
-                    (true, None) => {
-                        validate_name(n, meta.cmp.name_type(), "super column")?;
-                        row.range_tombstones.push(whole_super(n));
-                    }
-                    (false, _) => {
-                        validate_name(n, meta.cmp.name_type(), "column")?;
-                        row.cells.push(Cell::tombstone(n.clone(), timestamp, now));
-                    }
+    // A Deletion's predicate may hold names, a range or both (3.11's validateSlicePredicate):
+    // with both, the range is checked and the names are deleted.
+    let names_type = name_type(meta, super_column);
+    if p.column_names.is_none() && p.slice_range.is_none() {
+        return Err(ire("A SlicePredicate must be given a list of Columns, a SliceRange, or both"));
+    }
+    if let Some(r) = &p.slice_range {
+        validate_slice_range(names_type, r)?;
+    }
+    if let Some(names) = &p.column_names {
+        for n in names {
+            match (meta.is_super(), super_column) {
+                (true, Some(sc)) => {
+                    validate_name(n, names_type, "column")?;
+                    row.cells.push(Cell::tombstone(compose_super(sc, n), timestamp, now));
+                }
+                (true, None) => {
+                    validate_name(n, names_type, "super column")?;
+                    row.range_tombstones.push(whole_super(n));
+                }
+                (false, _) => {
+                    validate_name(n, names_type, "column")?;
+                    row.cells.push(Cell::tombstone(n.clone(), timestamp, now));
                 }
             }
-            Ok(())
         }
-        (None, Some(r)) => {
-            let ty = if super_column.is_some() { sub_type } else { meta.cmp.name_type() };
-            check_slice_order(ty, &r.start, &r.finish, false)?;
-            let (start, end) = match (meta.is_super(), super_column) {
-                (true, Some(sc)) => (compose_super(sc, &r.start), compose_super(sc, &r.finish)),
-                (true, None) => (
-                    if r.start.is_empty() { Vec::new() } else { compose_super(&r.start, b"") },
-                    if r.finish.is_empty() { Vec::new() } else { compose_super(&r.finish, b"") },
-                ),
-                (false, _) => (r.start.clone(), r.finish.clone()),
-            };
-            row.range_tombstones.push(RangeTombstone { start, end, deletion });
-            Ok(())
-        }
-        (Some(_), Some(_)) => Err(ire("SlicePredicate column_names and slice_range may not both be present")),
-        (None, None) => Err(ire("A SlicePredicate must be given a list of Columns, a SliceRange, or both")),
+        return Ok(());
     }
+    let Some(r) = &p.slice_range else {
+        return Ok(());
+    };
+    // 3.11 deletes from `start` to `finish` as given, whatever `reversed` says: a reversed
+    // range (finish before start) covers no column, and deletes nothing.
+    if r.reversed && !r.start.is_empty() && !r.finish.is_empty() && names_type.compare(&r.start, &r.finish).is_gt() {
+        return Ok(());
+    }
+    let (start, end) = match (meta.is_super(), super_column) {
+        (true, Some(sc)) => (compose_super(sc, &r.start), compose_super(sc, &r.finish)),
+        (true, None) => (
+            if r.start.is_empty() { Vec::new() } else { compose_super(&r.start, b"") },
+            if r.finish.is_empty() { Vec::new() } else { compose_super(&r.finish, b"") },
+        ),
+        (false, _) => (r.start.clone(), r.finish.clone()),
+    };
+    row.range_tombstones.push(RangeTombstone { start, end, deletion });
+    Ok(())
 }
 
 /// Cells of one update must be sorted by the comparator; a client may send them in any order.
@@ -229,4 +248,93 @@ pub fn row_mutations(
         mutations.push(rm);
     }
     Ok(mutations)
+}
+
+#[cfg(test)]
+mod tests {
+    use storage::schema::CfDef;
+
+    use super::*;
+    use crate::thrift::error::ThriftError;
+
+    fn meta(default_validation_class: &str) -> CfMetadata {
+        let mut def = CfDef::new("KS", "Cf");
+        def.comparator_type = "org.apache.cassandra.db.marshal.UTF8Type".into();
+        def.default_validation_class = format!("org.apache.cassandra.db.marshal.{default_validation_class}");
+        CfMetadata::new(def).expect("valid definition")
+    }
+
+    fn why<T: std::fmt::Debug>(r: TResult<T>) -> String {
+        match r {
+            Err(ThriftError::Invalid(why)) => why,
+            other => panic!("expected InvalidRequestException, got {other:?}"),
+        }
+    }
+
+    fn range(start: &str, finish: &str, reversed: bool) -> t::SliceRange {
+        t::SliceRange::new(start.as_bytes().to_vec(), finish.as_bytes().to_vec(), reversed, 100)
+    }
+
+    fn delete(meta: &CfMetadata, predicate: t::SlicePredicate) -> TResult<Row> {
+        let mut row = Row::new();
+        add_deletion(meta, &mut row, None, Some(&predicate), 10, 1)?;
+        Ok(row)
+    }
+
+    #[test]
+    fn a_deletion_with_names_and_a_range_deletes_the_names() {
+        let row = delete(&meta("BytesType"), t::SlicePredicate::new(vec![b"b".to_vec()], range("a", "z", false)))
+            .expect("names and a range together");
+        assert_eq!(row.cells.iter().map(|c| c.name.clone()).collect::<Vec<_>>(), [b"b".to_vec()]);
+        assert!(row.range_tombstones.is_empty());
+        // The range is still checked.
+        let bad = t::SlicePredicate::new(vec![b"b".to_vec()], range("z", "a", false));
+        assert_eq!(
+            why(delete(&meta("BytesType"), bad)),
+            "range finish must come after start in the order of traversal"
+        );
+        assert_eq!(
+            why(delete(&meta("BytesType"), t::SlicePredicate::new(None, None))),
+            "A SlicePredicate must be given a list of Columns, a SliceRange, or both"
+        );
+    }
+
+    #[test]
+    fn a_reversed_deletion_range_covers_from_start_to_finish_as_given() {
+        let m = meta("BytesType");
+        // Finish before start, as a reversed read would take it: accepted, deletes nothing.
+        let row = delete(&m, t::SlicePredicate::new(None, range("c", "a", true))).expect("reversed range");
+        assert!(row.range_tombstones.is_empty() && row.cells.is_empty());
+        assert_eq!(
+            why(delete(&m, t::SlicePredicate::new(None, range("a", "c", true)))),
+            "range finish must come after start in the order of traversal"
+        );
+        // An open bound still reaches the end it names.
+        let row = delete(&m, t::SlicePredicate::new(None, range("c", "", true))).expect("open finish");
+        assert_eq!(row.range_tombstones.len(), 1);
+        let row = delete(&m, t::SlicePredicate::new(None, range("a", "c", false))).expect("forward range");
+        assert_eq!(
+            (row.range_tombstones[0].start.as_slice(), row.range_tombstones[0].end.as_slice()),
+            (&b"a"[..], &b"c"[..])
+        );
+    }
+
+    #[test]
+    fn a_counter_deletion_takes_this_nodes_clock() {
+        let before = now_micros();
+        let mut row = Row::new();
+        let deletion = t::Mutation::new(None, t::Deletion::new(5, None::<Vec<u8>>, None::<t::SlicePredicate>));
+        add_mutation(&meta("CounterColumnType"), &mut row, deletion, 1).expect("counter row deletion");
+        assert!(row.deletion.marked_at >= before, "{:?}", row.deletion);
+    }
+
+    #[test]
+    fn only_counter_operations_touch_counter_column_families() {
+        assert_eq!(
+            why(validate_non_counter_cf(&meta("CounterColumnType"))),
+            "invalid operation for commutative table Cf"
+        );
+        assert!(validate_non_counter_cf(&meta("BytesType")).is_ok());
+        assert_eq!(why(validate_counter_cf(&meta("BytesType"))), "invalid operation for non commutative table Cf");
+    }
 }

@@ -91,10 +91,11 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
             return Err(format!("bloom_filter_fp_chance must be in (0, 1], got {}", v.0));
         }
     }
-    if let Some(v) = d.caching {
-        cf.caching = v;
+    if d.caching.is_some() || d.cells_per_row_to_cache.is_some() {
+        let (caching, cells) = caching_from_thrift(d.caching.as_deref(), d.cells_per_row_to_cache.as_deref())?;
+        cf.caching = caching.to_string();
+        cf.cells_per_row_to_cache = Some(cells);
     }
-    cf.cells_per_row_to_cache = d.cells_per_row_to_cache;
     cf.memtable_flush_period_in_ms = d.memtable_flush_period_in_ms;
     if let Some(v) = d.default_time_to_live {
         cf.default_time_to_live = v;
@@ -126,6 +127,63 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
     }
     cf.validate()?;
     Ok(cf)
+}
+
+/// Thrift's caching options as 3.11 reads them (ThriftConversion.cachingFromThrift): `caching`
+/// is one of ALL, KEYS_ONLY, ROWS_ONLY and NONE in any case (KEYS_ONLY when absent), and
+/// `cells_per_row_to_cache` ("ALL" or a count) counts only when rows are cached. Returns the
+/// caching in capitals, as 3.11 describes it, and the rows cached per partition ("ALL" or a
+/// count, "0" when rows are not cached).
+fn caching_from_thrift(caching: Option<&str>, cells_per_row: Option<&str>) -> Result<(&'static str, String), String> {
+    let (keys, mut rows) = match caching.map(str::to_ascii_uppercase).as_deref() {
+        None | Some("KEYS_ONLY") => (true, RowsCached::None),
+        Some("ALL") => (true, RowsCached::All),
+        Some("ROWS_ONLY") => (false, RowsCached::All),
+        Some("NONE") => (false, RowsCached::None),
+        Some(_) => return Err(format!("Invalid value {} for caching parameter", caching.unwrap_or_default())),
+    };
+    if let (Some(cells), false) = (cells_per_row, rows == RowsCached::None) {
+        rows = match cells {
+            "ALL" => RowsCached::All,
+            n => match n.parse::<i32>() {
+                Ok(0) => RowsCached::None,
+                Ok(n) if n > 0 => RowsCached::First(n),
+                _ => {
+                    return Err(format!(
+                        "Invalid value {n} for cells_per_row_to_cache: must be ALL or a positive count"
+                    ))
+                }
+            },
+        };
+    }
+    let caching = match (keys, rows != RowsCached::None) {
+        (true, true) => "ALL",
+        (false, true) => "ROWS_ONLY",
+        (true, false) => "KEYS_ONLY",
+        (false, false) => "NONE",
+    };
+    let cells = match rows {
+        RowsCached::All => "ALL".to_string(),
+        RowsCached::First(n) => n.to_string(),
+        RowsCached::None => "0".to_string(),
+    };
+    Ok((caching, cells))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowsCached {
+    None,
+    First(i32),
+    All,
+}
+
+/// cells_per_row_to_cache of a definition that never set it: every row when rows are cached.
+fn default_cells_per_row(caching: &str) -> &'static str {
+    if caching.eq_ignore_ascii_case("ALL") || caching.eq_ignore_ascii_case("ROWS_ONLY") {
+        "ALL"
+    } else {
+        "0"
+    }
 }
 
 pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
@@ -162,14 +220,16 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         compaction_strategy_options: Some(cf.compaction_strategy_options.clone()),
         compression_options: Some(cf.compression_options.clone()),
         bloom_filter_fp_chance: cf.bloom_filter_fp_chance.map(OrderedFloat),
-        caching: Some(cf.caching.clone()),
+        caching: Some(cf.caching.to_ascii_uppercase()),
         dclocal_read_repair_chance: Some(OrderedFloat(cf.dclocal_read_repair_chance)),
         populate_io_cache_on_flush: cf.populate_io_cache_on_flush,
         memtable_flush_period_in_ms: Some(cf.memtable_flush_period_in_ms.unwrap_or(0)),
         default_time_to_live: Some(cf.default_time_to_live),
         speculative_retry: Some(cf.speculative_retry.clone().unwrap_or_else(|| "NONE".into())),
         triggers: Some(Vec::new()),
-        cells_per_row_to_cache: Some(cf.cells_per_row_to_cache.clone().unwrap_or_else(|| "100".into())),
+        cells_per_row_to_cache: Some(
+            cf.cells_per_row_to_cache.clone().unwrap_or_else(|| default_cells_per_row(&cf.caching).into()),
+        ),
         min_index_interval: cf.min_index_interval,
         max_index_interval: cf.max_index_interval,
         ..thrift_idl::bare_cf_def(cf.keyspace.clone(), cf.name.clone())
@@ -246,5 +306,48 @@ pub fn ks_def_to_thrift(ks: &schema::KeyspaceDef) -> t::KsDef {
         replication_factor: None,
         cf_defs: ks.cf_defs.iter().map(cf_def_to_thrift).collect(),
         durable_writes: Some(ks.durable_writes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn described(caching: Option<&str>, cells: Option<&str>) -> (Option<String>, Option<String>) {
+        let d = t::CfDef {
+            caching: caching.map(str::to_string),
+            cells_per_row_to_cache: cells.map(str::to_string),
+            ..thrift_idl::bare_cf_def("KS", "Cf")
+        };
+        let back = cf_def_to_thrift(&cf_def_from_thrift(d, None).expect("valid definition"));
+        (back.caching, back.cells_per_row_to_cache)
+    }
+
+    fn pair(caching: &str, cells: &str) -> (Option<String>, Option<String>) {
+        (Some(caching.to_string()), Some(cells.to_string()))
+    }
+
+    #[test]
+    fn caching_is_described_as_3_11_does() {
+        // What a client generated from the IDL sends by default.
+        assert_eq!(described(Some("keys_only"), Some("100")), pair("KEYS_ONLY", "0"));
+        assert_eq!(described(None, None), pair("KEYS_ONLY", "0"));
+        assert_eq!(described(Some("all"), None), pair("ALL", "ALL"));
+        assert_eq!(described(Some("ALL"), Some("100")), pair("ALL", "100"));
+        assert_eq!(described(Some("Rows_Only"), Some("ALL")), pair("ROWS_ONLY", "ALL"));
+        assert_eq!(described(Some("ALL"), Some("0")), pair("KEYS_ONLY", "0"));
+        assert_eq!(described(Some("none"), Some("100")), pair("NONE", "0"));
+    }
+
+    #[test]
+    fn unknown_caching_values_are_refused() {
+        let d = t::CfDef { caching: Some("sometimes".into()), ..thrift_idl::bare_cf_def("KS", "Cf") };
+        assert_eq!(cf_def_from_thrift(d, None).err().as_deref(), Some("Invalid value sometimes for caching parameter"));
+        let d = t::CfDef {
+            caching: Some("ALL".into()),
+            cells_per_row_to_cache: Some("lots".into()),
+            ..thrift_idl::bare_cf_def("KS", "Cf")
+        };
+        assert!(cf_def_from_thrift(d, None).is_err());
     }
 }

@@ -113,8 +113,8 @@ pub fn predicate(p: v::SlicePredicate) -> t::SlicePredicate {
     }
 }
 
-/// A KeyRange, after 0.6's own pairing rules (20.1.0 lets the end of a range be left out; 0.6
-/// wants keys or tokens as pairs).
+/// A KeyRange, after 0.6's own pairing rules (0.6 wants keys or tokens as pairs, where 20.1.0
+/// also takes a start key with an end token).
 pub fn key_range(r: v::KeyRange) -> TResult<t::KeyRange> {
     if r.start_key.is_some() != r.end_key.is_some() {
         return Err(ire("start key and end key must either both be non-null, or both be null"));

@@ -23,7 +23,7 @@ use crate::auth::{AuthError, AuthenticatedUser};
 use crate::thrift::error::{ire, TResult, ThriftError};
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::session::auth_error;
-use crate::thrift::validate::{is_reserved_keyspace, validate_path};
+use crate::thrift::validate::{is_reserved_keyspace, validate_path_or_parent};
 use crate::thrift::{reads, writes};
 
 type MutationMap06 = BTreeMap<String, BTreeMap<String, Vec<v::Mutation>>>;
@@ -145,7 +145,7 @@ impl Handler {
         let meta = self.cf(&ks, &path.column_family)?;
         let cl = convert::read_level(cl)?;
         let path = convert::path(path);
-        let (parent, name) = match validate_path(&meta, &path)? {
+        let (parent, name) = match validate_path_or_parent(&meta, &path)? {
             (sc, Some(column)) => (t::ColumnParent::new(meta.name().to_string(), sc.map(<[u8]>::to_vec)), column),
             (Some(sc), None) => (t::ColumnParent::new(meta.name().to_string(), None), sc),
             (None, None) => {

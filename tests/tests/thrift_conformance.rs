@@ -1,0 +1,270 @@
+//! Requests Cassandra 3.11 answers in a particular way, answered the same way: split points over
+//! the whole ring, what may touch a counter column family, keys checked against the key
+//! validator on reads, key ranges, a session keyspace for schema changes, Deletion predicates,
+//! the words for a super column family's path, and the caching option as 3.11 describes it.
+
+use std::collections::BTreeMap;
+
+use e2e::*;
+use thrift_idl as t;
+
+const KS: &str = "Conformance";
+
+fn counter_cf(name: &str) -> t::CfDef {
+    let mut d = cf_def(KS, name, "UTF8Type");
+    d.default_validation_class = Some("CounterColumnType".into());
+    d
+}
+
+/// Rows keyed by 8-byte longs.
+fn long_keyed_cf(name: &str) -> t::CfDef {
+    let mut d = cf_def(KS, name, "UTF8Type");
+    d.key_validation_class = Some("LongType".into());
+    d
+}
+
+fn setup() -> (Node, Client) {
+    Node::start_with_keyspace(
+        Config::random(),
+        KS,
+        vec![
+            cf_def(KS, "Standard1", "UTF8Type"),
+            long_keyed_cf("ByLong"),
+            counter_cf("Counter1"),
+            super_cf_def(KS, "Sup", "UTF8Type", "UTF8Type"),
+        ],
+    )
+}
+
+fn counter_mutation(name: &str, value: i64) -> t::Mutation {
+    t::Mutation::new(
+        Some(t::ColumnOrSuperColumn::new(None, None, Some(t::CounterColumn::new(b(name), value)), None)),
+        None,
+    )
+}
+
+fn multi_slice(key: Vec<u8>, cf: &str) -> t::MultiSliceRequest {
+    t::MultiSliceRequest {
+        key: Some(key),
+        column_parent: Some(parent(cf)),
+        column_slices: Some(vec![t::ColumnSlice::new(b("a"), b("z"))]),
+        reversed: Some(false),
+        count: Some(10),
+        consistency_level: Some(ONE),
+    }
+}
+
+#[test]
+fn splits_of_the_whole_ring_and_of_an_empty_range_are_one_piece() {
+    let (node, mut c) = setup();
+    for i in 0..20 {
+        ok("insert", c.insert(b(&format!("k{i}")), parent("Standard1"), column(b("c"), b("v"), ts()), ONE));
+    }
+    node.tool(&["flush"]).ok();
+    // A one-node ring's range is (T, T]: what Hadoop's input format asks for.
+    let ring = ok("describe_ring", c.describe_ring(KS.into()));
+    let t = ring[0].end_token.clone();
+    assert_eq!(ring[0].start_token, t, "{ring:?}");
+    let ex = ok("splits_ex", c.describe_splits_ex("Standard1".into(), t.clone(), t.clone(), 65536));
+    assert_eq!(ex.len(), 1, "{ex:?}");
+    assert_eq!((ex[0].start_token.as_str(), ex[0].end_token.as_str()), (t.as_str(), t.as_str()));
+    assert!(ex[0].row_count > 0, "{ex:?}");
+    assert_eq!(ok("splits", c.describe_splits("Standard1".into(), t.clone(), t.clone(), 65536)), [t.clone(), t]);
+    assert_eq!(ok("splits of 0..0", c.describe_splits("Standard1".into(), "0".into(), "0".into(), 100)), ["0", "0"]);
+    assert!(ok("splits of 0..0 by 5", c.describe_splits("Standard1".into(), "0".into(), "0".into(), 5)).len() > 2);
+    // A range holding no key is one piece too.
+    let empty = ok("splits of an empty CF", c.describe_splits_ex("ByLong".into(), "10".into(), "20".into(), 100));
+    assert_eq!(empty.len(), 1, "{empty:?}");
+    assert_eq!((empty[0].start_token.as_str(), empty[0].end_token.as_str()), ("10", "20"));
+}
+
+#[test]
+fn counter_column_families_take_only_counter_operations() {
+    let (_node, mut c) = setup();
+    ok("add", c.add(b("k"), parent("Counter1"), t::CounterColumn::new(b("c"), 3), ONE));
+    assert_eq!(
+        expect_ire("remove on a counter CF", c.remove(b("k"), path("Counter1", b("c")), ts(), ONE)),
+        "invalid operation for commutative table Counter1"
+    );
+    expect_ire("remove of a counter row", c.remove(b("k"), row_path("Counter1"), ts(), ONE));
+    let got = ok("get", c.get(b("k"), path("Counter1", b("c")), ONE));
+    assert_eq!(got.counter_column.map(|cc| cc.value), Some(3), "the counter is still there");
+
+    // An atomic batch may not touch a counter column family at all, deletions included.
+    let deletion = delete_mutation(ts(), None, Some(names(&["c"])));
+    assert_eq!(
+        expect_ire("deletion in an atomic batch", c.atomic_batch_mutate(batch("k", "Counter1", vec![deletion]), ONE)),
+        "Counter mutations are not allowed in atomic batches"
+    );
+    expect_ire(
+        "increment in an atomic batch",
+        c.atomic_batch_mutate(batch("k", "Counter1", vec![counter_mutation("c", 1)]), ONE),
+    );
+    let got = ok("get", c.get(b("k"), path("Counter1", b("c")), ONE));
+    assert_eq!(got.counter_column.map(|cc| cc.value), Some(3), "nothing of the refused batches applied");
+    // The same deletion in an ordinary batch goes through.
+    let deletion = delete_mutation(ts(), None, Some(names(&["c"])));
+    ok("deletion in a batch", c.batch_mutate(batch("k", "Counter1", vec![deletion]), ONE));
+    expect_not_found("get after the deletion", c.get(b("k"), path("Counter1", b("c")), ONE));
+}
+
+#[test]
+fn reads_check_keys_against_the_key_validator() {
+    let (_node, mut c) = setup();
+    let good = 7i64.to_be_bytes().to_vec();
+    let bad = b("seven");
+    ok("insert", c.insert(good.clone(), parent("ByLong"), column(b("c"), b("v"), ts()), ONE));
+
+    let p = parent("ByLong");
+    let why = expect_ire("get", c.get(bad.clone(), path("ByLong", b("c")), ONE));
+    assert!(why.contains("Key failed validation"), "{why}");
+    expect_ire("get_slice", c.get_slice(bad.clone(), p.clone(), all(10), ONE));
+    expect_ire("get_count by names", c.get_count(bad.clone(), p.clone(), names(&["c"]), ONE));
+    expect_ire("multiget_slice", c.multiget_slice(vec![good.clone(), bad.clone()], p.clone(), all(10), ONE));
+    expect_ire("multiget_count", c.multiget_count(vec![good.clone(), bad.clone()], p.clone(), all(10), ONE));
+    expect_ire("get_multi_slice", c.get_multi_slice(multi_slice(bad.clone(), "ByLong")));
+    // 3.11 counts a slice without checking the key: there is nothing under a key no write takes.
+    assert_eq!(ok("get_count by slice", c.get_count(bad, p.clone(), all(10), ONE)), 0);
+
+    assert_eq!(ok("get_slice", c.get_slice(good.clone(), p.clone(), all(10), ONE)).len(), 1);
+    assert_eq!(ok("multiget_count", c.multiget_count(vec![good.clone()], p.clone(), all(10), ONE))[&good], 1);
+    assert_eq!(ok("get_multi_slice", c.get_multi_slice(multi_slice(good, "ByLong"))).len(), 1);
+}
+
+#[test]
+fn key_ranges_are_checked_as_3_11_does() {
+    let (_node, mut c) = setup();
+    let p = parent("Standard1");
+    let exactly_one = "exactly one each of {start key, start token} and {end key, end token} must be specified";
+    let start_only = t::KeyRange::new(Some(b("a")), None, None, None, 10, None);
+    assert_eq!(
+        expect_ire("start key alone", c.get_range_slices(p.clone(), all(10), start_only.clone(), ONE)),
+        exactly_one
+    );
+    assert_eq!(
+        expect_ire("paged start key alone", c.get_paged_slice("Standard1".into(), start_only, b(""), ONE)),
+        exactly_one
+    );
+    // With RandomPartitioner "a"'s token is far above 1.
+    let past = t::KeyRange::new(Some(b("a")), None, None, Some("1".to_string()), 10, None);
+    assert_eq!(
+        expect_ire("start key after end token", c.get_range_slices(p.clone(), all(10), past, ONE)),
+        "Start key's token sorts after end token"
+    );
+    let token_then_key = t::KeyRange::new(None, Some(b("a")), Some("0".to_string()), None, 10, None);
+    assert_eq!(
+        expect_ire("start token and end key", c.get_range_slices(p.clone(), all(10), token_then_key, ONE)),
+        "start token + end key is not a supported key range"
+    );
+    assert_eq!(
+        expect_ire("no rows", c.get_range_slices(p.clone(), all(10), key_range("", "", 0), ONE)),
+        "maxRows must be positive"
+    );
+    ok("the whole ring by keys", c.get_range_slices(p, all(10), key_range("", "", 10), ONE));
+}
+
+#[test]
+fn adding_a_column_family_needs_a_session_keyspace() {
+    let (node, _c) = setup();
+    let mut fresh = node.client();
+    let why = expect_ire("add without a keyspace", fresh.system_add_column_family(cf_def(KS, "Later", "UTF8Type")));
+    assert!(why.contains("keyspace"), "{why}");
+    ok("set_keyspace", fresh.set_keyspace(KS.into()));
+    ok("add in a keyspace", fresh.system_add_column_family(cf_def(KS, "Later", "UTF8Type")));
+}
+
+#[test]
+fn deletion_predicates_follow_3_11() {
+    let (_node, mut c) = setup();
+    let fill = |c: &mut Client, key: &str| {
+        for n in ["a", "b", "c", "d"] {
+            ok("insert", c.insert(b(key), parent("Standard1"), column(b(n), b("v"), ts()), ONE));
+        }
+    };
+    let left =
+        |c: &mut Client, key: &str| col_names(&ok("slice", c.get_slice(b(key), parent("Standard1"), all(10), ONE)));
+
+    // Names and a range together: the range is checked, the names are deleted.
+    fill(&mut c, "both");
+    let both = t::SlicePredicate::new(vec![b("b")], t::SliceRange::new(b("a"), b("d"), false, 10));
+    ok(
+        "names and range",
+        c.batch_mutate(batch("both", "Standard1", vec![delete_mutation(ts(), None, Some(both))]), ONE),
+    );
+    assert_eq!(left(&mut c, "both"), ["a", "c", "d"]);
+
+    // A reversed range is ordered in its direction of traversal; it deletes from start to finish
+    // as given, so finish before start deletes nothing.
+    fill(&mut c, "rev");
+    let reversed = slice(b("c"), b("a"), true, 10);
+    ok(
+        "reversed range",
+        c.batch_mutate(batch("rev", "Standard1", vec![delete_mutation(ts(), None, Some(reversed))]), ONE),
+    );
+    assert_eq!(left(&mut c, "rev"), ["a", "b", "c", "d"]);
+    let wrong_way = slice(b("a"), b("c"), true, 10);
+    assert_eq!(
+        expect_ire(
+            "reversed range the wrong way",
+            c.batch_mutate(batch("rev", "Standard1", vec![delete_mutation(ts(), None, Some(wrong_way))]), ONE)
+        ),
+        "range finish must come after start in the order of traversal"
+    );
+    let forward = slice(b("b"), b("c"), false, 10);
+    ok(
+        "forward range",
+        c.batch_mutate(batch("rev", "Standard1", vec![delete_mutation(ts(), None, Some(forward))]), ONE),
+    );
+    assert_eq!(left(&mut c, "rev"), ["a", "d"]);
+
+    // A read takes names or a range, not both.
+    let both = t::SlicePredicate::new(vec![b("b")], t::SliceRange::new(b(""), b(""), false, 10));
+    assert_eq!(
+        expect_ire("read with both", c.get_slice(b("both"), parent("Standard1"), both, ONE)),
+        "predicate column_names and slice_range may not both be present"
+    );
+}
+
+#[test]
+fn a_super_column_family_path_names_the_super_column() {
+    let (_node, mut c) = setup();
+    assert_eq!(
+        expect_ire("get without super column", c.get(b("k"), path("Sup", b("c")), ONE)),
+        "supercolumn parameter is not optional for super CF Sup"
+    );
+    assert_eq!(
+        expect_ire("get without column", c.get(b("k"), row_path("Standard1"), ONE)),
+        "column parameter is not optional for standard CF Standard1"
+    );
+    assert_eq!(
+        expect_ire(
+            "remove with a super column in a standard CF",
+            c.remove(b("k"), super_path("Standard1", b("s"), None), ts(), ONE)
+        ),
+        "supercolumn may not be specified for standard CF Standard1"
+    );
+}
+
+#[test]
+fn caching_is_described_in_3_11_words() {
+    let (_node, mut c) = setup();
+    let mut d = cf_def(KS, "Cached", "UTF8Type");
+    d.caching = Some("keys_only".into());
+    d.cells_per_row_to_cache = Some("100".into());
+    ok("add", c.system_add_column_family(d));
+    let mut all = cf_def(KS, "AllCached", "UTF8Type");
+    all.caching = Some("all".into());
+    ok("add", c.system_add_column_family(all));
+    let ks = ok("describe_keyspace", c.describe_keyspace(KS.into()));
+    let by_name: BTreeMap<&str, &t::CfDef> = ks.cf_defs.iter().map(|d| (d.name.as_str(), d)).collect();
+    let caching = |name: &str| (by_name[name].caching.as_deref(), by_name[name].cells_per_row_to_cache.as_deref());
+    assert_eq!(caching("Cached"), (Some("KEYS_ONLY"), Some("0")));
+    assert_eq!(caching("AllCached"), (Some("ALL"), Some("ALL")));
+    assert_eq!(caching("Standard1"), (Some("KEYS_ONLY"), Some("0")));
+    let mut bad = cf_def(KS, "Bad", "UTF8Type");
+    bad.caching = Some("sometimes".into());
+    assert_eq!(
+        expect_ire("unknown caching", c.system_add_column_family(bad)),
+        "Invalid value sometimes for caching parameter"
+    );
+}
