@@ -17,11 +17,16 @@
 //! component's type; on equal values the end-of-component bytes decide (as signed bytes); when
 //! one side runs out of components it sorts first. Across `DynamicCompositeType` components of
 //! different types, the type's class name decides, whatever the values.
+//!
+//! Every function here takes `depth`, how deep the composite type itself is nested: component
+//! types sit one level deeper, and the type text of a dynamic component is parsed as nested
+//! there, so the recursion through values stays within [`super::MAX_TYPE_NESTING`].
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use super::AbstractType;
+use super::parse::parse_nested_type_string;
+use super::{AbstractType, MarshalError};
 
 /// Which composite: fixed component types, or aliases for self-describing components.
 #[derive(Clone, Copy)]
@@ -74,20 +79,23 @@ fn read_static(kind: Kind<'_>, buf: &mut &[u8]) -> bool {
     }
 }
 
-/// The comparator part of a DynamicCompositeType component (`None` if malformed or unknown),
-/// plus how it was written: the alias character or the type name.
+/// The comparator part of a DynamicCompositeType component nested `depth` levels deep, plus how
+/// it was written: the alias character or the type name. `Err` if it is malformed or names no
+/// type, with the parser's error when the type text does not parse.
 fn read_dynamic_comparator<'t, 'a>(
     aliases: &'t [(u8, AbstractType)],
+    depth: usize,
     buf: &mut &'a [u8],
-) -> Option<(Cow<'t, AbstractType>, Cow<'a, str>)> {
-    let header = take_u16(buf)?;
+) -> Result<(Cow<'t, AbstractType>, Cow<'a, str>), Option<MarshalError>> {
+    let header = take_u16(buf).ok_or(None)?;
     if header & 0x8000 == 0 {
-        let name = std::str::from_utf8(take(buf, usize::from(header))?).ok()?;
-        Some((Cow::Owned(AbstractType::parse(name).ok()?), Cow::Borrowed(name)))
+        let name = take(buf, usize::from(header)).and_then(|b| std::str::from_utf8(b).ok()).ok_or(None)?;
+        let t = parse_nested_type_string(name, depth).map_err(Some)?;
+        Ok((Cow::Owned(t), Cow::Borrowed(name)))
     } else {
         let alias = (header & 0xFF) as u8;
-        let (_, t) = aliases.iter().find(|(a, _)| *a == alias)?;
-        Some((Cow::Borrowed(t), Cow::Owned(char::from(alias).to_string())))
+        let (_, t) = aliases.iter().find(|(a, _)| *a == alias).ok_or(None)?;
+        Ok((Cow::Borrowed(t), Cow::Owned(char::from(alias).to_string())))
     }
 }
 
@@ -109,20 +117,21 @@ fn choose<'t>(c1: Cow<'t, AbstractType>, c2: &AbstractType) -> ComponentOrder<'t
     ComponentOrder::Typed(c1)
 }
 
-/// One component pair; `None` if either side is malformed there.
-fn compare_component(kind: Kind<'_>, i: usize, ra: &mut &[u8], rb: &mut &[u8]) -> Option<Ordering> {
+/// One component pair of a composite nested `depth` deep; `None` if either side is malformed
+/// there.
+fn compare_component(kind: Kind<'_>, depth: usize, i: usize, ra: &mut &[u8], rb: &mut &[u8]) -> Option<Ordering> {
     let order = match kind {
         Kind::Static(types) => ComponentOrder::Typed(Cow::Borrowed(types.get(i)?)),
         Kind::Dynamic(aliases) => {
-            let (c1, _) = read_dynamic_comparator(aliases, ra)?;
-            let (c2, _) = read_dynamic_comparator(aliases, rb)?;
+            let (c1, _) = read_dynamic_comparator(aliases, depth + 1, ra).ok()?;
+            let (c2, _) = read_dynamic_comparator(aliases, depth + 1, rb).ok()?;
             choose(c1, &c2)
         }
     };
     let v1 = take_with_short_length(ra)?;
     let v2 = take_with_short_length(rb)?;
     let by_value = match order {
-        ComponentOrder::Typed(t) => t.compare(v1, v2),
+        ComponentOrder::Typed(t) => t.compare_at(depth + 1, v1, v2),
         ComponentOrder::Fixed(o) => o,
     };
     if by_value != Ordering::Equal {
@@ -135,7 +144,7 @@ fn compare_component(kind: Kind<'_>, i: usize, ra: &mut &[u8], rb: &mut &[u8]) -
 
 /// `AbstractCompositeType.compare`. Malformed input (which validation rejects; Cassandra would
 /// throw) falls back to comparing the remaining bytes from the bad component on.
-pub(super) fn compare(kind: Kind<'_>, a: &[u8], b: &[u8]) -> Ordering {
+pub(super) fn compare(kind: Kind<'_>, depth: usize, a: &[u8], b: &[u8]) -> Ordering {
     if a.is_empty() || b.is_empty() {
         return (!a.is_empty()).cmp(&!b.is_empty());
     }
@@ -148,7 +157,7 @@ pub(super) fn compare(kind: Kind<'_>, a: &[u8], b: &[u8]) -> Ordering {
     let mut i = 0;
     while !ra.is_empty() && !rb.is_empty() {
         let (start_a, start_b) = (ra, rb);
-        match compare_component(kind, i, &mut ra, &mut rb) {
+        match compare_component(kind, depth, i, &mut ra, &mut rb) {
             Some(Ordering::Equal) => i += 1,
             Some(o) => return o,
             None => return start_a.cmp(start_b),
@@ -158,7 +167,7 @@ pub(super) fn compare(kind: Kind<'_>, a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// `AbstractCompositeType.validate`: the reason the value is malformed, if it is.
-pub(super) fn validate(kind: Kind<'_>, v: &[u8]) -> Option<String> {
+pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String> {
     let mut bb = v;
     read_static(kind, &mut bb);
     let mut i = 0;
@@ -172,9 +181,10 @@ pub(super) fn validate(kind: Kind<'_>, v: &[u8]) -> Option<String> {
                 if bb.len() < 2 {
                     return Some(format!("not enough bytes to read the comparator header of component {i}"));
                 }
-                match read_dynamic_comparator(aliases, &mut bb) {
-                    Some((t, _)) => t,
-                    None => return Some(format!("cannot find comparator for component {i}")),
+                match read_dynamic_comparator(aliases, depth + 1, &mut bb) {
+                    Ok((t, _)) => t,
+                    Err(None) => return Some(format!("cannot find comparator for component {i}")),
+                    Err(Some(e)) => return Some(format!("cannot find comparator for component {i}: {e}")),
                 }
             }
         };
@@ -184,7 +194,7 @@ pub(super) fn validate(kind: Kind<'_>, v: &[u8]) -> Option<String> {
         let Some(value) = take(&mut bb, usize::from(len)) else {
             return Some(format!("not enough bytes to read value of component {i}"));
         };
-        if let Err(e) = comparator.validate(value) {
+        if let Err(e) = comparator.validate_at(depth + 1, value) {
             return Some(format!("component {i}: {e}"));
         }
         let Some(eoc) = take_u8(&mut bb) else {
@@ -237,7 +247,7 @@ fn split_components(s: &str) -> Vec<&str> {
 
 /// `AbstractCompositeType.getString`: `a:b`, `alias@a:name@b`, with `:!` / `:_` for a
 /// non-zero end-of-component. `None` if the value is malformed.
-pub(super) fn display(kind: Kind<'_>, v: &[u8]) -> Option<String> {
+pub(super) fn display(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String> {
     let mut out = String::new();
     let mut bb = v;
     read_static(kind, &mut bb);
@@ -249,14 +259,14 @@ pub(super) fn display(kind: Kind<'_>, v: &[u8]) -> Option<String> {
         let comparator = match kind {
             Kind::Static(types) => Cow::Borrowed(types.get(i)?),
             Kind::Dynamic(aliases) => {
-                let (t, written) = read_dynamic_comparator(aliases, &mut bb)?;
+                let (t, written) = read_dynamic_comparator(aliases, depth + 1, &mut bb).ok()?;
                 out.push_str(&written);
                 out.push('@');
                 t
             }
         };
         let value = take_with_short_length(&mut bb)?;
-        out.push_str(&escape(&comparator.to_display_string(value)));
+        out.push_str(&escape(&comparator.to_display_string_at(depth + 1, value)));
         let eoc = take_u8(&mut bb)? as i8;
         if eoc != 0 {
             out.push_str(if eoc < 0 { ":_" } else { ":!" });
@@ -268,7 +278,7 @@ pub(super) fn display(kind: Kind<'_>, v: &[u8]) -> Option<String> {
 }
 
 /// `AbstractCompositeType.fromString`: the inverse of [`display`].
-pub(super) fn from_string(kind: Kind<'_>, s: &str) -> Result<Vec<u8>, String> {
+pub(super) fn from_string(kind: Kind<'_>, depth: usize, s: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let mut last_eoc = 0u8;
     let mut count = 0usize;
@@ -301,7 +311,7 @@ pub(super) fn from_string(kind: Kind<'_>, s: &str) -> Result<Vec<u8>, String> {
                         (Cow::Borrowed(t), text)
                     }
                     None => {
-                        let t = AbstractType::parse(name).map_err(|e| e.to_string())?;
+                        let t = parse_nested_type_string(name, depth + 1).map_err(|e| e.to_string())?;
                         let len =
                             u16::try_from(name.len()).ok().filter(|l| l & 0x8000 == 0).ok_or("type name too long")?;
                         out.extend_from_slice(&len.to_be_bytes());
@@ -311,7 +321,8 @@ pub(super) fn from_string(kind: Kind<'_>, s: &str) -> Result<Vec<u8>, String> {
                 }
             }
         };
-        let value = t.from_display_string(&unescape(text)).map_err(|e| format!("component {i}: {e}"))?;
+        let value =
+            t.value_from_display_string_at(depth + 1, &unescape(text)).map_err(|e| format!("component {i}: {e}"))?;
         let len = u16::try_from(value.len()).map_err(|_| format!("component {i} is longer than 65535 bytes"))?;
         out.extend_from_slice(&len.to_be_bytes());
         out.extend_from_slice(&value);

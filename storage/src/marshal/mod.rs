@@ -17,6 +17,12 @@
 //!   (`C0 80`) and encoded surrogates.
 //! - An empty or blank type string parses as `BytesType`, as in Cassandra's `TypeParser`.
 //!
+//! Types and composite values are walked recursively, so nesting is bounded
+//! ([`MAX_TYPE_NESTING`]): a type string nesting deeper is refused
+//! ([`MarshalError::NestedTooDeeply`]), and so is the type text of a `DynamicCompositeType`
+//! component that would take a value past that depth. The `*_at` methods carry how deep the
+//! type being used sits.
+//!
 //! Deliberate differences (documented where they live): trailing characters after a type
 //! string are an error; `to_display_string` never fails (invalid values come out as `0x` + hex);
 //! `TimeUUIDType` accepts `now` in [`AbstractType::from_display_string`]; `CounterColumnType`
@@ -29,6 +35,10 @@ mod text;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_nesting;
+
+pub use parse::MAX_TYPE_NESTING;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -48,6 +58,10 @@ pub enum MarshalError {
     /// The type string is malformed.
     #[error("Syntax error parsing type '{input}': {reason}")]
     BadTypeString { input: String, reason: String },
+    /// The type string nests parameters deeper than [`MAX_TYPE_NESTING`] (counting the composite
+    /// values a component's type text sits in); `input` is the start of the string.
+    #[error("Syntax error parsing type '{input}': type nested too deeply (more than {limit} levels of parameters)")]
+    NestedTooDeeply { input: String, limit: usize },
     /// A human-readable value could not be turned into bytes for the type.
     #[error("Cannot parse '{input}' as {type_name}: {reason}")]
     BadValueString { type_name: String, input: String, reason: String },
@@ -210,6 +224,11 @@ impl AbstractType {
     /// Orders two values as Cassandra 3.11 does. Total on any bytes: malformed values (which
     /// validation rejects) fall back to a byte comparison instead of failing.
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.compare_at(0, a, b)
+    }
+
+    /// [`AbstractType::compare`] for a type nested `depth` levels deep.
+    pub(super) fn compare_at(&self, depth: usize, a: &[u8], b: &[u8]) -> Ordering {
         use AbstractType as T;
         match self {
             T::Bytes | T::Ascii | T::Utf8 | T::InetAddress | T::Date | T::SimpleDate | T::Time => a.cmp(b),
@@ -226,14 +245,19 @@ impl AbstractType {
             T::Float => scalar::compare_float(a, b),
             // EmptyType's compareCustom returns 0 for everything.
             T::Empty => Ordering::Equal,
-            T::Composite(types) => composite::compare(composite::Kind::Static(types), a, b),
-            T::DynamicComposite(aliases) => composite::compare(composite::Kind::Dynamic(aliases), a, b),
-            T::Reversed(base) => base.compare(b, a),
+            T::Composite(types) => composite::compare(composite::Kind::Static(types), depth, a, b),
+            T::DynamicComposite(aliases) => composite::compare(composite::Kind::Dynamic(aliases), depth, a, b),
+            T::Reversed(base) => base.compare_at(depth + 1, b, a),
         }
     }
 
     /// Checks that `v` is a valid value of this type; the error names the type.
     pub fn validate(&self, v: &[u8]) -> Result<(), MarshalError> {
+        self.validate_at(0, v)
+    }
+
+    /// [`AbstractType::validate`] for a type nested `depth` levels deep.
+    pub(super) fn validate_at(&self, depth: usize, v: &[u8]) -> Result<(), MarshalError> {
         use AbstractType as T;
         let reason = match self {
             T::Bytes | T::Integer => None,
@@ -251,9 +275,9 @@ impl AbstractType {
             T::Empty => scalar::check_len(v, &[0]),
             T::SimpleDate => scalar::check_len(v, &[4]),
             T::Time => scalar::check_len(v, &[8]),
-            T::Composite(types) => composite::validate(composite::Kind::Static(types), v),
-            T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), v),
-            T::Reversed(base) => return base.validate(v),
+            T::Composite(types) => composite::validate(composite::Kind::Static(types), depth, v),
+            T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), depth, v),
+            T::Reversed(base) => return base.validate_at(depth + 1, v),
         };
         match reason {
             None => Ok(()),
@@ -265,16 +289,21 @@ impl AbstractType {
     /// UUID strings, hex for bytes, ISO-8601 UTC for dates. Empty values give "". Never fails:
     /// a value that does not validate comes out as `0x` followed by its hex.
     pub fn to_display_string(&self, v: &[u8]) -> String {
+        self.to_display_string_at(0, v)
+    }
+
+    /// [`AbstractType::to_display_string`] for a type nested `depth` levels deep.
+    pub(super) fn to_display_string_at(&self, depth: usize, v: &[u8]) -> String {
         if v.is_empty() {
             return String::new();
         }
-        if self.validate(v).is_err() {
+        if self.validate_at(depth, v).is_err() {
             return format!("0x{}", hex::encode(v));
         }
         let shown = match self {
-            AbstractType::Composite(types) => composite::display(composite::Kind::Static(types), v),
-            AbstractType::DynamicComposite(aliases) => composite::display(composite::Kind::Dynamic(aliases), v),
-            AbstractType::Reversed(base) => Some(base.to_display_string(v)),
+            AbstractType::Composite(types) => composite::display(composite::Kind::Static(types), depth, v),
+            AbstractType::DynamicComposite(aliases) => composite::display(composite::Kind::Dynamic(aliases), depth, v),
+            AbstractType::Reversed(base) => Some(base.to_display_string_at(depth + 1, v)),
             _ => scalar::display(self, v),
         };
         shown.unwrap_or_else(|| format!("0x{}", hex::encode(v)))
@@ -286,18 +315,25 @@ impl AbstractType {
     /// random node id) as a convenience for sibyl-cli. "" gives the empty value where the type
     /// allows it. The result always passes [`AbstractType::validate`].
     pub fn from_display_string(&self, s: &str) -> Result<Vec<u8>, MarshalError> {
+        self.value_from_display_string_at(0, s)
+    }
+
+    /// [`AbstractType::from_display_string`] for a type nested `depth` levels deep.
+    pub(super) fn value_from_display_string_at(&self, depth: usize, s: &str) -> Result<Vec<u8>, MarshalError> {
         let bytes = if s.is_empty() {
             Vec::new()
         } else {
             let parsed = match self {
-                AbstractType::Composite(types) => composite::from_string(composite::Kind::Static(types), s),
-                AbstractType::DynamicComposite(aliases) => composite::from_string(composite::Kind::Dynamic(aliases), s),
-                AbstractType::Reversed(base) => return base.from_display_string(s),
+                AbstractType::Composite(types) => composite::from_string(composite::Kind::Static(types), depth, s),
+                AbstractType::DynamicComposite(aliases) => {
+                    composite::from_string(composite::Kind::Dynamic(aliases), depth, s)
+                }
+                AbstractType::Reversed(base) => return base.value_from_display_string_at(depth + 1, s),
                 _ => scalar::from_string(self, s),
             };
             parsed.map_err(|reason| self.bad_value(s, reason))?
         };
-        self.validate(&bytes).map_err(|e| self.bad_value(s, e.to_string()))?;
+        self.validate_at(depth, &bytes).map_err(|e| self.bad_value(s, e.to_string()))?;
         Ok(bytes)
     }
 

@@ -7,11 +7,42 @@
 //! `ReversedType`). Blanks may appear around names and separators; commas may be repeated no
 //! more than Cassandra allows. Unlike Cassandra, text after the closing type is an error rather
 //! than silently ignored.
+//!
+//! Also unlike Cassandra, parameters may nest at most [`MAX_TYPE_NESTING`] levels deep: the
+//! parser recurses once per level, and a type string comes from clients (schema calls, and the
+//! column names of a `DynamicCompositeType`, whose components may carry their type as text), so
+//! without a bound a few kilobytes of `ReversedType(` would overflow the stack of the thread
+//! parsing them.
 
 use super::{AbstractType, MarshalError, PACKAGE};
 
+/// How deep type parameters may nest: `CompositeType(ReversedType(LongType))` nests two levels.
+/// Real types nest a handful; Cassandra's TypeParser has no bound (it recurses like ours).
+///
+/// The bound also covers composite *values*: a `DynamicCompositeType` component naming its type
+/// as text is parsed as if it were nested where the component is (see
+/// [`parse_nested_type_string`]), so the comparisons and checks that recurse through values
+/// never go deeper than this either.
+pub const MAX_TYPE_NESTING: usize = 64;
+
+/// How much of an over-deep type string the error quotes.
+const QUOTED_PREFIX_CHARS: usize = 64;
+
 pub(super) fn parse_type_string(input: &str) -> Result<AbstractType, MarshalError> {
-    let mut p = Parser { input, pos: 0 };
+    parse_nested_type_string(input, 0)
+}
+
+/// Parses a type string found `depth` levels of parameters deep inside another type (the type
+/// text of a `DynamicCompositeType` component): its own parameters count from there towards
+/// [`MAX_TYPE_NESTING`].
+pub(super) fn parse_nested_type_string(input: &str, depth: usize) -> Result<AbstractType, MarshalError> {
+    // A `DynamicCompositeType` without parameters enters no level of its own, yet its values'
+    // components may name their types again: refusing type text past the bound is what ends
+    // that chain.
+    if depth > MAX_TYPE_NESTING {
+        return Err(nested_too_deeply(input));
+    }
+    let mut p = Parser { input, pos: 0, depth };
     p.skip_blank();
     // Cassandra's TypeParser.parse maps a missing name to BytesType.
     if p.at_end() {
@@ -25,9 +56,18 @@ pub(super) fn parse_type_string(input: &str) -> Result<AbstractType, MarshalErro
     Ok(t)
 }
 
+/// The error for `input`, quoting only its start (a hostile one is tens of kilobytes).
+fn nested_too_deeply(input: &str) -> MarshalError {
+    let quoted: String = input.chars().take(QUOTED_PREFIX_CHARS).collect();
+    let ellipsis = if quoted.len() < input.len() { "..." } else { "" };
+    MarshalError::NestedTooDeeply { input: format!("{quoted}{ellipsis}"), limit: MAX_TYPE_NESTING }
+}
+
 struct Parser<'a> {
     input: &'a str,
     pos: usize,
+    /// Levels of parameters the parser is inside (plus where the string itself is nested).
+    depth: usize,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -49,6 +89,19 @@ impl<'a> Parser<'a> {
 
     fn error(&self, reason: &str) -> MarshalError {
         MarshalError::BadTypeString { input: self.input.to_string(), reason: format!("{reason} at char {}", self.pos) }
+    }
+
+    /// Enters one more level of parameters; refused past [`MAX_TYPE_NESTING`].
+    fn enter_params(&mut self) -> Result<(), MarshalError> {
+        if self.depth >= MAX_TYPE_NESTING {
+            return Err(nested_too_deeply(self.input));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave_params(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     fn skip_blank(&mut self) {
@@ -128,6 +181,13 @@ impl<'a> Parser<'a> {
 
     /// `(T1, T2, ...)`, positioned on the `(`.
     fn type_params(&mut self) -> Result<Vec<AbstractType>, MarshalError> {
+        self.enter_params()?;
+        let types = self.type_list();
+        self.leave_params();
+        types
+    }
+
+    fn type_list(&mut self) -> Result<Vec<AbstractType>, MarshalError> {
         self.pos += 1;
         let mut types = Vec::new();
         while self.skip_blank_and_comma() {
@@ -143,6 +203,13 @@ impl<'a> Parser<'a> {
     /// `(a=>T1, b=>T2, ...)`, positioned on the `(`. A repeated alias replaces the earlier one,
     /// as Cassandra's map would.
     fn alias_params(&mut self) -> Result<Vec<(u8, AbstractType)>, MarshalError> {
+        self.enter_params()?;
+        let aliases = self.alias_list();
+        self.leave_params();
+        aliases
+    }
+
+    fn alias_list(&mut self) -> Result<Vec<(u8, AbstractType)>, MarshalError> {
         self.pos += 1;
         let mut aliases: Vec<(u8, AbstractType)> = Vec::new();
         while self.skip_blank_and_comma() {
