@@ -24,6 +24,18 @@ pub enum StorageError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("corrupt data{}: {detail}", file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
     Corrupt { file: Option<PathBuf>, detail: CorruptData },
+    /// Commit log damage that a crash cannot explain (see `commitlog::replay`): replay stops,
+    /// and the segment stays where it is.
+    #[error(
+        "commit log segment {} is damaged at offset {offset} ({detail}): {after}. Refusing to replay it, since \
+         skipping the damage would lose acknowledged writes; the segment is left as it is. To replay the records \
+         that verify, skip the damaged ones and keep the segment aside as {}{}, start with {}=true",
+        file.display(),
+        file.display(),
+        crate::commitlog::SET_ASIDE_SUFFIX,
+        crate::commitlog::IGNORE_REPLAY_ERRORS_ENV
+    )]
+    DamagedCommitLog { file: PathBuf, offset: u64, detail: CorruptData, after: crate::commitlog::AfterDamage },
     #[error("keyspace {0} does not exist")]
     UnknownKeyspace(String),
     #[error("column family {keyspace}.{cf} does not exist")]

@@ -28,9 +28,10 @@
 //! touches; [`CommitLog::discard_completed`] says a CF's memtable was flushed up to a position.
 //! A segment is deleted once no CF is dirty in it and it is not the active segment.
 //!
-//! Startup order for the engine: [`CommitLog::replay`] the directory, apply the records to
-//! memtables, flush them, [`CommitLog::delete_segments`] the replayed segments, then
-//! [`CommitLog::open`] for writing.
+//! Startup order for the engine: [`CommitLog::replay_with`] the directory, apply the records to
+//! memtables, [`CommitLog::cut_torn_tail`], [`CommitLog::open`] for writing, flush the
+//! memtables, then [`CommitLog::delete_segments`] the replayed segments and
+//! [`CommitLog::set_aside_segments`] the damaged ones (what counts as damage: `commitlog/replay.rs`).
 //!
 //! [`StorageError::Poisoned`]: crate::error::StorageError::Poisoned
 
@@ -40,11 +41,15 @@ mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_damage;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use replay::ReplayReport;
+pub use replay::{
+    AfterDamage, DamagedSegment, RecoveryMode, ReplayReport, SkippedRange, IGNORE_REPLAY_ERRORS_ENV, SET_ASIDE_SUFFIX,
+};
 pub use segment::FormatVersion;
 pub use writer::{defer_acks, CommitLog, Written};
 
@@ -106,11 +111,58 @@ impl CommitLogConfig {
 
 impl CommitLog {
     /// Replays all existing segments in `dir` in id order, calling `f(position of the record,
-    /// payload)` for each valid record. A torn tail of the last segment ends replay with a
-    /// warning (see [`ReplayReport::truncated_at`]); damage anywhere else is an error naming file
-    /// and offset. An error from `f` stops replay and is returned.
+    /// payload)` for each valid record. A torn tail of the last segment ends replay (see
+    /// [`ReplayReport::truncated_at`]); any other damage is an error naming file and offset
+    /// ([`StorageError::DamagedCommitLog`]). An error from `f` stops replay and is returned.
     pub fn replay(dir: &Path, f: impl FnMut(ReplayPosition, &[u8]) -> Result<()>) -> Result<ReplayReport> {
-        replay::replay_segments(dir, f)
+        replay::replay_segments(dir, RecoveryMode::Strict, f)
+    }
+
+    /// [`CommitLog::replay`] with the given policy for damage: [`RecoveryMode::SkipDamaged`]
+    /// replays around it and lists the damaged segments in [`ReplayReport::damaged`].
+    pub fn replay_with(
+        dir: &Path,
+        mode: RecoveryMode,
+        f: impl FnMut(ReplayPosition, &[u8]) -> Result<()>,
+    ) -> Result<ReplayReport> {
+        replay::replay_segments(dir, mode, f)
+    }
+
+    /// Cuts the torn tail replay found (see [`ReplayReport::truncated_at`]) off its segment, so
+    /// that the segment ends at a record boundary even once it is no longer the last one (a crash
+    /// after [`CommitLog::open`] and before the replayed segments are deleted). A torn header
+    /// (`offset` 0) is left alone: the segment holds no records either way.
+    pub fn cut_torn_tail(path: &Path, offset: u64) -> Result<()> {
+        if offset < segment::HEADER_LEN {
+            return Ok(());
+        }
+        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| StorageError::io(path, e))?;
+        file.set_len(offset).and_then(|()| file.sync_all()).map_err(|e| StorageError::io(path, e))
+    }
+
+    /// Keeps damaged segments aside once their replayed records are flushed: each is renamed with
+    /// [`SET_ASIDE_SUFFIX`] (and a number, should that name be taken), so it is never replayed,
+    /// deleted or reused again, and stays for the operator. Returns the new paths.
+    pub fn set_aside_segments(damaged: &[DamagedSegment]) -> Result<Vec<PathBuf>> {
+        let mut kept = Vec::new();
+        for segment in damaged {
+            let path = &segment.path;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let target = (0u32..)
+                .map(|n| match n {
+                    0 => path.with_file_name(format!("{name}{SET_ASIDE_SUFFIX}")),
+                    n => path.with_file_name(format!("{name}{SET_ASIDE_SUFFIX}.{n}")),
+                })
+                .find(|candidate| !candidate.exists())
+                .unwrap_or_else(|| path.with_file_name(format!("{name}{SET_ASIDE_SUFFIX}")));
+            std::fs::rename(path, &target).map_err(|e| StorageError::io(path, e))?;
+            if let Some(dir) = path.parent() {
+                std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StorageError::io(dir, e))?;
+            }
+            tracing::warn!(file = %target.display(), "damaged commit log segment kept aside");
+            kept.push(target);
+        }
+        Ok(kept)
     }
 
     /// Deletes replayed segments once their data is flushed. Missing files are not an error.

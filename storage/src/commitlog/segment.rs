@@ -15,8 +15,14 @@
 //!
 //! The record CRC covers the length so that a torn or zeroed length is caught: the CRC of four
 //! zero bytes is not zero, so a zero-filled tail never passes for an empty record.
+//!
+//! Nothing marks where records start, so after a bad record [`find_next_record`] looks for the
+//! next one by trying every later offset: a frame whose length fits in the file and whose CRC
+//! matches. Random bytes pass that test with odds of about 2^-32 per offset.
 
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::CorruptData;
@@ -211,4 +217,91 @@ impl<R: Read> SegmentReader<R> {
         self.offset = offset + RECORD_HEADER_LEN + u64::from(length);
         Ok(Next::Record { offset })
     }
+}
+
+impl<R: Read + Seek> SegmentReader<R> {
+    /// Goes on reading at `offset`, a record boundary [`find_next_record`] found.
+    pub fn resume_at(&mut self, offset: u64) -> io::Result<()> {
+        debug_assert!((HEADER_LEN..=self.len).contains(&offset));
+        self.input.seek(SeekFrom::Start(offset))?;
+        self.offset = offset;
+        Ok(())
+    }
+}
+
+/// Most bytes [`find_next_record`] checksums before it gives up. Each candidate offset costs its
+/// claimed length, so bytes that happen to read as many long plausible lengths (a large blob in
+/// a record) could otherwise cost time quadratic in the segment's size; real damage is followed
+/// by a valid record within one record's length, which costs far less than this.
+pub const RESYNC_BUDGET_BYTES: u64 = 1 << 30;
+
+/// Bytes read at a time while looking for a record.
+const RESYNC_WINDOW: usize = 1 << 20;
+
+/// What [`find_next_record`] found after a bad record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resync {
+    /// A record that verifies starts at this offset.
+    Found(u64),
+    /// No later offset holds a record that verifies.
+    NotFound,
+    /// The search checksummed [`RESYNC_BUDGET_BYTES`] without an answer.
+    GaveUp,
+}
+
+/// Looks for the first offset in `from..len` of the segment `file` (of `len` bytes) where a
+/// whole record verifies, checksumming at most `budget` bytes.
+pub fn find_next_record(file: &File, from: u64, len: u64, budget: u64) -> io::Result<Resync> {
+    let mut window = Vec::new();
+    let mut window_start = from;
+    let mut spent = 0u64;
+    let mut offset = from;
+    while offset + RECORD_HEADER_LEN <= len {
+        if offset + RECORD_HEADER_LEN > window_start + window.len() as u64 {
+            window_start = offset;
+            let wanted = (len - offset).min(RESYNC_WINDOW as u64) as usize;
+            window.resize(wanted, 0);
+            file.read_exact_at(&mut window, offset)?;
+        }
+        let at = (offset - window_start) as usize;
+        let frame = window.get(at..at + RECORD_HEADER_LEN as usize).unwrap_or_default();
+        let [l0, l1, l2, l3, c0, c1, c2, c3] = frame else {
+            return Err(io::Error::other("commit log resync window shorter than a record header"));
+        };
+        let length = u64::from(u32::from_be_bytes([*l0, *l1, *l2, *l3]));
+        let expected = u32::from_be_bytes([*c0, *c1, *c2, *c3]);
+        if length <= len - offset - RECORD_HEADER_LEN {
+            spent += length + 4;
+            if spent > budget {
+                return Ok(Resync::GaveUp);
+            }
+            let payload_start = offset + RECORD_HEADER_LEN;
+            let mut hasher = crc32fast::Hasher::new();
+            hasher.update(&[*l0, *l1, *l2, *l3]);
+            let in_window = (payload_start - window_start) as usize..(payload_start - window_start + length) as usize;
+            match window.get(in_window) {
+                Some(payload) => hasher.update(payload),
+                None => hash_file_range(file, payload_start, length, &mut hasher)?,
+            }
+            if hasher.finalize() == expected {
+                return Ok(Resync::Found(offset));
+            }
+        }
+        offset += 1;
+    }
+    Ok(Resync::NotFound)
+}
+
+/// Feeds `length` bytes of `file` from `start` to `hasher`.
+fn hash_file_range(file: &File, start: u64, length: u64, hasher: &mut crc32fast::Hasher) -> io::Result<()> {
+    let mut chunk = vec![0u8; (length as usize).min(RESYNC_WINDOW)];
+    let mut done = 0u64;
+    while done < length {
+        let n = ((length - done) as usize).min(chunk.len());
+        let part = chunk.get_mut(..n).unwrap_or_default();
+        file.read_exact_at(part, start + done)?;
+        hasher.update(part);
+        done += n as u64;
+    }
+    Ok(())
 }

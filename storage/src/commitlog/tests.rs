@@ -7,7 +7,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::segment::{self, FormatVersion, HEADER_LEN, RECORD_HEADER_LEN};
-use super::{CommitLog, CommitLogConfig, ReplayPosition, ReplayReport, SyncMode};
+use super::{AfterDamage, CommitLog, CommitLogConfig, ReplayPosition, ReplayReport, SyncMode};
 use crate::error::{CorruptData, StorageError};
 
 const BATCH: SyncMode = SyncMode::Batch { window: Duration::ZERO };
@@ -18,12 +18,12 @@ fn open(dir: &Path, segment_size: u64, sync: SyncMode) -> CommitLog {
 }
 
 /// Payload of record `i`: a deterministic length (0..300) and content.
-fn payload(i: u64) -> Vec<u8> {
+pub(super) fn payload(i: u64) -> Vec<u8> {
     let len = (i * 37 % 300) as usize;
     (0..len).map(|j| (i as usize * 31 + j * 7) as u8).collect()
 }
 
-fn replay_all(dir: &Path) -> (Vec<(ReplayPosition, Vec<u8>)>, ReplayReport) {
+pub(super) fn replay_all(dir: &Path) -> (Vec<(ReplayPosition, Vec<u8>)>, ReplayReport) {
     let mut records = Vec::new();
     let report = CommitLog::replay(dir, |pos, bytes| {
         records.push((pos, bytes.to_vec()));
@@ -33,11 +33,11 @@ fn replay_all(dir: &Path) -> (Vec<(ReplayPosition, Vec<u8>)>, ReplayReport) {
     (records, report)
 }
 
-fn segment_files(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn segment_files(dir: &Path) -> Vec<PathBuf> {
     segment::list_segments(dir).unwrap().into_iter().map(|(_, _, p)| p).collect()
 }
 
-fn flip_byte(path: &Path, offset: u64) {
+pub(super) fn flip_byte(path: &Path, offset: u64) {
     let mut bytes = std::fs::read(path).unwrap();
     bytes[offset as usize] ^= 0x40;
     std::fs::write(path, bytes).unwrap();
@@ -186,7 +186,7 @@ fn discard_completed_deletes_exactly_the_clean_segments() {
 }
 
 /// Writes `n` records in one segment, returns (segment path, record positions).
-fn write_one_segment(dir: &Path, n: u64) -> (PathBuf, Vec<ReplayPosition>) {
+pub(super) fn write_one_segment(dir: &Path, n: u64) -> (PathBuf, Vec<ReplayPosition>) {
     let log = open(dir, 1 << 20, BATCH);
     let positions = (0..n).map(|i| log.append(&payload(i + 1), &[]).unwrap()).collect();
     log.shutdown().unwrap();
@@ -237,12 +237,25 @@ fn zeroed_tail_is_detected() {
 fn flipped_payload_byte_is_caught_by_crc() {
     let dir = tempfile::tempdir().unwrap();
     let (path, positions) = write_one_segment(dir.path(), 10);
-    // Record 7 (0-based 6) has a non-empty payload; flip its third byte.
+    // Record 7 (0-based 6) has a non-empty payload; flip its third byte. Records 8 to 10 still
+    // verify, so this is damage, not a torn tail (more in `tests_damage`).
     assert!(payload(7).len() > 3);
     flip_byte(&path, positions[6].offset + RECORD_HEADER_LEN + 2);
-    let (records, report) = replay_all(dir.path());
-    assert_eq!(records.len(), 6);
-    assert_eq!(report.truncated_at, Some((path, positions[6].offset)));
+    let mut seen = 0;
+    let error = CommitLog::replay(dir.path(), |_, _| {
+        seen += 1;
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(seen, 6);
+    assert!(
+        matches!(
+            &error,
+            StorageError::DamagedCommitLog { file, offset, detail: CorruptData::ChecksumMismatch { .. }, after }
+                if *file == path && *offset == positions[6].offset && *after == AfterDamage::ValidRecordAt(positions[7].offset)
+        ),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -260,10 +273,17 @@ fn corruption_in_a_segment_that_is_not_the_last_is_an_error() {
     .unwrap_err();
     assert_eq!(seen, 4);
     match error {
-        StorageError::Corrupt { file, detail: CorruptData::ChecksumMismatch { offset, expected, got } } => {
-            assert_eq!(file, Some(first));
+        StorageError::DamagedCommitLog {
+            file,
+            offset,
+            detail: CorruptData::ChecksumMismatch { offset: crc_offset, expected, got },
+            after,
+        } => {
+            assert_eq!(file, first);
             assert_eq!(offset, positions[4].offset);
+            assert_eq!(crc_offset, offset);
             assert_ne!(expected, got);
+            assert_eq!(after, AfterDamage::ValidRecordAt(positions[5].offset));
         }
         other => panic!("expected a checksum mismatch, got {other:?}"),
     }
@@ -299,20 +319,26 @@ fn bad_headers() {
     let (path, _) = write_one_segment(dir.path(), 2);
     flip_byte(&path, 0);
     let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
-    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::BadMagic, .. }), "{error:?}");
+    assert!(
+        matches!(&error, StorageError::DamagedCommitLog { file, offset: 0, detail: CorruptData::BadMagic, after: AfterDamage::BadHeader } if *file == path),
+        "{error:?}"
+    );
 
     // Header CRC.
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = write_one_segment(dir.path(), 2);
     flip_byte(&path, 12);
     let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
-    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::ChecksumMismatch { offset: 0, .. }, .. }));
+    assert!(
+        matches!(error, StorageError::DamagedCommitLog { detail: CorruptData::ChecksumMismatch { offset: 0, .. }, .. }),
+        "{error:?}"
+    );
 
     // Header id that disagrees with the file name.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("CommitLog-1-5.log"), segment::encode_header(FormatVersion::V1, 6)).unwrap();
     let error = CommitLog::replay(dir.path(), |_, _| Ok(())).unwrap_err();
-    assert!(matches!(error, StorageError::Corrupt { detail: CorruptData::BadValue { value: 6, .. }, .. }));
+    assert!(matches!(error, StorageError::DamagedCommitLog { detail: CorruptData::BadValue { value: 6, .. }, .. }));
 
     // A last segment torn inside its header holds nothing; earlier segments are kept.
     let dir = tempfile::tempdir().unwrap();

@@ -50,7 +50,7 @@ use uuid::Uuid;
 pub use crate::block_cache::DiskAccess;
 use crate::block_cache::{self, BlockCache};
 use crate::cfs::ColumnFamilyStore;
-use crate::commitlog::{CommitLog, CommitLogConfig};
+use crate::commitlog::{CommitLog, CommitLogConfig, RecoveryMode};
 use crate::compaction::{self, CompactionEnv};
 use crate::dht::Partitioner;
 use crate::error::{Result, StorageError};
@@ -86,6 +86,11 @@ pub struct StorageConfig {
     pub disk_access: DiskAccess,
     /// Schema to create when the node starts for the first time.
     pub initial_keyspaces: Vec<KeyspaceDef>,
+    /// What commit log replay does with damage other than a torn tail: refuse to start (the
+    /// default) or skip it and keep the damaged segments aside. [`StorageConfig::new`] takes it
+    /// from the environment ([`crate::commitlog::IGNORE_REPLAY_ERRORS_ENV`]), as Cassandra takes
+    /// `cassandra.commitlog.ignorereplayerrors` from a system property.
+    pub commitlog_recovery: RecoveryMode,
 }
 
 impl StorageConfig {
@@ -103,6 +108,7 @@ impl StorageConfig {
             block_cache_bytes: block_cache::DEFAULT_CAPACITY,
             disk_access: DiskAccess::default(),
             initial_keyspaces: Vec::new(),
+            commitlog_recovery: RecoveryMode::from_env(),
         }
     }
 }
@@ -170,6 +176,13 @@ impl Storage {
             std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
         }
         let cache = Arc::new(BlockCache::with_disk_access(config.block_cache_bytes, config.disk_access));
+        if config.commitlog_recovery == RecoveryMode::SkipDamaged {
+            warn!(
+                "{} is set: commit log replay skips damaged records (their writes are lost) and keeps damaged \
+                 segments aside",
+                crate::commitlog::IGNORE_REPLAY_ERRORS_ENV
+            );
+        }
         let mut stores = Stores::default();
         let builtin = system::builtin_keyspaces();
         for cf in builtin.iter().flat_map(|k| k.cf_defs.iter()) {
@@ -213,6 +226,14 @@ impl Storage {
             recovery::replay_into(&config, &stores, &state.truncated_at, |id| !system::is_system_cf(id))?;
         if replayed + replayed_system > 0 {
             info!(records = replayed + replayed_system, segments = report.segments.len(), "replayed commit log");
+        }
+        // Both passes read the same segments; the second one's report is logged.
+        report.log();
+        // A damaged segment is kept aside whole, torn tail included.
+        if let Some((path, offset)) = &report.truncated_at {
+            if !report.damaged.iter().any(|d| d.path == *path) {
+                CommitLog::cut_torn_tail(path, *offset)?;
+            }
         }
 
         let commitlog = CommitLog::open(CommitLogConfig {
@@ -259,6 +280,7 @@ impl Storage {
             storage.flush_store(&store)?;
         }
         CommitLog::delete_segments(&report.segments)?;
+        CommitLog::set_aside_segments(&report.damaged)?;
 
         storage.start_worker("flush", flush_rx);
         storage.start_worker("compaction", compaction_rx);

@@ -51,7 +51,7 @@ pub(super) fn replay_into(
         floors.insert(*id, floor);
     }
     let mut replayed = 0u64;
-    let report = CommitLog::replay(&config.commitlog_dir, |pos, bytes| {
+    let report = CommitLog::replay_with(&config.commitlog_dir, config.commitlog_recovery, |pos, bytes| {
         let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
         let dk = config.partitioner.decorate(&record.key);
         for (id, row) in record.updates {
