@@ -49,7 +49,7 @@ fn truncate_is_durable_across_restart() {
     s.truncate("ks", "cf").unwrap();
     put(&s, "cf", "c", b"c", "after truncate");
     assert!(get(&s, "a").is_empty() && get(&s, "b").is_empty());
-    drop(s); // no clean shutdown: the commit log is replayed
+    s.abandon(); // no clean shutdown: the commit log is replayed
     let s = Storage::open(config(dir.path())).unwrap();
     assert!(get(&s, "a").is_empty(), "flushed data came back after truncate");
     assert!(get(&s, "b").is_empty(), "commit log data from before the truncate was replayed");
@@ -70,7 +70,7 @@ fn dropping_removes_files_and_recreating_starts_empty() {
     assert!(matches!(s.read("ks", "cf", b"a", &ReadFilter::all()), Err(StorageError::UnknownColumnFamily { .. })));
     s.add_column_family(CfDef::new("ks", "cf")).unwrap();
     assert!(get(&s, "a").is_empty());
-    drop(s);
+    s.abandon();
     // The old commit log records belong to the old id and are not replayed into the new CF.
     let s = Storage::open(config(dir.path())).unwrap();
     assert!(get(&s, "a").is_empty());
@@ -89,7 +89,7 @@ fn corrupt_sstable_chunk_is_reported_with_file_name() {
     s.flush("ks", "cf").unwrap();
     let data = s.data_files("ks", "cf").unwrap()[0].clone();
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
     // Flip a byte in the middle of the Data file.
     let len = std::fs::metadata(&data).unwrap().len();
     let mut f = OpenOptions::new().read(true).write(true).open(&data).unwrap();
@@ -125,7 +125,7 @@ fn torn_commit_log_tail_keeps_earlier_writes() {
     for i in 0..100 {
         put(&s, "cf", &format!("key{i}"), b"c", "v");
     }
-    drop(s); // crash: nothing flushed
+    s.abandon(); // crash: nothing flushed
     let mut segments: Vec<_> =
         std::fs::read_dir(dir.path().join("commitlog")).unwrap().map(|e| e.unwrap().path()).collect();
     segments.sort();
@@ -182,12 +182,12 @@ fn schema_changes_stay_ordered_when_the_clock_goes_back() {
     m.row_mut("schema_keyspaces").deletion = DeletionTime::new(ahead, storage::data::now_seconds());
     s.apply(m).unwrap();
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
     // After a restart (clock back to normal), creating that keyspace must still stick.
     let s = Storage::open(config(dir.path())).unwrap();
     s.add_keyspace(KeyspaceDef::new("Later")).unwrap();
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
     let s = Storage::open(config(dir.path())).unwrap();
     assert!(s.keyspace("Later").is_some(), "a keyspace created after a clock step back was lost at restart");
     s.shutdown().unwrap();

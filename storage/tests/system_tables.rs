@@ -56,7 +56,7 @@ fn local_state_survives_restarts_and_the_generation_grows() {
     s.save_tokens(vec!["10".into(), "20".into(), "30".into()]).unwrap();
     s.check_cluster_name("Test Cluster").unwrap();
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
 
     // Restarts within the same second still get a greater generation; a crash keeps the state.
     let s = open(d.path());
@@ -66,7 +66,7 @@ fn local_state_survives_restarts_and_the_generation_grows() {
     assert_eq!(second.cluster_name.as_deref(), Some("Test Cluster"));
     assert!(second.generation > first.generation, "{} then {}", first.generation, second.generation);
     s.check_cluster_name("Test Cluster").unwrap();
-    drop(s); // no clean shutdown
+    s.abandon(); // no clean shutdown
 
     let s = open(d.path());
     let third = s.local_state();
@@ -102,7 +102,7 @@ fn peers_survive_restart_and_are_replaced_whole() {
     s.save_peer("127.0.0.3:7000", &three).unwrap();
     s.save_peer("127.0.0.4:7000", &three).unwrap();
     s.remove_peer("127.0.0.4:7000").unwrap();
-    drop(s); // no clean shutdown: the commit log has them
+    s.abandon(); // no clean shutdown: the commit log has them
 
     let s = open(d.path());
     assert_eq!(s.peers().unwrap(), vec![("127.0.0.2:7000".to_string(), two.clone()), ("127.0.0.3:7000".into(), three)]);
@@ -110,7 +110,7 @@ fn peers_survive_restart_and_are_replaced_whole() {
     let moved = PeerInfo { tokens: vec!["5".into()], rack: Some("rack2".into()), ..PeerInfo::default() };
     s.save_peer("127.0.0.2:7000", &moved).unwrap();
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
     let s = open(d.path());
     assert_eq!(s.peers().unwrap()[0], ("127.0.0.2:7000".to_string(), moved));
     s.shutdown().unwrap();
@@ -130,7 +130,7 @@ fn hints_come_back_in_order_and_survive_restart() {
         s.store_hint("10.0.0.2:7000", &mutation("b", &["missing"], "x")),
         Err(StorageError::UnknownColumnFamily { .. })
     ));
-    drop(s); // no clean shutdown
+    s.abandon(); // no clean shutdown
 
     let s = open(d.path());
     let mut targets = s.hinted_targets().unwrap();
@@ -153,7 +153,7 @@ fn hints_come_back_in_order_and_survive_restart() {
     }
     assert_eq!(s.hinted_targets().unwrap(), vec!["10.0.0.1:7000".to_string()]);
     s.shutdown().unwrap();
-    drop(s);
+    s.abandon();
 
     let s = open(d.path());
     assert_eq!(s.hint_count("10.0.0.1:7000").unwrap(), 3);

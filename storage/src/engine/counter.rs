@@ -156,19 +156,19 @@ mod tests {
         assert_eq!(value(&s), Some(8));
         // The engine refuses a delta not led.
         assert!(s.apply(increment(1, 99)).is_err());
-        drop(s);
+        s.abandon();
 
         for _ in 0..2 {
             let s = open(dir.path());
             assert_eq!(s.local_state().host_id, node);
             assert_eq!(value(&s), Some(8));
-            drop(s);
+            s.abandon();
         }
         let s = open(dir.path());
         s.lead_counter_write(increment(5, 20)).expect("leads");
         assert_eq!(value(&s), Some(13));
         s.flush_all().expect("flush");
-        drop(s);
+        s.abandon();
         let s = open(dir.path());
         assert_eq!(value(&s), Some(13));
     }

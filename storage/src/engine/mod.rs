@@ -322,6 +322,19 @@ impl Storage {
         result
     }
 
+    /// Stops the flush and compaction threads once the work already given to them is done, and
+    /// leaves the memtables unflushed: what a crash leaves on disk, for tests that reopen the same
+    /// directories in one process. A plain drop lets a compaction that is still running delete
+    /// files while the next instance lists them.
+    pub fn abandon(self) {
+        let _ = self.inner.flush_tx.lock().send(Work::Stop);
+        let _ = self.inner.compaction_tx.lock().send(Work::Stop);
+        let workers: Vec<_> = std::mem::take(&mut *self.inner.workers.lock());
+        for w in workers {
+            let _ = w.join();
+        }
+    }
+
     fn is_shutting_down(&self) -> bool {
         self.inner.shutting_down.load(Ordering::Relaxed)
     }
