@@ -200,7 +200,7 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
             let len = (reply.len() - start - 4) as u32;
             reply[start..start + 4].copy_from_slice(&len.to_be_bytes());
         }
-        if holds_whole_message(&buf, framed, max, &mut scan) {
+        if reply.len() < PIPELINED_REPLIES && holds_whole_message(&buf, framed, max, &mut scan) {
             continue; // pipelined calls are answered together, in one write
         }
         if reply.is_empty() {
@@ -210,7 +210,8 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
         // replies go out in one burst after this one, as Redis writes its replies after reading
         // every ready client. A client then finds several replies per wakeup instead of sleeping
         // between each: with 64 connections that cut the client's context switches from 0.15 to
-        // 0.03 per request and the kernel time of both sides (bench/redis-vs-sibyl.sh).
+        // 0.03 per read and the CPU of both sides per read, and took reads from 0.80x to 0.86x
+        // Redis' rate (bench/redis-vs-sibyl.sh, docs/benchmarks.md).
         tokio::task::yield_now().await;
         stream.write_all(&reply).await?;
         reply.clear();
@@ -238,6 +239,9 @@ fn holds_whole_message(buf: &[u8], framed: bool, max: usize, scan: &mut Scan) ->
 /// What a connection's read buffer keeps free for the next read: a whole small request (and
 /// any the client pipelined behind it) arrives in one recv.
 const READ_CHUNK: usize = 16 * 1024;
+/// Replies to pipelined calls held back for one write, at most: beyond this they are written
+/// before the next call runs, so a client that pipelines without reading cannot grow the buffer.
+const PIPELINED_REPLIES: usize = 64 * 1024;
 /// A read buffer grown past this for one big message is given back afterwards.
 const MAX_KEPT_READ_BUFFER: usize = 1024 * 1024;
 
