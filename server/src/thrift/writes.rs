@@ -75,8 +75,7 @@ pub async fn batch_mutate(
     mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
     cl: t::ConsistencyLevel,
 ) -> TResult<()> {
-    let cl = write_consistency(cl)?;
-    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    let (mutations, cl) = validated_batch(c, ks, mutation_map, cl)?;
     apply_batch(c, mutations, cl).await
 }
 
@@ -89,8 +88,7 @@ pub async fn atomic_batch_mutate(
     mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
     cl: t::ConsistencyLevel,
 ) -> TResult<()> {
-    let cl = write_consistency(cl)?;
-    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    let (mutations, cl) = validated_batch(c, ks, mutation_map, cl)?;
     for m in &mutations {
         for (cf, _) in m.updates.iter() {
             let meta = c.cf_metadata(ks, cf)?;
@@ -100,6 +98,18 @@ pub async fn atomic_batch_mutate(
         }
     }
     apply_batch(c, mutations, cl).await
+}
+
+/// A batch's consistency level and row mutations, every mutation converted and checked.
+fn validated_batch(
+    c: &Coordinator,
+    ks: &str,
+    mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
+    cl: t::ConsistencyLevel,
+) -> TResult<(Vec<RowMutation>, ConsistencyLevel)> {
+    let cl = write_consistency(cl)?;
+    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    Ok((mutations, cl))
 }
 
 /// Increments go through their leaders, everything else the ordinary way (as Cassandra splits
