@@ -455,9 +455,22 @@ impl Node {
         format!("{}{}", self.earlier_logs, self.log())
     }
 
-    /// Writes the config with fresh ports, spawns the process and waits until it serves. A start
-    /// that fails because another process took the port in between is retried on another port.
+    /// Writes the config with fresh ports, spawns the process and waits until it serves; panics
+    /// with the config and the log if it exits first.
     fn launch(&mut self) {
+        if let Err(status) = self.try_launch(&[]) {
+            panic!(
+                "sibyl exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
+                std::fs::read_to_string(self.config_path()).unwrap_or_default(),
+                self.full_log()
+            );
+        }
+    }
+
+    /// [`Node::launch`] with `env` added to the process' environment, returning the exit status
+    /// if the process exits before serving. A start that fails because another process took
+    /// the port in between is retried on another port.
+    fn try_launch(&mut self, env: &[(&str, &str)]) -> Result<(), ExitStatus> {
         const ATTEMPTS: usize = 3;
         for attempt in 1..=ATTEMPTS {
             let storage_port = match self.fixed_ports {
@@ -484,6 +497,7 @@ impl Node {
                 .current_dir(self.dir.path())
                 .env("NO_COLOR", "1")
                 .env("SIBYL_LOG", std::env::var("SIBYL_LOG").unwrap_or_else(|_| "info".into()))
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(log)
                 .stderr(log_err)
@@ -491,21 +505,18 @@ impl Node {
                 .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", sibyl_bin().display()));
             self.child = Some(child);
             match self.wait_ready() {
-                Ok(()) => return,
+                Ok(()) => return Ok(()),
                 Err(status) => {
                     let log = self.log();
                     let port_taken = log.contains("cannot listen") || log.contains("Address already in use");
                     if port_taken && attempt < ATTEMPTS && self.fixed_ports.is_none() {
                         continue;
                     }
-                    panic!(
-                        "sibyl exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
-                        std::fs::read_to_string(self.config_path()).unwrap_or_default(),
-                        self.full_log()
-                    );
+                    return Err(status);
                 }
             }
         }
+        unreachable!("the last attempt returns")
     }
 
     /// Waits for the ready line; `Err(exit status)` if the process died first.
@@ -581,6 +592,13 @@ impl Node {
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "start_again(): the node is still running");
         self.launch();
+    }
+
+    /// [`Node::start_again`] with `env` added to the process' environment, for a start that may
+    /// fail: `Err(exit status)` if the process exits before serving ([`Node::log`] has why).
+    pub fn try_start_again(&mut self, env: &[(&str, &str)]) -> Result<(), ExitStatus> {
+        assert!(self.child.is_none(), "try_start_again(): the node is still running");
+        self.try_launch(env)
     }
 
     fn connect(&self) -> TcpStream {

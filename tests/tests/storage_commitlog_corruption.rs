@@ -7,10 +7,7 @@
 //! The robustness audit's scenario: before, the damaged record and everything after it were
 //! taken for a torn tail, dropped, and the segment deleted.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
 
 use e2e::*;
 
@@ -39,75 +36,6 @@ fn newest_segment(dir: &Path) -> PathBuf {
     segments.pop().expect("a commit log segment")
 }
 
-/// A `sibyl` started by hand on a node's directory (so its environment and exit can be
-/// controlled); killed when dropped.
-struct Run {
-    child: Option<Child>,
-    log: PathBuf,
-}
-
-impl Run {
-    fn start(node: &Node, name: &str, env: &[(&str, &str)]) -> Run {
-        let log = node.dir().join(name);
-        let out = File::create(&log).expect("create the run's log");
-        let err = out.try_clone().expect("clone the log handle");
-        let child = Command::new(sibyl_bin())
-            .arg("--config")
-            .arg(node.config_path())
-            .current_dir(node.dir())
-            .env("NO_COLOR", "1")
-            .env_remove(OVERRIDE_ENV)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("spawn sibyl");
-        Run { child: Some(child), log }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits for the process to exit on its own.
-    fn exit_status(&mut self) -> ExitStatus {
-        let mut child = self.child.take().expect("running");
-        wait_bounded(&mut child, START_TIMEOUT)
-            .unwrap_or_else(|| panic!("sibyl neither served nor exited within {START_TIMEOUT:?}:\n{}", self.log()))
-    }
-
-    /// Waits until it serves Thrift clients.
-    fn wait_ready(&mut self, node: &Node) {
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if self.log().contains(READY_LINE)
-                && std::net::TcpStream::connect_timeout(&node.addr(), Duration::from_secs(2)).is_ok()
-            {
-                return;
-            }
-            let child = self.child.as_mut().expect("running");
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("sibyl exited ({status}) instead of serving:\n{}", self.log());
-            }
-            assert!(Instant::now() < deadline, "sibyl did not serve within {START_TIMEOUT:?}:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if std::thread::panicking() {
-            eprintln!("==== {} ====\n{}", self.log.display(), self.log());
-        }
-    }
-}
-
 #[test]
 fn a_damaged_commit_log_stops_the_restart_and_the_override_keeps_the_rest() {
     let (mut node, mut c) = Node::start_with_keyspace(Config::random(), KS, vec![cf_def(KS, "Standard1", "UTF8Type")]);
@@ -126,9 +54,8 @@ fn a_damaged_commit_log_stops_the_restart_and_the_override_keeps_the_rest() {
     std::fs::write(&segment, &bytes).expect("write the damaged segment");
 
     // The restart refuses, naming the file and the offset, and leaves the segment alone.
-    let mut refused = Run::start(&node, "refused.log", &[]);
-    let status = refused.exit_status();
-    let log = refused.log();
+    let status = node.try_start_again(&[(OVERRIDE_ENV, "false")]).expect_err("the damaged log was replayed");
+    let log = node.log();
     assert_eq!(status.code(), Some(1), "{log}");
     let name = segment.file_name().expect("file name").to_string_lossy().into_owned();
     assert!(log.contains(&name), "the error names the segment:\n{log}");
@@ -138,8 +65,7 @@ fn a_damaged_commit_log_stops_the_restart_and_the_override_keeps_the_rest() {
     assert_eq!(std::fs::read(&segment).expect("the segment is still there"), bytes, "the segment was changed");
 
     // With the override: every other row is back, the damaged segment is kept aside.
-    let mut forced = Run::start(&node, "override.log", &[(OVERRIDE_ENV, "true")]);
-    forced.wait_ready(&node);
+    node.try_start_again(&[(OVERRIDE_ENV, "true")]).unwrap_or_else(|s| panic!("exited ({s}):\n{}", node.log()));
     let mut c = node.client_in(KS);
     let keys: Vec<Vec<u8>> = (0..ROWS).map(row_key).collect();
     let got = ok("multiget_slice", c.multiget_slice(keys, parent("Standard1"), all(10), ONE));
@@ -150,7 +76,7 @@ fn a_damaged_commit_log_stops_the_restart_and_the_override_keeps_the_rest() {
         })
         .collect();
     assert_eq!(missing, vec![DAMAGED], "only the damaged record's row is lost");
-    let log = forced.log();
+    let log = node.log();
     assert!(log.contains(&name) && log.contains("skipped damaged commit log records"), "{log}");
     let kept = PathBuf::from(format!("{}.corrupt", segment.display()));
     assert_eq!(std::fs::read(&kept).expect("the damaged segment is kept aside"), bytes);
