@@ -65,7 +65,7 @@ count() {
         >"$dir/log" 2>&1 &
     PID=$!
     for ((i = 0; i < 1200; i++)); do
-        grep -q "Listening for thrift clients on" "$dir/log" && break
+        grep -qs "Listening for thrift clients on" "$dir/log" && break
         kill -0 "$PID" 2>/dev/null || {
             cat "$dir/log" >&2
             die "$bin exited at startup under valgrind; its log is above"

@@ -165,6 +165,13 @@ impl Memtable {
         self.shards[shard_of(key)].lock().get(&key.token_prefix()).and_then(|b| b.get(key)).cloned()
     }
 
+    /// What `f` makes of partition `key`, read in place (under its shard's lock, so `f` should
+    /// be short); `None` when the partition is absent.
+    pub fn with_row<R>(&self, key: &DecoratedKey, f: impl FnOnce(&Row) -> R) -> Option<R> {
+        let shard = self.shards[shard_of(key)].lock();
+        shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(f)
+    }
+
     /// A copy of the partition `key` holding only the cells `keep` accepts (its deletion and
     /// range tombstones whole): a read of a few columns of a wide row copies only those.
     pub fn get_cells(&self, key: &DecoratedKey, keep: impl Fn(&Cell) -> bool) -> Option<Row> {

@@ -3,6 +3,7 @@
 //! keyspace and the front end can convert them from and to Thrift.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -360,13 +361,22 @@ pub struct CfMetadata {
     pub def: CfDef,
     pub cmp: crate::comparator::CellComparator,
     pub validators: Validators,
+    /// `def.keyspace` and `def.name` shared, for the commands that name this column family on
+    /// every request (a clone is a count, not a copy).
+    shared_names: (Arc<str>, Arc<str>),
 }
 
 impl CfMetadata {
     pub fn new(def: CfDef) -> Result<CfMetadata, crate::marshal::MarshalError> {
         let cmp = crate::comparator::CellComparator::for_cf(&def)?;
         let validators = Validators::of(&def)?;
-        Ok(CfMetadata { def, cmp, validators })
+        let shared_names = (Arc::from(def.keyspace.as_str()), Arc::from(def.name.as_str()));
+        Ok(CfMetadata { def, cmp, validators, shared_names })
+    }
+
+    /// The keyspace's and the column family's names, shared.
+    pub fn shared_names(&self) -> (Arc<str>, Arc<str>) {
+        self.shared_names.clone()
     }
 
     pub fn keyspace(&self) -> &str {

@@ -194,6 +194,16 @@ fn run(mut ops: Vec<Op>, purge: bool) -> Result<(), TestCaseError> {
                     .collect();
                 let expected: Vec<_> = inside.iter().take(count).cloned().collect();
                 prop_assert_eq!(&sliced, &expected, "key{} slice {:?}..{:?} count {}", k, lo, hi, count);
+                // Reversed: from the end of the slice backwards, cut by the same count.
+                let filter = ReadFilter::slice(hi.clone(), lo.clone(), true, count, CountUnit::Cells);
+                let backwards: Vec<(Vec<u8>, Vec<u8>)> = storage
+                    .read("ks", "cf", &key_bytes(k), &filter)
+                    .expect("read")
+                    .into_iter()
+                    .map(|c| (c.name, c.value))
+                    .collect();
+                let expected: Vec<_> = inside.iter().rev().take(count).cloned().collect();
+                prop_assert_eq!(&backwards, &expected, "key{} reversed slice {:?}..{:?} count {}", k, hi, lo, count);
             }
         }
     }

@@ -19,6 +19,14 @@ use thrift::protocol::{
 };
 use thrift::{ProtocolError, ProtocolErrorKind, TransportError, TransportErrorKind};
 
+/// A message header read in place ([`MessageInput::read_header`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header<'a> {
+    pub name: &'a str,
+    pub kind: TMessageType,
+    pub sequence_number: i32,
+}
+
 /// A reader over one message.
 pub struct MessageInput<'a> {
     rest: &'a [u8],
@@ -79,6 +87,23 @@ impl<'a> MessageInput<'a> {
         Ok(n)
     }
 
+    /// The message header, its method name borrowed from the message: what a server needs to
+    /// route a call, without the copy of the name `read_message_begin` makes. Same checks.
+    pub fn read_header(&mut self) -> thrift::Result<Header<'a>> {
+        let [v0, v1, _, kind] = self.array()?;
+        if [v0, v1] != [0x80, 0x01] {
+            return Err(thrift::Error::Protocol(ProtocolError::new(
+                ProtocolErrorKind::BadVersion,
+                format!("not a strict binary-protocol message (version bytes {v0:#04x} {v1:#04x})"),
+            )));
+        }
+        let kind = TMessageType::try_from(kind)?;
+        let n = self.length()?;
+        let name = utf8(self.take(n)?)?;
+        let sequence_number = self.read_i32()?;
+        Ok(Header { name, kind, sequence_number })
+    }
+
     #[inline]
     fn field_type(&mut self) -> thrift::Result<TType> {
         let [b] = self.array()?;
@@ -92,6 +117,13 @@ fn ends_early(wanted: usize, left: usize) -> thrift::Error {
         TransportErrorKind::EndOfFile,
         format!("message ends early: {wanted} more bytes wanted, {left} left"),
     ))
+}
+
+#[inline]
+fn utf8(bytes: &[u8]) -> thrift::Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, format!("string is not UTF-8: {e}")))
+    })
 }
 
 #[cold]
@@ -142,17 +174,8 @@ fn smallest(t: TType) -> usize {
 impl TInputProtocol for MessageInput<'_> {
     #[inline]
     fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
-        let [v0, v1, _, kind] = self.array()?;
-        if [v0, v1] != [0x80, 0x01] {
-            return Err(thrift::Error::Protocol(ProtocolError::new(
-                ProtocolErrorKind::BadVersion,
-                format!("not a strict binary-protocol message (version bytes {v0:#04x} {v1:#04x})"),
-            )));
-        }
-        let kind = TMessageType::try_from(kind)?;
-        let name = self.read_string()?;
-        let seq = self.read_i32()?;
-        Ok(TMessageIdentifier::new(name, kind, seq))
+        let h = self.read_header()?;
+        Ok(TMessageIdentifier::new(h.name, h.kind, h.sequence_number))
     }
 
     #[inline]
@@ -224,14 +247,7 @@ impl TInputProtocol for MessageInput<'_> {
     #[inline]
     fn read_string(&mut self) -> thrift::Result<String> {
         let n = self.length()?;
-        let bytes = self.take(n)?;
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(s.to_owned()),
-            Err(e) => Err(thrift::Error::Protocol(ProtocolError::new(
-                ProtocolErrorKind::InvalidData,
-                format!("string is not UTF-8: {e}"),
-            ))),
-        }
+        Ok(utf8(self.take(n)?)?.to_owned())
     }
 
     #[inline]

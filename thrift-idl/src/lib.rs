@@ -90,7 +90,7 @@ pub mod v06;
 pub use cassandra::*;
 
 pub mod input;
-pub use input::MessageInput;
+pub use input::{Header, MessageInput};
 
 /// Default Thrift RPC port of Cassandra (`rpc_port`); clients use framed transport + binary protocol.
 pub const DEFAULT_RPC_PORT: u16 = 9160;

@@ -168,8 +168,8 @@ impl Coordinator {
             ReadFilter::names(&meta.cmp, command.expected.iter().map(|e| e.name.clone()).collect(), CountUnit::Cells)
         };
         let read = ReadCommand {
-            keyspace: command.keyspace.clone(),
-            cf: command.cf.clone(),
+            keyspace: command.keyspace.as_str().into(),
+            cf: command.cf.as_str().into(),
             key: command.key.clone(),
             filter,
         };

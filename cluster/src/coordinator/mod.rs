@@ -82,8 +82,10 @@ pub type Result<T, E = CoordinatorError> = std::result::Result<T, E>;
 /// A point read: the cells of one partition that `filter` selects.
 #[derive(Clone, Debug)]
 pub struct ReadCommand {
-    pub keyspace: String,
-    pub cf: String,
+    /// Shared names (see [`CfMetadata::shared_names`]): a read names its column family without
+    /// copying the names.
+    pub keyspace: Arc<str>,
+    pub cf: Arc<str>,
     pub key: Vec<u8>,
     pub filter: ReadFilter,
 }

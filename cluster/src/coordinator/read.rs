@@ -188,8 +188,8 @@ impl Coordinator {
             });
         }
         let request = ReadRequest {
-            keyspace: command.keyspace.clone(),
-            cf: command.cf.clone(),
+            keyspace: command.keyspace.to_string(),
+            cf: command.cf.to_string(),
             key: command.key.clone(),
             filter: command.filter.clone(),
             digest,
@@ -250,7 +250,7 @@ impl Coordinator {
         if stale.is_empty() {
             return Ok(());
         }
-        let mut m = RowMutation::new(command.keyspace.clone(), command.key.clone());
+        let mut m = RowMutation::new(command.keyspace.to_string(), command.key.clone());
         *m.row_mut(&command.cf) = resolved.clone();
         let local = self.membership.local();
         let mut acks: Vec<Pin<Box<dyn Future<Output = bool> + Send + '_>>> = Vec::new();
@@ -304,7 +304,7 @@ impl Coordinator {
                 everyone.iter().copied().zip(versions).filter_map(|(ep, v)| Some((ep, v?))).collect();
             let resolved = merge_rows(&meta.cmp, versions.iter().map(|(_, r)| r.clone()).collect());
             let want = messages::digest(&resolved);
-            let mut m = RowMutation::new(command.keyspace.clone(), command.key.clone());
+            let mut m = RowMutation::new(command.keyspace.to_string(), command.key.clone());
             *m.row_mut(&command.cf) = resolved;
             for (ep, row) in versions {
                 if messages::digest(&row) == want {
@@ -333,8 +333,8 @@ async fn fetch_data(
         return storage.read_slice(&command.keyspace, &command.cf, &command.key, &command.filter).ok();
     }
     let request = ReadRequest {
-        keyspace: command.keyspace.clone(),
-        cf: command.cf.clone(),
+        keyspace: command.keyspace.to_string(),
+        cf: command.cf.to_string(),
         key: command.key.clone(),
         filter: command.filter.clone(),
         digest: false,

@@ -9,10 +9,10 @@
 //! stays usable after each.
 
 use cluster::trace::{self, TraceState};
-use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
+use thrift::protocol::{TBinaryOutputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{ApplicationError, ApplicationErrorKind};
 use thrift_idl as t;
-use thrift_idl::MessageInput;
+use thrift_idl::{Header, MessageInput};
 use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
@@ -26,18 +26,18 @@ pub struct BadHeader(pub(crate) thrift::Error);
 /// Runs one call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
     let mut input = MessageInput::new(message);
-    let header = input.read_message_begin().map_err(BadHeader)?;
-    if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
-        not_a_call(&header, out);
+    let header = input.read_header().map_err(BadHeader)?;
+    if header.kind != TMessageType::Call && header.kind != TMessageType::OneWay {
+        not_a_call(header, out);
         return Ok(());
     }
     // The one check an untraced request pays.
     let Some(session_id) = handler.session_mut().take_trace() else {
-        call(handler, &header.name, header.sequence_number, &mut input, out).await;
+        call(handler, header.name, header.sequence_number, &mut input, out).await;
         return Ok(());
     };
     let state = TraceState::new(session_id, handler.coordinator().local_address());
-    let method = header.name.as_str();
+    let method = header.name;
     // Boxed: a traced request is rare, and inline its future would double the size of every
     // connection's state.
     Box::pin(trace::traced(state.clone(), async {
@@ -225,10 +225,10 @@ pub(crate) fn application_error(name: &str, seq: i32, kind: ApplicationErrorKind
 
 /// A REPLY or EXCEPTION sent to the server: INVALID_MESSAGE_TYPE, so the client is not left
 /// waiting for an answer that would never come.
-pub(crate) fn not_a_call(header: &TMessageIdentifier, out: &mut Vec<u8>) {
-    debug!(method = %header.name, kind = ?header.message_type, "refusing a message that is not a call");
-    let message = format!("expected a call or a one-way call, got a message of type {:?}", header.message_type);
-    application_error(&header.name, header.sequence_number, ApplicationErrorKind::InvalidMessageType, message, out);
+pub(crate) fn not_a_call(header: Header<'_>, out: &mut Vec<u8>) {
+    debug!(method = %header.name, kind = ?header.kind, "refusing a message that is not a call");
+    let message = format!("expected a call or a one-way call, got a message of type {:?}", header.kind);
+    application_error(header.name, header.sequence_number, ApplicationErrorKind::InvalidMessageType, message, out);
 }
 
 /// Arguments that do not decode: PROTOCOL_ERROR, with a missing required field named the way

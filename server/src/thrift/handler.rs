@@ -60,11 +60,11 @@ impl Handler {
         &self.ctx.coordinator
     }
 
-    fn read_keyspace(&self) -> TResult<String> {
+    fn read_keyspace(&self) -> TResult<Arc<str>> {
         self.session.keyspace(&self.ctx.authenticator, false)
     }
 
-    fn write_keyspace(&self) -> TResult<String> {
+    fn write_keyspace(&self) -> TResult<Arc<str>> {
         self.session.keyspace(&self.ctx.authenticator, true)
     }
 

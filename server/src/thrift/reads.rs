@@ -29,8 +29,9 @@ fn prepare(
     Ok((meta, filter))
 }
 
-fn command(ks: &str, cf: &str, key: Vec<u8>, filter: ReadFilter) -> ReadCommand {
-    ReadCommand { keyspace: ks.to_string(), cf: cf.to_string(), key, filter }
+fn command(meta: &CfMetadata, key: Vec<u8>, filter: ReadFilter) -> ReadCommand {
+    let (keyspace, cf) = meta.shared_names();
+    ReadCommand { keyspace, cf, key, filter }
 }
 
 pub async fn get(
@@ -54,7 +55,7 @@ pub async fn get(
         }
     };
     let filter = ReadFilter::names(&meta.cmp, vec![name], CountUnit::Cells);
-    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
+    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
     let cells = rows.pop().unwrap_or_default();
     to_thrift_columns(cells, meta.is_super(), within_super).into_iter().next().ok_or(ThriftError::NotFound)
 }
@@ -70,7 +71,7 @@ pub async fn get_slice(
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
     validate_key_type(&meta, &key)?;
-    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
+    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
     Ok(to_thrift_columns(rows.pop().unwrap_or_default(), meta.is_super(), parent.super_column.is_some()))
 }
 
@@ -91,16 +92,16 @@ pub async fn get_count(
     } else {
         validate_key(&key)?;
     }
-    let counts = c.count(vec![command(ks, meta.name(), key, filter)], cl).await?;
+    let counts = c.count(vec![command(&meta, key, filter)], cl).await?;
     Ok(counts.first().copied().unwrap_or(0) as i32)
 }
 
 /// The commands of a multiget, after checking every key.
-fn multiget_commands(ks: &str, meta: &CfMetadata, keys: &[Vec<u8>], filter: &ReadFilter) -> TResult<Vec<ReadCommand>> {
+fn multiget_commands(meta: &CfMetadata, keys: &[Vec<u8>], filter: &ReadFilter) -> TResult<Vec<ReadCommand>> {
     keys.iter()
         .map(|key| {
             validate_key_type(meta, key)?;
-            Ok(command(ks, meta.name(), key.clone(), filter.clone()))
+            Ok(command(meta, key.clone(), filter.clone()))
         })
         .collect()
 }
@@ -115,7 +116,7 @@ pub async fn multiget_slice(
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    let commands = multiget_commands(ks, &meta, &keys, &filter)?;
+    let commands = multiget_commands(&meta, &keys, &filter)?;
     let rows = c.read(commands, cl).await?;
     let within_super = parent.super_column.is_some();
     Ok(keys
@@ -135,7 +136,7 @@ pub async fn multiget_count(
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, i32>> {
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
-    let commands = multiget_commands(ks, &meta, &keys, &filter)?;
+    let commands = multiget_commands(&meta, &keys, &filter)?;
     let counts = c.count(commands, cl).await?;
     Ok(keys.into_iter().zip(counts).map(|(k, n)| (k, n as i32)).collect())
 }
@@ -274,6 +275,6 @@ pub async fn get_multi_slice(
     }
     check_multi_slice_order(ty, &slices, reversed)?;
     let filter = ReadFilter::slices(slices, reversed, count as usize, CountUnit::Cells);
-    let mut rows = c.read(vec![command(ks, meta.name(), key, filter)], cl).await?;
+    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
     Ok(to_thrift_columns(rows.pop().unwrap_or_default(), false, false))
 }

@@ -2,6 +2,7 @@
 //! against it before a request runs.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -23,7 +24,8 @@ pub fn auth_error(e: AuthError) -> ThriftError {
 /// Per-connection state.
 #[derive(Default)]
 pub struct Session {
-    keyspace: Option<String>,
+    /// Shared: every request takes it, and a clone is a count, not a copy.
+    keyspace: Option<Arc<str>>,
     user: Option<AuthenticatedUser>,
     /// Set by trace_next_query: the session id under which the next request is traced.
     trace_next: Option<Uuid>,
@@ -33,7 +35,7 @@ pub struct Session {
 
 impl Session {
     /// The session's keyspace, after checking the login and the right to read (or write) it.
-    pub fn keyspace(&self, auth: &Authenticator, write: bool) -> TResult<String> {
+    pub fn keyspace(&self, auth: &Authenticator, write: bool) -> TResult<Arc<str>> {
         let ks = self.keyspace.clone().ok_or_else(|| ire("You have not set a keyspace for this session"))?;
         if write && is_reserved_keyspace(&ks) {
             return Err(ire(format!("{ks} keyspace is not user-modifiable")));
@@ -64,7 +66,7 @@ impl Session {
     }
 
     pub fn set_keyspace(&mut self, keyspace: String) {
-        self.keyspace = Some(keyspace);
+        self.keyspace = Some(keyspace.into());
     }
 
     /// Asks for the next request to be traced under `id`.

@@ -10,7 +10,7 @@
 //! `describe_keyspace`, over unframed or framed transport; so is `sibyl-stress`'s (20.1.0), over
 //! either too. The transport cannot tell them apart; this answer needs no guess.
 
-use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
+use thrift::protocol::{TBinaryOutputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::ApplicationErrorKind;
 use thrift_idl as t;
 use thrift_idl::v06 as v;
@@ -30,12 +30,12 @@ pub async fn dispatch(
     out: &mut Vec<u8>,
 ) -> Result<(), BadHeader> {
     let mut input = MessageInput::new(message);
-    let header = input.read_message_begin().map_err(BadHeader)?;
-    if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
-        not_a_call(&header, out);
+    let header = input.read_header().map_err(BadHeader)?;
+    if header.kind != TMessageType::Call && header.kind != TMessageType::OneWay {
+        not_a_call(header, out);
         return Ok(());
     }
-    let (name, seq) = (header.name.as_str(), header.sequence_number);
+    let (name, seq) = (header.name, header.sequence_number);
     // The result structs of both generations, each encoded alone.
     let encoded: Result<(Vec<u8>, Vec<u8>), ThriftError> = match name {
         "describe_keyspace" => {

@@ -8,7 +8,7 @@
 //! decoded it as a missing field); an unknown method UNKNOWN_METHOD; an error the method does
 //! not declare INTERNAL_ERROR "Internal error processing <method>".
 
-use thrift::protocol::{TInputProtocol, TMessageType};
+use thrift::protocol::TMessageType;
 use thrift::ApplicationErrorKind;
 use thrift_idl::v06 as v;
 use thrift_idl::MessageInput;
@@ -23,12 +23,12 @@ use crate::thrift::error::ThriftError;
 /// Runs one 0.6 call message through `handler` and appends the reply message to `out`.
 pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) -> Result<(), BadHeader> {
     let mut input = MessageInput::new(message);
-    let header = input.read_message_begin().map_err(BadHeader)?;
-    if header.message_type != TMessageType::Call && header.message_type != TMessageType::OneWay {
-        not_a_call(&header, out);
+    let header = input.read_header().map_err(BadHeader)?;
+    if header.kind != TMessageType::Call && header.kind != TMessageType::OneWay {
+        not_a_call(header, out);
         return Ok(());
     }
-    call(handler, &header.name, header.sequence_number, &mut input, out).await;
+    call(handler, header.name, header.sequence_number, &mut input, out).await;
     Ok(())
 }
 
