@@ -26,6 +26,7 @@ pub mod validate;
 pub mod wire;
 mod writes;
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,6 +171,9 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
     let mut generations = v06::Generations::new(ctx, framed);
     // How far the unframed message at the front of `buf` has been walked.
     let mut scan = Scan::default();
+    // Whether other connections of this event loop ran calls while a call of this one whose
+    // reply is not written yet was waiting.
+    let mut others_ran = false;
     loop {
         let message = if framed {
             read_frame(&mut stream, &mut buf, limits).await?
@@ -184,7 +188,9 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
         let header = if framed { 4 } else { 0 };
         reply.resize(start + header, 0);
         // Decoded where it was received; its bytes are dropped once the call has run.
+        let turn = begin_call();
         let dispatched = generations.dispatch(&mut handler, &buf[message.clone()], &mut reply).await;
+        others_ran |= calls_begun() != turn;
         consume(&mut buf, message.end);
         if let Err(e) = dispatched {
             // The replies to calls pipelined before this one are still owed.
@@ -211,14 +217,36 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
         // every ready client. A client then finds several replies per wakeup instead of sleeping
         // between each: with 64 connections that cut the client's context switches from 0.15 to
         // 0.03 per read and the CPU of both sides per read, and took reads from 0.80x to 0.86x
-        // Redis' rate (bench/redis-vs-sibyl.sh, docs/benchmarks.md).
-        tokio::task::yield_now().await;
+        // Redis' rate (bench/redis-vs-sibyl.sh, docs/benchmarks.md). When other connections
+        // ran calls while this one's waited (a write yields for its commit log record), they
+        // have had their turn already: a second pass of the loop would only cost time.
+        if !others_ran {
+            tokio::task::yield_now().await;
+        }
+        others_ran = false;
         stream.write_all(&reply).await?;
         reply.clear();
         if reply.capacity() > MAX_KEPT_READ_BUFFER {
             reply = Vec::with_capacity(256);
         }
     }
+}
+
+thread_local! {
+    /// Calls begun on this thread (an event loop, which runs its connections one at a time).
+    static CALLS_BEGUN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts a call begun on this thread; its number.
+fn begin_call() -> u64 {
+    CALLS_BEGUN.with(|n| {
+        n.set(n.get().wrapping_add(1));
+        n.get()
+    })
+}
+
+fn calls_begun() -> u64 {
+    CALLS_BEGUN.with(Cell::get)
 }
 
 /// Whether `buf` already starts with a whole message that can be served without reading.
