@@ -48,13 +48,15 @@ impl Coordinator {
 
     pub(super) fn plan_writes(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<Vec<Planned>> {
         let local_dc = self.local_dc();
-        let mut keyspace: Option<(String, std::sync::Arc<super::Placement>)> = None;
-        let mut planned = Vec::with_capacity(mutations.len());
+        // The placement of the previous mutation's keyspace (nearly always every mutation's).
+        let mut placement: Option<std::sync::Arc<super::Placement>> = None;
+        let mut planned: Vec<Planned> = Vec::with_capacity(mutations.len());
         for mutation in mutations {
-            if keyspace.as_ref().is_none_or(|(name, _)| *name != mutation.keyspace) {
-                keyspace = Some((mutation.keyspace.clone(), self.placement(&mutation.keyspace)?));
-            }
-            let Some((_, placement)) = keyspace.as_ref() else { continue };
+            let same_keyspace = planned.last().is_some_and(|p| p.mutation.keyspace == mutation.keyspace);
+            let placement = match &placement {
+                Some(p) if same_keyspace => p.clone(),
+                _ => placement.insert(self.placement(&mutation.keyspace)?).clone(),
+            };
             let (map, strategy) = (&placement.map, &placement.strategy);
             let token = self
                 .partitioner()

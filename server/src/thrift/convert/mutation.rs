@@ -239,7 +239,8 @@ pub fn row_mutations(
         for (cf, list) in by_cf {
             let meta = metadata(&cf)?;
             validate_key_type(&meta, &rm.key)?;
-            let row = rm.row_mut(&cf);
+            let row = rm.row_mut_owned(cf);
+            row.cells.reserve(list.len());
             for m in list {
                 add_mutation(&meta, row, m, now)?;
             }
