@@ -33,18 +33,18 @@ pub struct MessageInput<'a> {
 }
 
 impl<'a> MessageInput<'a> {
-    #[inline]
+    #[inline(always)]
     pub fn new(message: &'a [u8]) -> MessageInput<'a> {
         MessageInput { rest: message }
     }
 
     /// How many bytes are left unread.
-    #[inline]
+    #[inline(always)]
     pub fn remaining(&self) -> usize {
         self.rest.len()
     }
 
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, n: usize) -> thrift::Result<&'a [u8]> {
         if n > self.rest.len() {
             return Err(ends_early(n, self.rest.len()));
@@ -54,7 +54,7 @@ impl<'a> MessageInput<'a> {
         Ok(head)
     }
 
-    #[inline]
+    #[inline(always)]
     fn array<const N: usize>(&mut self) -> thrift::Result<[u8; N]> {
         match self.rest.split_first_chunk::<N>() {
             Some((head, tail)) => {
@@ -66,14 +66,14 @@ impl<'a> MessageInput<'a> {
     }
 
     /// A string or binary's length.
-    #[inline]
+    #[inline(always)]
     fn length(&mut self) -> thrift::Result<usize> {
         let n = i32::from_be_bytes(self.array()?);
         usize::try_from(n).map_err(|_| negative(n))
     }
 
     /// A container's element count, each element at least `each` bytes.
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, each: usize) -> thrift::Result<i32> {
         let n = i32::from_be_bytes(self.array()?);
         let Ok(wanted) = usize::try_from(n) else { return Err(negative(n)) };
@@ -104,7 +104,7 @@ impl<'a> MessageInput<'a> {
         Ok(Header { name, kind, sequence_number })
     }
 
-    #[inline]
+    #[inline(always)]
     fn field_type(&mut self) -> thrift::Result<TType> {
         let [b] = self.array()?;
         field_type(b)
@@ -119,7 +119,7 @@ fn ends_early(wanted: usize, left: usize) -> thrift::Error {
     ))
 }
 
-#[inline]
+#[inline(always)]
 fn utf8(bytes: &[u8]) -> thrift::Result<&str> {
     std::str::from_utf8(bytes).map_err(|e| {
         thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, format!("string is not UTF-8: {e}")))
@@ -131,7 +131,7 @@ fn negative(n: i32) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::NegativeSize, format!("negative size {n}")))
 }
 
-#[inline]
+#[inline(always)]
 fn field_type(b: u8) -> thrift::Result<TType> {
     Ok(match b {
         0 => TType::Stop,
@@ -159,7 +159,7 @@ fn field_type(b: u8) -> thrift::Result<TType> {
 }
 
 /// The fewest bytes one value of type `t` takes on the wire.
-#[inline]
+#[inline(always)]
 fn smallest(t: TType) -> usize {
     match t {
         TType::I16 => 2,
@@ -172,28 +172,28 @@ fn smallest(t: TType) -> usize {
 }
 
 impl TInputProtocol for MessageInput<'_> {
-    #[inline]
+    #[inline(always)]
     fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
         let h = self.read_header()?;
         Ok(TMessageIdentifier::new(h.name, h.kind, h.sequence_number))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_message_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_struct_begin(&mut self) -> thrift::Result<Option<TStructIdentifier>> {
         Ok(None)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_struct_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_field_begin(&mut self) -> thrift::Result<TFieldIdentifier> {
         let field_type = self.field_type()?;
         let id = match field_type {
@@ -203,78 +203,78 @@ impl TInputProtocol for MessageInput<'_> {
         Ok(TFieldIdentifier { name: None, field_type, id: Some(id) })
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_field_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_bool(&mut self) -> thrift::Result<bool> {
         Ok(self.read_i8()? != 0)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_bytes(&mut self) -> thrift::Result<Vec<u8>> {
         let n = self.length()?;
         Ok(self.take(n)?.to_vec())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_i8(&mut self) -> thrift::Result<i8> {
         Ok(i8::from_be_bytes(self.array()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_i16(&mut self) -> thrift::Result<i16> {
         Ok(i16::from_be_bytes(self.array()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_i32(&mut self) -> thrift::Result<i32> {
         Ok(i32::from_be_bytes(self.array()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_i64(&mut self) -> thrift::Result<i64> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_double(&mut self) -> thrift::Result<f64> {
         Ok(f64::from_be_bytes(self.array()?))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_string(&mut self) -> thrift::Result<String> {
         let n = self.length()?;
         Ok(utf8(self.take(n)?)?.to_owned())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_list_begin(&mut self) -> thrift::Result<TListIdentifier> {
         let element_type = self.field_type()?;
         let size = self.count(smallest(element_type))?;
         Ok(TListIdentifier::new(element_type, size))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_list_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_set_begin(&mut self) -> thrift::Result<TSetIdentifier> {
         let element_type = self.field_type()?;
         let size = self.count(smallest(element_type))?;
         Ok(TSetIdentifier::new(element_type, size))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_set_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_map_begin(&mut self) -> thrift::Result<TMapIdentifier> {
         let key_type = self.field_type()?;
         let value_type = self.field_type()?;
@@ -282,12 +282,12 @@ impl TInputProtocol for MessageInput<'_> {
         Ok(TMapIdentifier::new(key_type, value_type, size))
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_map_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_byte(&mut self) -> thrift::Result<u8> {
         let [b] = self.array()?;
         Ok(b)

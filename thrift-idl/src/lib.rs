@@ -91,6 +91,8 @@ pub use cassandra::*;
 
 pub mod input;
 pub use input::{Header, MessageInput};
+pub mod output;
+pub use output::MessageOutput;
 
 /// Default Thrift RPC port of Cassandra (`rpc_port`); clients use framed transport + binary protocol.
 pub const DEFAULT_RPC_PORT: u16 = 9160;

@@ -9,10 +9,10 @@
 //! stays usable after each.
 
 use cluster::trace::{self, TraceState};
-use thrift::protocol::{TBinaryOutputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
+use thrift::protocol::{TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{ApplicationError, ApplicationErrorKind};
 use thrift_idl as t;
-use thrift_idl::{Header, MessageInput};
+use thrift_idl::{Header, MessageInput, MessageOutput};
 use tracing::{debug, warn};
 
 use super::error::{declared, ThriftError};
@@ -195,7 +195,7 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
 }
 
 /// The protocol replies are written with: concrete, so the generated writers inline into it.
-pub(crate) type Output<'a> = TBinaryOutputProtocol<&'a mut Vec<u8>>;
+pub(crate) type Output<'a> = MessageOutput<'a>;
 
 /// Writes one message: header, body, end. (Also the 0.6 method table's.)
 pub(crate) fn write_message(
@@ -205,7 +205,7 @@ pub(crate) fn write_message(
     out: &mut Vec<u8>,
     body: impl FnOnce(&mut Output<'_>) -> thrift::Result<()>,
 ) {
-    let mut o = TBinaryOutputProtocol::new(out, true);
+    let mut o = MessageOutput::new(out);
     // Writing into a Vec cannot fail: the results are plain data.
     let written = o
         .write_message_begin(&TMessageIdentifier::new(name, kind, seq))

@@ -10,11 +10,11 @@
 //! `describe_keyspace`, over unframed or framed transport; so is `sibyl-stress`'s (20.1.0), over
 //! either too. The transport cannot tell them apart; this answer needs no guess.
 
-use thrift::protocol::{TBinaryOutputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
+use thrift::protocol::{TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::ApplicationErrorKind;
 use thrift_idl as t;
 use thrift_idl::v06 as v;
-use thrift_idl::MessageInput;
+use thrift_idl::{MessageInput, MessageOutput};
 use tracing::debug;
 
 use super::handler::Handler as Handler06;
@@ -67,7 +67,7 @@ pub async fn dispatch(
     };
     match encoded.and_then(|(new, old)| splice(new, old)) {
         Ok(body) => {
-            let mut o = TBinaryOutputProtocol::new(&mut *out, true);
+            let mut o = MessageOutput::new(&mut *out);
             if let Err(e) = o.write_message_begin(&TMessageIdentifier::new(name, TMessageType::Reply, seq)) {
                 debug!(method = name, error = %e, "could not encode a reply");
             }
@@ -122,7 +122,7 @@ fn describe_keyspaces_results(
 
 fn encode(write: impl FnOnce(&mut dyn TOutputProtocol) -> thrift::Result<()>) -> Result<Vec<u8>, ThriftError> {
     let mut bytes = Vec::new();
-    write(&mut TBinaryOutputProtocol::new(&mut bytes, true)).map_err(|e| ThriftError::Internal(e.to_string()))?;
+    write(&mut MessageOutput::new(&mut bytes)).map_err(|e| ThriftError::Internal(e.to_string()))?;
     Ok(bytes)
 }
 
