@@ -1,7 +1,9 @@
 //! Requests Cassandra 3.11 answers in a particular way, answered the same way: split points over
 //! the whole ring, what may touch a counter column family, keys checked against the key
 //! validator on reads, key ranges, a session keyspace for schema changes, Deletion predicates,
-//! the words for a super column family's path, and the caching option as 3.11 describes it.
+//! the words for a super column family's path, the caching option as 3.11 describes it, the
+//! words for a keyspace that does not exist, key validator failures, ranges of subcolumns in a
+//! Deletion, split estimates and column definitions given twice.
 
 use std::collections::BTreeMap;
 
@@ -68,7 +70,8 @@ fn splits_of_the_whole_ring_and_of_an_empty_range_are_one_piece() {
     let ex = ok("splits_ex", c.describe_splits_ex("Standard1".into(), t.clone(), t.clone(), 65536));
     assert_eq!(ex.len(), 1, "{ex:?}");
     assert_eq!((ex[0].start_token.as_str(), ex[0].end_token.as_str()), (t.as_str(), t.as_str()));
-    assert!(ex[0].row_count > 0, "{ex:?}");
+    // 3.11 never estimates a split below the column family's min_index_interval (128 here).
+    assert_eq!(ex[0].row_count, 128, "{ex:?}");
     assert_eq!(ok("splits", c.describe_splits("Standard1".into(), t.clone(), t.clone(), 65536)), [t.clone(), t]);
     assert_eq!(ok("splits of 0..0", c.describe_splits("Standard1".into(), "0".into(), "0".into(), 100)), ["0", "0"]);
     assert!(ok("splits of 0..0 by 5", c.describe_splits("Standard1".into(), "0".into(), "0".into(), 5)).len() > 2);
@@ -76,6 +79,12 @@ fn splits_of_the_whole_ring_and_of_an_empty_range_are_one_piece() {
     let empty = ok("splits of an empty CF", c.describe_splits_ex("ByLong".into(), "10".into(), "20".into(), 100));
     assert_eq!(empty.len(), 1, "{empty:?}");
     assert_eq!((empty[0].start_token.as_str(), empty[0].end_token.as_str()), ("10", "20"));
+    assert_eq!(empty[0].row_count, 128, "{empty:?}");
+    let mut sparse = cf_def(KS, "Sparse", "UTF8Type");
+    sparse.min_index_interval = Some(16);
+    ok("add Sparse", c.system_add_column_family(sparse));
+    let ex = ok("splits of Sparse", c.describe_splits_ex("Sparse".into(), "10".into(), "20".into(), 100));
+    assert_eq!(ex.iter().map(|s| s.row_count).collect::<Vec<_>>(), [16]);
 }
 
 #[test]
@@ -116,8 +125,17 @@ fn reads_check_keys_against_the_key_validator() {
     ok("insert", c.insert(good.clone(), parent("ByLong"), column(b("c"), b("v"), ts()), ONE));
 
     let p = parent("ByLong");
-    let why = expect_ire("get", c.get(bad.clone(), path("ByLong", b("c")), ONE));
-    assert!(why.contains("Key failed validation"), "{why}");
+    // 3.11 answers with the key validator's reason alone.
+    assert_eq!(expect_ire("get", c.get(bad.clone(), path("ByLong", b("c")), ONE)), "Expected 8 or 0 byte long (5)");
+    assert_eq!(
+        expect_ire("insert", c.insert(bad.clone(), p.clone(), column(b("c"), b("v"), ts()), ONE)),
+        "Expected 8 or 0 byte long (5)"
+    );
+    assert_eq!(expect_ire("empty key", c.get(Vec::new(), path("Standard1", b("c")), ONE)), "Key may not be empty");
+    assert_eq!(
+        expect_ire("key too long", c.insert(vec![b'k'; 65536], parent("Standard1"), column(b("c"), b("v"), ts()), ONE)),
+        "Key length of 65536 is longer than maximum of 65535"
+    );
     expect_ire("get_slice", c.get_slice(bad.clone(), p.clone(), all(10), ONE));
     expect_ire("get_count by names", c.get_count(bad.clone(), p.clone(), names(&["c"]), ONE));
     expect_ire("multiget_slice", c.multiget_slice(vec![good.clone(), bad.clone()], p.clone(), all(10), ONE));
@@ -267,4 +285,157 @@ fn caching_is_described_in_3_11_words() {
         expect_ire("unknown caching", c.system_add_column_family(bad)),
         "Invalid value sometimes for caching parameter"
     );
+}
+
+#[test]
+fn a_keyspace_that_does_not_exist_is_named_as_3_11_does() {
+    let (node, mut c) = setup();
+    assert_eq!(expect_ire("set_keyspace", c.set_keyspace("Nope".into())), "Keyspace 'Nope' does not exist");
+    expect_not_found("describe_keyspace", c.describe_keyspace("Nope".into()));
+    assert_eq!(expect_ire("describe_ring", c.describe_ring("Nope".into())), "No such keyspace: Nope");
+    assert_eq!(
+        expect_ire("update_keyspace", c.system_update_keyspace(ks_def("Nope", 1, vec![]))),
+        "Keyspace Nope does not exist"
+    );
+    // The keyspace is looked for before the column families a keyspace update may not carry.
+    assert_eq!(
+        expect_ire(
+            "update_keyspace with a CfDef",
+            c.system_update_keyspace(ks_def("Nope", 1, vec![cf_def("Nope", "Cf", "UTF8Type")]))
+        ),
+        "Keyspace Nope does not exist"
+    );
+    assert_eq!(
+        expect_ire("add_column_family", c.system_add_column_family(cf_def("Nope", "Cf", "UTF8Type"))),
+        "Cannot add table 'Cf' to non existing keyspace 'Nope'."
+    );
+    assert_eq!(
+        expect_ire("update_column_family", c.system_update_column_family(cf_def("Nope", "Cf", "UTF8Type"))),
+        "Keyspace Nope does not exist"
+    );
+    assert_eq!(
+        expect_ire("drop_keyspace", c.system_drop_keyspace("Nope".into())),
+        "Cannot drop non existing keyspace 'Nope'."
+    );
+
+    // A session keyspace dropped since set_keyspace.
+    create_keyspace(&mut c, "Doomed", vec![cf_def("Doomed", "Cf", "UTF8Type")]);
+    let mut gone = node.client_in("Doomed");
+    ok("insert", gone.insert(b("k"), parent("Cf"), column(b("c"), b("v"), ts()), ONE));
+    ok("drop_keyspace", c.system_drop_keyspace("Doomed".into()));
+    let missing = "Keyspace Doomed does not exist";
+    assert_eq!(expect_ire("get_slice", gone.get_slice(b("k"), parent("Cf"), all(10), ONE)), missing);
+    assert_eq!(expect_ire("insert", gone.insert(b("k"), parent("Cf"), column(b("c"), b("v"), ts()), ONE)), missing);
+    assert_eq!(
+        expect_ire(
+            "batch_mutate",
+            gone.batch_mutate(batch("k", "Cf", vec![insert_mutation(column(b("c"), b("v"), ts()))]), ONE)
+        ),
+        missing
+    );
+    assert_eq!(expect_ire("truncate", gone.truncate("Cf".into())), missing);
+    assert_eq!(expect_ire("drop_column_family", gone.system_drop_column_family("Cf".into())), missing);
+}
+
+#[test]
+fn a_range_of_subcolumns_cannot_be_deleted() {
+    let (_node, mut c) = setup();
+    let sup = |name: &str| super_insert_mutation(b("sc"), vec![column(b(name), b("v"), ts())]);
+    ok("insert", c.batch_mutate(batch("k", "Sup", vec![sup("a"), sup("b"), sup("c")]), ONE));
+    let range = slice(b("a"), b("b"), false, 10);
+    assert_eq!(
+        expect_ire(
+            "range in a super column",
+            c.batch_mutate(batch("k", "Sup", vec![delete_mutation(ts(), Some(b("sc")), Some(range))]), ONE)
+        ),
+        "Cannot delete a range of subcolumns in a super column"
+    );
+    let left = ok("slice", c.get_slice(b("k"), super_parent("Sup", b("sc")), all(10), ONE));
+    assert_eq!(col_names(&left), ["a", "b", "c"], "nothing deleted");
+    // Names inside the super column, and a range of whole super columns, are still deleted.
+    ok(
+        "names in a super column",
+        c.batch_mutate(batch("k", "Sup", vec![delete_mutation(ts(), Some(b("sc")), Some(names(&["b"])))]), ONE),
+    );
+    let left = ok("slice", c.get_slice(b("k"), super_parent("Sup", b("sc")), all(10), ONE));
+    assert_eq!(col_names(&left), ["a", "c"]);
+    ok(
+        "range of super columns",
+        c.batch_mutate(
+            batch("k", "Sup", vec![delete_mutation(ts(), None, Some(slice(b("a"), b("z"), false, 10)))]),
+            ONE,
+        ),
+    );
+    assert!(ok("slice", c.get_slice(b("k"), parent("Sup"), all(10), ONE)).is_empty());
+}
+
+#[test]
+fn a_column_defined_twice_keeps_its_first_definition() {
+    let (_node, mut c) = setup();
+    let def = |name: &str, class: &str| t::ColumnDef {
+        name: b(name),
+        validation_class: class.to_string(),
+        index_type: None,
+        index_name: None,
+        index_options: None,
+    };
+    let twice = vec![def("a", "LongType"), def("b", "UTF8Type"), def("a", "UTF8Type")];
+    let described = |c: &mut Client, ks: &str, cf: &str| -> Vec<(String, String)> {
+        let ks = ok("describe_keyspace", c.describe_keyspace(ks.into()));
+        let d = ks.cf_defs.into_iter().find(|d| d.name == cf).expect("described");
+        let mut cols: Vec<(String, String)> = d
+            .column_metadata
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| (String::from_utf8_lossy(&c.name).into_owned(), c.validation_class))
+            .collect();
+        cols.sort();
+        cols
+    };
+    let expected = vec![
+        ("a".to_string(), "org.apache.cassandra.db.marshal.LongType".to_string()),
+        ("b".to_string(), "org.apache.cassandra.db.marshal.UTF8Type".to_string()),
+    ];
+
+    let mut d = cf_def(KS, "Twice", "UTF8Type");
+    d.column_metadata = Some(twice.clone());
+    ok("add_column_family", c.system_add_column_family(d.clone()));
+    assert_eq!(described(&mut c, KS, "Twice"), expected);
+    // The kept definition is the one values are checked against.
+    assert_eq!(
+        expect_ire("not a long", c.insert(b("k"), parent("Twice"), column(b("a"), b("text"), ts()), ONE)),
+        "(Expected 8 or 0 byte long (4)) [Conformance][Twice][a] failed validation"
+    );
+
+    ok("update_column_family", c.system_update_column_family(d));
+    assert_eq!(described(&mut c, KS, "Twice"), expected);
+
+    let mut in_ks = cf_def("TwiceKs", "Twice", "UTF8Type");
+    in_ks.column_metadata = Some(twice);
+    create_keyspace(&mut c, "TwiceKs", vec![in_ks]);
+    assert_eq!(described(&mut c, "TwiceKs", "Twice"), expected);
+}
+
+#[test]
+fn cas_updates_need_a_timestamp() {
+    let (_node, mut c) = setup();
+    let stamped = column(b("a"), b("1"), ts());
+    let unstamped = t::Column::new(b("b"), Some(b("2")), None, None);
+    assert_eq!(
+        expect_ire(
+            "cas update without a timestamp",
+            c.cas(
+                b("k"),
+                "Standard1".into(),
+                vec![],
+                vec![stamped.clone(), unstamped],
+                t::ConsistencyLevel::SERIAL,
+                ONE
+            )
+        ),
+        "Column timestamp is required"
+    );
+    assert!(ok("slice", c.get_slice(b("k"), parent("Standard1"), all(10), ONE)).is_empty(), "nothing applied");
+    let r = ok("cas", c.cas(b("k"), "Standard1".into(), vec![], vec![stamped], t::ConsistencyLevel::SERIAL, ONE));
+    assert!(r.success);
 }

@@ -54,11 +54,13 @@ fn version(v: Uuid) -> String {
     v.to_string()
 }
 
+/// As 3.11 (ThriftConversion, then MigrationManager.announceNewColumnFamily): the definition
+/// is converted and checked first, then its keyspace must exist.
 pub async fn add_column_family(c: &Coordinator, cf_def: t::CfDef) -> TResult<String> {
-    if !c.has_keyspace(&cf_def.keyspace) {
-        return Err(ire(format!("Keyspace '{}' does not exist", cf_def.keyspace)));
-    }
     let def = cf_def_from_thrift(cf_def, None).map_err(ire)?;
+    if !c.has_keyspace(&def.keyspace) {
+        return Err(ire(format!("Cannot add table '{}' to non existing keyspace '{}'.", def.name, def.keyspace)));
+    }
     Ok(version(c.add_column_family(def).await?))
 }
 
@@ -77,17 +79,31 @@ pub async fn add_keyspace(c: &Coordinator, ks_def: t::KsDef) -> TResult<String> 
     Ok(version(c.add_keyspace(def).await?))
 }
 
+/// As 3.11's system_update_keyspace: the keyspace must exist (ThriftValidation's words), then
+/// the definition must carry no column family.
 pub async fn update_keyspace(c: &Coordinator, ks_def: t::KsDef) -> TResult<String> {
+    if !c.has_keyspace(&ks_def.name) {
+        return Err(ire(format!("Keyspace {} does not exist", ks_def.name)));
+    }
     if !ks_def.cf_defs.is_empty() {
         return Err(ire("Keyspace update must not contain any table definitions."));
-    }
-    if !c.has_keyspace(&ks_def.name) {
-        return Err(ire(format!("Keyspace '{}' does not exist", ks_def.name)));
     }
     let def = ks_def_from_thrift(ks_def).map_err(ire)?;
     Ok(version(c.update_keyspace(def).await?))
 }
 
+/// 3.11 (MigrationManager.announceKeyspaceDrop) names a keyspace it cannot drop its own way.
 pub async fn drop_keyspace(c: &Coordinator, name: &str) -> TResult<String> {
-    Ok(version(c.drop_keyspace(name).await?))
+    let missing = || ire(format!("Cannot drop non existing keyspace '{name}'."));
+    if !c.has_keyspace(name) {
+        return Err(missing());
+    }
+    match c.drop_keyspace(name).await {
+        Ok(v) => Ok(version(v)),
+        // Dropped by another request in the meantime.
+        Err(cluster::coordinator::CoordinatorError::Storage(storage::StorageError::UnknownKeyspace(_))) => {
+            Err(missing())
+        }
+        Err(e) => Err(e.into()),
+    }
 }

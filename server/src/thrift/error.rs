@@ -42,10 +42,12 @@ pub fn not_supported(what: &str) -> ThriftError {
 
 impl From<StorageError> for ThriftError {
     /// Schema and marshal problems are the client's; I/O, corruption and shutdown are not, and
-    /// are logged.
+    /// are logged. A keyspace that does not exist is named as 3.11's ThriftValidation names it
+    /// for a request against a column family (a session keyspace dropped since set_keyspace,
+    /// an update of a column family): without quotes, unlike set_keyspace's own refusal.
     fn from(e: StorageError) -> ThriftError {
         match e {
-            StorageError::UnknownKeyspace(k) => ire(format!("Keyspace '{k}' does not exist")),
+            StorageError::UnknownKeyspace(k) => ire(format!("Keyspace {k} does not exist")),
             StorageError::UnknownColumnFamily { cf, .. } => ire(format!("unconfigured table {cf}")),
             StorageError::KeyspaceExists(k) => ire(format!("Cannot add existing keyspace \"{k}\"")),
             StorageError::ColumnFamilyExists { keyspace, cf } => {

@@ -34,10 +34,50 @@ pub fn validate_key(key: &[u8]) -> TResult<()> {
 }
 
 /// A key, checked against the column family's key validator too (3.11's validateKey, for the
-/// reads and writes that name a row).
+/// reads and writes that name a row). 3.11 answers with the validator's reason alone.
 pub fn validate_key_type(meta: &CfMetadata, key: &[u8]) -> TResult<()> {
     validate_key(key)?;
-    meta.validators.key.validate(key).map_err(|e| ire(format!("Key failed validation: {e}")))
+    match marshal_error(&meta.validators.key, key) {
+        Some(reason) => Err(ire(reason)),
+        None => Ok(()),
+    }
+}
+
+/// Why `ty` refuses `v`, in the words of 3.11's serializers (their MarshalException), or None
+/// when the value is valid. Composite types keep Sibyl's own reason.
+pub fn marshal_error(ty: &AbstractType, v: &[u8]) -> Option<String> {
+    use AbstractType as T;
+    let err = ty.validate(v).err()?;
+    let n = v.len();
+    Some(match ty {
+        T::Reversed(base) => return marshal_error(base, v),
+        T::Long | T::CounterColumn => format!("Expected 8 or 0 byte long ({n})"),
+        T::Date | T::Timestamp => format!("Expected 8 or 0 byte long for date ({n})"),
+        T::Int32 => format!("Expected 4 or 0 byte int ({n})"),
+        T::Double => format!("Expected 8 or 0 byte value for a double ({n})"),
+        T::Float => format!("Expected 4 or 0 byte value for a float ({n})"),
+        T::Boolean => format!("Expected 1 or 0 byte value ({n})"),
+        T::Uuid | T::LexicalUuid => format!("UUID should be 16 or 0 bytes ({n})"),
+        T::TimeUuid if n != 16 => format!("UUID should be 16 or 0 bytes ({n})"),
+        T::TimeUuid => "Invalid version for TimeUUID type.".to_string(),
+        T::Decimal => format!("Expected 0 or at least 4 bytes ({n})"),
+        T::InetAddress => {
+            let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
+            format!("Expected 4 or 16 byte inetaddress; got {hex}")
+        }
+        T::Short => format!("Expected 2 bytes for a smallint ({n})"),
+        T::Byte => format!("Expected 1 byte for a tinyint ({n})"),
+        T::SimpleDate => format!("Expected 4 byte long for date ({n})"),
+        T::Time => format!("Expected 8 byte long for time ({n})"),
+        T::Empty => "EmptyType only accept empty values".to_string(),
+        T::Utf8 => "String didn't validate.".to_string(),
+        // Java prints the first byte above 127 as a signed byte.
+        T::Ascii => match v.iter().find(|b| **b >= 0x80) {
+            Some(b) => format!("Invalid byte for ascii: {}", *b as i8),
+            None => err.to_string(),
+        },
+        T::Bytes | T::Integer | T::Composite(_) | T::DynamicComposite(_) => err.to_string(),
+    })
 }
 
 /// A column (or super column) name: non-empty, at most 65535 bytes, valid for its comparator.
@@ -132,10 +172,13 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
         // Counters are written with add (or CounterColumns in batch_mutate), never as values.
         return Err(ire(format!("invalid operation for commutative table {}", meta.name())));
     }
-    ty.validate(value).map_err(|e| {
-        let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
-        ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name()))
-    })
+    match marshal_error(ty, value) {
+        None => Ok(()),
+        Some(e) => {
+            let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
+            Err(ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name())))
+        }
+    }
 }
 
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for
@@ -299,9 +342,34 @@ mod tests {
     #[test]
     fn keys_are_checked_against_the_key_validator() {
         let meta = standard();
-        assert!(why(validate_key_type(&meta, b"abc")).contains("Key failed validation"));
+        // 3.11 answers with the validator's reason alone.
+        assert_eq!(why(validate_key_type(&meta, b"abc")), "Expected 8 or 0 byte long (3)");
         assert_eq!(why(validate_key_type(&meta, b"")), "Key may not be empty");
+        let long = vec![0u8; MAX_NAME_LENGTH + 1];
+        assert_eq!(why(validate_key_type(&meta, &long)), "Key length of 65536 is longer than maximum of 65535");
         assert!(validate_key_type(&meta, &7i64.to_be_bytes()).is_ok());
+    }
+
+    #[test]
+    fn marshal_errors_are_in_3_11_words() {
+        use AbstractType as T;
+        let cases: [(T, &[u8], &str); 10] = [
+            (T::Int32, b"abc", "Expected 4 or 0 byte int (3)"),
+            (T::Uuid, b"abc", "UUID should be 16 or 0 bytes (3)"),
+            (T::TimeUuid, &[0u8; 16], "Invalid version for TimeUUID type."),
+            (T::Utf8, &[0xff], "String didn't validate."),
+            (T::Ascii, b"a\xc3\xa9", "Invalid byte for ascii: -61"),
+            (T::Boolean, b"ab", "Expected 1 or 0 byte value (2)"),
+            (T::Timestamp, b"abc", "Expected 8 or 0 byte long for date (3)"),
+            (T::Double, b"abc", "Expected 8 or 0 byte value for a double (3)"),
+            (T::InetAddress, &[1, 2, 3], "Expected 4 or 16 byte inetaddress; got 010203"),
+            (T::Reversed(Box::new(T::Long)), b"abc", "Expected 8 or 0 byte long (3)"),
+        ];
+        for (ty, v, expected) in cases {
+            assert_eq!(marshal_error(&ty, v).as_deref(), Some(expected), "{ty:?}");
+        }
+        assert_eq!(marshal_error(&T::Long, &7i64.to_be_bytes()), None);
+        assert_eq!(marshal_error(&T::Bytes, b"anything"), None);
     }
 
     #[test]

@@ -192,8 +192,8 @@ pub async fn remove_counter(
 }
 
 /// cas, with its six arguments as they arrived (3.11's CassandraServer.cas): the updates are
-/// validated as an insert's columns (a timestamp may be left out: the Paxos ballot's time
-/// replaces it), the expected columns are only compared. Answers success, or the current values
+/// validated as an insert's columns (a timestamp is required, as 3.11's validateColumnData
+/// wants, though the Paxos ballot's time replaces it), the expected columns are only compared. Answers success, or the current values
 /// the comparison saw: the expected columns that are live, or the partition's first cell when
 /// nothing was expected.
 pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResult<t::CASResult> {
@@ -212,8 +212,7 @@ pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResul
     }
     let now = now_seconds();
     let mut row = storage::data::Row::new();
-    for mut column in updates {
-        column.timestamp.get_or_insert(0);
+    for column in updates {
         row.cells.push(cell_of(&meta, None, column, now)?);
     }
     sort_cells(&meta, &mut row);

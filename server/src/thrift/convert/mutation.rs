@@ -199,14 +199,18 @@ pub fn add_deletion(
     let Some(r) = &p.slice_range else {
         return Ok(());
     };
+    if super_column.is_some() {
+        // 3.11 keeps a super column's subcolumns as one map and has no range tombstone inside it:
+        // it refuses the range (CassandraServer.deleteColumnOrSuperColumn), in these words.
+        return Err(ire("Cannot delete a range of subcolumns in a super column"));
+    }
     // 3.11 deletes from `start` to `finish` as given, whatever `reversed` says: a reversed
     // range (finish before start) covers no column, and deletes nothing.
     if r.reversed && !r.start.is_empty() && !r.finish.is_empty() && names_type.compare(&r.start, &r.finish).is_gt() {
         return Ok(());
     }
     let (start, end) = match (meta.is_super(), super_column) {
-        (true, Some(sc)) => (compose_super(sc, &r.start), compose_super(sc, &r.finish)),
-        (true, None) => (
+        (true, _) => (
             if r.start.is_empty() { Vec::new() } else { compose_super(&r.start, b"") },
             if r.finish.is_empty() { Vec::new() } else { compose_super(&r.finish, b"") },
         ),
@@ -318,6 +322,38 @@ mod tests {
             (row.range_tombstones[0].start.as_slice(), row.range_tombstones[0].end.as_slice()),
             (&b"a"[..], &b"c"[..])
         );
+    }
+
+    fn super_meta() -> CfMetadata {
+        let mut def = CfDef::new("KS", "Sup");
+        def.column_type = storage::schema::ColumnType::Super;
+        def.comparator_type = "org.apache.cassandra.db.marshal.UTF8Type".into();
+        def.subcomparator_type = Some("org.apache.cassandra.db.marshal.UTF8Type".into());
+        CfMetadata::new(def).expect("valid definition")
+    }
+
+    #[test]
+    fn a_range_of_subcolumns_is_not_deleted() {
+        let m = super_meta();
+        let mut row = Row::new();
+        let range_in_sc = t::SlicePredicate::new(None, range("a", "c", false));
+        assert_eq!(
+            why(add_deletion(&m, &mut row, Some(b"sc"), Some(&range_in_sc), 10, 1)),
+            "Cannot delete a range of subcolumns in a super column"
+        );
+        // The range is checked first, as 3.11 validates the Deletion before converting it.
+        let backwards = t::SlicePredicate::new(None, range("c", "a", false));
+        assert_eq!(
+            why(add_deletion(&m, &mut row, Some(b"sc"), Some(&backwards), 10, 1)),
+            "range finish must come after start in the order of traversal"
+        );
+        // Names within the super column, with or without a range beside them, and a range of
+        // whole super columns, are deleted.
+        let names_and_range = t::SlicePredicate::new(vec![b"x".to_vec()], range("a", "c", false));
+        add_deletion(&m, &mut row, Some(b"sc"), Some(&names_and_range), 10, 1).expect("names in a super column");
+        assert_eq!(row.cells.len(), 1);
+        add_deletion(&m, &mut row, None, Some(&range_in_sc), 10, 1).expect("a range of super columns");
+        assert_eq!(row.range_tombstones.len(), 1);
     }
 
     #[test]

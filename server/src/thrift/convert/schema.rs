@@ -110,6 +110,10 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
         }
     }
     for c in d.column_metadata.unwrap_or_default() {
+        if cf.column_metadata.iter().any(|kept| kept.name == c.name) {
+            merge_duplicate_column(&mut cf, c)?;
+            continue;
+        }
         let index_type = match c.index_type {
             None => None,
             Some(t::IndexType::KEYS) => Some(IndexType::Keys),
@@ -236,6 +240,41 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
     }
 }
 
+/// A second ColumnDef of a name already defined. 3.11 keeps the first definition and drops the
+/// later one silently (its column set keeps one column of a name), but still makes the index the
+/// later one declares: that index goes to the kept column when it has none; two indexes of one
+/// default name are refused in 3.11's words, and Sibyl, which keeps one index per column,
+/// refuses two differently named ones.
+fn merge_duplicate_column(cf: &mut schema::CfDef, c: t::ColumnDef) -> Result<(), String> {
+    let Some(index_type) = c.index_type else { return Ok(()) };
+    let index_type = match index_type {
+        t::IndexType::KEYS => IndexType::Keys,
+        t::IndexType::CUSTOM => IndexType::Custom,
+        t::IndexType::COMPOSITES => IndexType::Composites,
+        other => return Err(format!("unknown index_type {}", other.0)),
+    };
+    let shown = AbstractType::parse(&cf.comparator_type).map(|t| t.to_display_string(&c.name)).unwrap_or_default();
+    let effective = |name: &Option<String>| match name.as_deref() {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => schema::default_index_name(&cf.name, &shown),
+    };
+    let cf_name = cf.name.clone();
+    let Some(kept) = cf.column_metadata.iter_mut().find(|k| k.name == c.name) else { return Ok(()) };
+    if kept.index_type.is_none() {
+        kept.index_type = Some(index_type);
+        kept.index_name = c.index_name;
+        kept.index_options = c.index_options.unwrap_or_default();
+        return Ok(());
+    }
+    let (first, second) = (effective(&kept.index_name), effective(&c.index_name));
+    if first == second {
+        return Err(format!("Duplicate index name {first}"));
+    }
+    Err(format!(
+        "column {shown} of {cf_name} is defined twice with an index each ({first} and {second}): only one index per column is supported"
+    ))
+}
+
 /// Replication strategies Cassandra accepts on system_add_keyspace.
 const STRATEGIES: [&str; 3] = ["SimpleStrategy", "NetworkTopologyStrategy", "OldNetworkTopologyStrategy"];
 
@@ -337,6 +376,57 @@ mod tests {
         assert_eq!(described(Some("Rows_Only"), Some("ALL")), pair("ROWS_ONLY", "ALL"));
         assert_eq!(described(Some("ALL"), Some("0")), pair("KEYS_ONLY", "0"));
         assert_eq!(described(Some("none"), Some("100")), pair("NONE", "0"));
+    }
+
+    fn column(name: &str, class: &str, index: Option<Option<&str>>) -> t::ColumnDef {
+        t::ColumnDef {
+            name: name.as_bytes().to_vec(),
+            validation_class: class.to_string(),
+            index_type: index.map(|_| t::IndexType::KEYS),
+            index_name: index.flatten().map(str::to_string),
+            index_options: None,
+        }
+    }
+
+    fn with_columns(columns: Vec<t::ColumnDef>) -> Result<schema::CfDef, String> {
+        let d = t::CfDef {
+            comparator_type: Some("UTF8Type".into()),
+            column_metadata: Some(columns),
+            ..thrift_idl::bare_cf_def("KS", "Cf")
+        };
+        cf_def_from_thrift(d, None)
+    }
+
+    #[test]
+    fn a_column_defined_twice_keeps_its_first_definition() {
+        let cf = with_columns(vec![
+            column("a", "LongType", None),
+            column("b", "UTF8Type", None),
+            column("a", "UTF8Type", None),
+        ])
+        .expect("3.11 accepts a name defined twice");
+        let kept: Vec<(&[u8], &str)> =
+            cf.column_metadata.iter().map(|c| (c.name.as_slice(), c.validation_class.as_str())).collect();
+        assert_eq!(
+            kept,
+            [
+                (&b"a"[..], "org.apache.cassandra.db.marshal.LongType"),
+                (&b"b"[..], "org.apache.cassandra.db.marshal.UTF8Type")
+            ]
+        );
+        // The later definition's index still indexes the column.
+        let cf = with_columns(vec![column("a", "LongType", None), column("a", "UTF8Type", Some(Some("by_a")))])
+            .expect("an index on the second definition");
+        assert_eq!(cf.column_metadata.len(), 1);
+        assert_eq!(cf.column_metadata[0].validation_class, "org.apache.cassandra.db.marshal.LongType");
+        assert_eq!(cf.column_metadata[0].index_name.as_deref(), Some("by_a"));
+        // Two unnamed indexes get one default name: refused in 3.11's words.
+        assert_eq!(
+            with_columns(vec![column("a", "LongType", Some(None)), column("a", "LongType", Some(None))])
+                .err()
+                .as_deref(),
+            Some("Duplicate index name Cf_a_idx")
+        );
     }
 
     #[test]
