@@ -16,12 +16,12 @@
 
 use std::time::Duration;
 
-use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
+use thrift::protocol::{TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift::{
     ApplicationError, ApplicationErrorKind, ProtocolError, ProtocolErrorKind, TransportError, TransportErrorKind,
 };
 use thrift_idl as t;
-use thrift_idl::MessageInput;
+use thrift_idl::{MessageInput, MessageOutput};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
@@ -37,9 +37,9 @@ pub enum Reply {
     List(usize),
 }
 
-/// The protocol calls are written with: concrete, so the generated writers inline into it (as
-/// the readers do into [`MessageInput`]).
-pub type Output<'a> = TBinaryOutputProtocol<&'a mut Vec<u8>>;
+/// The protocol calls are written with: the server's reply writer, concrete and inlined, so the
+/// generated writers inline into it (as the readers do into [`MessageInput`]).
+pub type Output<'a> = MessageOutput<'a>;
 
 /// The arguments of one method the load generator calls: the generated `Cassandra<M>Args`.
 pub trait CallArgs {
@@ -121,7 +121,7 @@ pub fn encode_call<A: CallArgs>(buf: &mut Vec<u8>, framed: bool, seq: i32, args:
         buf.extend_from_slice(&[0; 4]);
     }
     {
-        let mut p = TBinaryOutputProtocol::new(&mut *buf, true);
+        let mut p = MessageOutput::new(&mut *buf);
         p.write_message_begin(&TMessageIdentifier::new(A::METHOD, TMessageType::Call, seq))?;
         args.write(&mut p)?;
         p.write_message_end()?;
@@ -320,7 +320,9 @@ mod tests {
     use std::io::Write;
     use std::rc::Rc;
 
-    use thrift::protocol::{TBinaryInputProtocol, TFieldIdentifier, TListIdentifier, TStructIdentifier, TType};
+    use thrift::protocol::{
+        TBinaryInputProtocol, TBinaryOutputProtocol, TFieldIdentifier, TListIdentifier, TStructIdentifier, TType,
+    };
     use thrift::transport::TFramedWriteTransport;
     use thrift_idl::TCassandraSyncClient;
 
