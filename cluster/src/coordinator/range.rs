@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::future::join_all;
-use storage::data::{now_seconds, Cell, Row};
+use storage::data::{compose_super, now_seconds, split_super, Cell, Row};
 use storage::dht::{DecoratedKey, KeyBound, Token};
 use storage::filter::{collect_live, merge_rows, ReadFilter};
 use storage::index::expression::satisfies_all;
@@ -56,7 +56,8 @@ impl Coordinator {
     }
 
     /// Every column of the partitions of `command.pieces`, in order, until `max_columns` are
-    /// collected; in the range's start partition, only columns from the start column on.
+    /// collected; in the range's start partition, only columns from the start column on. In a
+    /// super column family, whole super columns, from the start super column on.
     pub async fn scan_paged(&self, command: PagedRangeCommand, cl: ConsistencyLevel) -> Result<Rows> {
         cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
         super::cas::refuse_serial_scan(cl)?;
@@ -79,20 +80,28 @@ impl Coordinator {
                 }
                 let cells = collect_live(&meta.cmp, &row, &all, now);
                 let ghost = cells.is_empty();
+                // In a super column family the start column names a super column: the page starts
+                // at its first subcolumn.
                 let skip_before = command
                     .start
                     .as_ref()
                     .filter(|(first_key, column)| *first_key == key.key && !column.is_empty())
-                    .map(|(_, column)| column);
-                let mut columns = Vec::new();
+                    .map(|(_, column)| if meta.is_super() { compose_super(column, b"") } else { column.clone() });
+                let mut columns: Vec<Cell> = Vec::new();
                 for c in cells {
-                    if skip_before.is_some_and(|s| meta.cmp.compare(&c.name, s) == Ordering::Less) {
+                    if skip_before.as_ref().is_some_and(|s| meta.cmp.compare(&c.name, s) == Ordering::Less) {
                         continue;
                     }
-                    if budget == 0 {
-                        break;
+                    // A super column family counts super columns (the unit it answers with): the
+                    // subcolumns of one that has begun all come along.
+                    let same_super = meta.is_super()
+                        && columns.last().is_some_and(|last| split_super(&last.name).0 == split_super(&c.name).0);
+                    if !same_super {
+                        if budget == 0 {
+                            break;
+                        }
+                        budget -= 1;
                     }
-                    budget -= 1;
                     columns.push(c);
                 }
                 if ghost || !columns.is_empty() {

@@ -190,9 +190,6 @@ pub async fn get_paged_slice(
     cl: t::ConsistencyLevel,
 ) -> TResult<Vec<t::KeySlice>> {
     let meta = c.cf_metadata(ks, &column_family)?;
-    if meta.is_super() {
-        return Err(ire("get_paged_slice does not work on super column families"));
-    }
     let pieces = key_range_bounds(c.partitioner(), &range)?;
     let cl = read_consistency(cl)?;
     if range.row_filter.as_ref().is_some_and(|f| !f.is_empty()) {
@@ -207,7 +204,8 @@ pub async fn get_paged_slice(
         max_columns: range.count as usize,
     };
     let rows = c.scan_paged(command, cl).await?;
-    Ok(key_slices(rows, false, false))
+    // A super column family answers with whole super columns, as 3.11 does.
+    Ok(key_slices(rows, meta.is_super(), false))
 }
 
 /// The rows from `clause.start_key` (inclusive) to the end of the ring that satisfy every
