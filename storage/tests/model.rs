@@ -173,35 +173,27 @@ fn run(mut ops: Vec<Op>, purge: bool) -> Result<(), TestCaseError> {
         // Every key reads exactly as the model says.
         let now = now_seconds();
         for k in 0..6u8 {
-            let got: Vec<(Vec<u8>, Vec<u8>)> = storage
-                .read("ks", "cf", &key_bytes(k), &ReadFilter::all())
-                .expect("read")
-                .into_iter()
-                .map(|c| (c.name, c.value))
-                .collect();
+            // (name, value) of the live cells `filter` selects in key k.
+            let read = |filter: &ReadFilter| -> Vec<(Vec<u8>, Vec<u8>)> {
+                storage
+                    .read("ks", "cf", &key_bytes(k), filter)
+                    .expect("read")
+                    .into_iter()
+                    .map(|c| (c.name, c.value))
+                    .collect()
+            };
+            let got = read(&ReadFilter::all());
             prop_assert_eq!(&got, &model.read(&key_bytes(k), now), "key{}", k);
             // A slice of the names, whole and cut by a count: only part of each source is
             // copied, and the count applies after the sources are merged.
             let (lo, hi) = (name_bytes(3), name_bytes(8));
             let inside: Vec<(Vec<u8>, Vec<u8>)> = got.iter().filter(|(n, _)| *n >= lo && *n <= hi).cloned().collect();
             for count in [1000, 2] {
-                let filter = ReadFilter::slice(lo.clone(), hi.clone(), false, count, CountUnit::Cells);
-                let sliced: Vec<(Vec<u8>, Vec<u8>)> = storage
-                    .read("ks", "cf", &key_bytes(k), &filter)
-                    .expect("read")
-                    .into_iter()
-                    .map(|c| (c.name, c.value))
-                    .collect();
+                let sliced = read(&ReadFilter::slice(lo.clone(), hi.clone(), false, count, CountUnit::Cells));
                 let expected: Vec<_> = inside.iter().take(count).cloned().collect();
                 prop_assert_eq!(&sliced, &expected, "key{} slice {:?}..{:?} count {}", k, lo, hi, count);
                 // Reversed: from the end of the slice backwards, cut by the same count.
-                let filter = ReadFilter::slice(hi.clone(), lo.clone(), true, count, CountUnit::Cells);
-                let backwards: Vec<(Vec<u8>, Vec<u8>)> = storage
-                    .read("ks", "cf", &key_bytes(k), &filter)
-                    .expect("read")
-                    .into_iter()
-                    .map(|c| (c.name, c.value))
-                    .collect();
+                let backwards = read(&ReadFilter::slice(hi.clone(), lo.clone(), true, count, CountUnit::Cells));
                 let expected: Vec<_> = inside.iter().rev().take(count).cloned().collect();
                 prop_assert_eq!(&backwards, &expected, "key{} reversed slice {:?}..{:?} count {}", k, hi, lo, count);
             }
