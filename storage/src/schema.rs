@@ -91,6 +91,11 @@ pub struct CfDef {
 
 pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;
 
+/// A column family's index intervals when its definition leaves them unset (3.11's
+/// TableParams defaults; Cassandra reports these in describe_keyspace).
+pub const DEFAULT_MIN_INDEX_INTERVAL: i32 = 128;
+pub const DEFAULT_MAX_INDEX_INTERVAL: i32 = 2048;
+
 impl CfDef {
     /// A definition with Cassandra 3.11's defaults.
     pub fn new(keyspace: impl Into<String>, name: impl Into<String>) -> CfDef {

@@ -28,10 +28,6 @@ pub struct RingEndpoint {
 /// Split estimates never cut a range into more pieces than this.
 const MAX_SPLITS: u64 = 1 << 16;
 
-/// A column family's `min_index_interval` when its definition leaves it unset (3.11's
-/// TableParams default).
-const DEFAULT_MIN_INDEX_INTERVAL: u64 = 128;
-
 impl Coordinator {
     /// The ranges of the ring and their replicas for `keyspace`, in ring order; with
     /// `local_dc_only`, only the replicas in this node's data centre (describe_local_ring). A
@@ -123,8 +119,8 @@ impl Coordinator {
             .cf_metadata(keyspace, cf)?
             .def
             .min_index_interval
-            .and_then(|m| u64::try_from(m).ok())
-            .unwrap_or(DEFAULT_MIN_INDEX_INTERVAL);
+            .unwrap_or(storage::schema::DEFAULT_MIN_INDEX_INTERVAL);
+        let min_rows = u64::try_from(min_rows).unwrap_or(1);
         let (keyspace, cf) = (keyspace.to_string(), cf.to_string());
         self.blocking(move |storage| {
             let range = Range { left: start.clone(), right: end.clone() };

@@ -234,8 +234,8 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         cells_per_row_to_cache: Some(
             cf.cells_per_row_to_cache.clone().unwrap_or_else(|| default_cells_per_row(&cf.caching).into()),
         ),
-        min_index_interval: cf.min_index_interval,
-        max_index_interval: cf.max_index_interval,
+        min_index_interval: Some(cf.min_index_interval.unwrap_or(schema::DEFAULT_MIN_INDEX_INTERVAL)),
+        max_index_interval: Some(cf.max_index_interval.unwrap_or(schema::DEFAULT_MAX_INDEX_INTERVAL)),
         ..thrift_idl::bare_cf_def(cf.keyspace.clone(), cf.name.clone())
     }
 }
