@@ -264,7 +264,7 @@ fn a_super_column_family_path_names_the_super_column() {
 }
 
 #[test]
-fn caching_and_index_intervals_are_described_in_3_11_words() {
+fn defaults_are_described_in_3_11_words() {
     let (_node, mut c) = setup();
     let mut d = cf_def(KS, "Cached", "UTF8Type");
     d.caching = Some("keys_only".into());
@@ -279,9 +279,10 @@ fn caching_and_index_intervals_are_described_in_3_11_words() {
     assert_eq!(caching("Cached"), (Some("KEYS_ONLY"), Some("0")));
     assert_eq!(caching("AllCached"), (Some("ALL"), Some("ALL")));
     assert_eq!(caching("Standard1"), (Some("KEYS_ONLY"), Some("0")));
-    // Index intervals left unset are described with 3.11's defaults.
+    // Index intervals and speculative retry left unset are described with 3.11's defaults.
     let intervals = |name: &str| (by_name[name].min_index_interval, by_name[name].max_index_interval);
     assert_eq!(intervals("Standard1"), (Some(128), Some(2048)));
+    assert_eq!(by_name["Standard1"].speculative_retry.as_deref(), Some("99PERCENTILE"));
     let mut bad = cf_def(KS, "Bad", "UTF8Type");
     bad.caching = Some("sometimes".into());
     assert_eq!(

@@ -229,7 +229,8 @@ pub fn cf_def_to_thrift(cf: &schema::CfDef) -> t::CfDef {
         populate_io_cache_on_flush: cf.populate_io_cache_on_flush,
         memtable_flush_period_in_ms: Some(cf.memtable_flush_period_in_ms.unwrap_or(0)),
         default_time_to_live: Some(cf.default_time_to_live),
-        speculative_retry: Some(cf.speculative_retry.clone().unwrap_or_else(|| "NONE".into())),
+        // 3.x's default (TableParams: the 99th percentile), as its SpeculativeRetryParam writes it.
+        speculative_retry: Some(cf.speculative_retry.clone().unwrap_or_else(|| "99PERCENTILE".into())),
         triggers: Some(Vec::new()),
         cells_per_row_to_cache: Some(
             cf.cells_per_row_to_cache.clone().unwrap_or_else(|| default_cells_per_row(&cf.caching).into()),
