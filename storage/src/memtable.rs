@@ -160,24 +160,22 @@ impl Memtable {
         self.operations.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A copy of the partition `key`, if this memtable has it.
-    pub fn get(&self, key: &DecoratedKey) -> Option<Row> {
-        self.shards[shard_of(key)].lock().get(&key.token_prefix()).and_then(|b| b.get(key)).cloned()
-    }
-
     /// What `f` makes of partition `key`, read in place (under its shard's lock, so `f` should
-    /// be short); `None` when the partition is absent.
+    /// be short); `None` when the partition is absent. Every point lookup goes through here.
     pub fn with_row<R>(&self, key: &DecoratedKey, f: impl FnOnce(&Row) -> R) -> Option<R> {
         let shard = self.shards[shard_of(key)].lock();
         shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(f)
     }
 
+    /// A copy of the partition `key`, if this memtable has it.
+    pub fn get(&self, key: &DecoratedKey) -> Option<Row> {
+        self.with_row(key, Row::clone)
+    }
+
     /// A copy of the partition `key` holding only the cells `keep` accepts (its deletion and
     /// range tombstones whole): a read of a few columns of a wide row copies only those.
     pub fn get_cells(&self, key: &DecoratedKey, keep: impl Fn(&Cell) -> bool) -> Option<Row> {
-        let shard = self.shards[shard_of(key)].lock();
-        let row = shard.get(&key.token_prefix()).and_then(|b| b.get(key))?;
-        Some(Row {
+        self.with_row(key, |row| Row {
             deletion: row.deletion,
             range_tombstones: row.range_tombstones.clone(),
             cells: row.cells.iter().filter(|c| keep(c)).cloned().collect(),
@@ -185,7 +183,7 @@ impl Memtable {
     }
 
     pub fn contains(&self, key: &DecoratedKey) -> bool {
-        self.shards[shard_of(key)].lock().get(&key.token_prefix()).is_some_and(|b| b.get(key).is_some())
+        self.with_row(key, |_| ()).is_some()
     }
 
     /// Partitions from `start` on, in key order, copied one at a time.

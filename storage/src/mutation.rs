@@ -21,24 +21,24 @@ impl RowMutation {
 
     /// The update for column family `cf`, created empty on first use.
     pub fn row_mut(&mut self, cf: &str) -> &mut Row {
-        match self.updates.iter().position(|(name, _)| name == cf) {
-            Some(i) => &mut self.updates[i].1,
-            None => self.add_update(cf.to_string()),
-        }
+        self.row_named(cf, str::to_string)
     }
 
     /// As [`RowMutation::row_mut`], for a caller that owns the name (no copy of it is made).
     pub fn row_mut_owned(&mut self, cf: String) -> &mut Row {
-        match self.updates.iter().position(|(name, _)| *name == cf) {
-            Some(i) => &mut self.updates[i].1,
-            None => self.add_update(cf),
-        }
+        self.row_named(cf, |name| name)
     }
 
-    fn add_update(&mut self, cf: String) -> &mut Row {
-        self.updates.push((cf, Row::new()));
-        let last = self.updates.len() - 1;
-        &mut self.updates[last].1
+    /// The update for `cf`; a new empty one named `own(cf)` when there is none yet.
+    fn row_named<N: AsRef<str>>(&mut self, cf: N, own: impl FnOnce(N) -> String) -> &mut Row {
+        let i = match self.updates.iter().position(|(name, _)| name == cf.as_ref()) {
+            Some(i) => i,
+            None => {
+                self.updates.push((own(cf), Row::new()));
+                self.updates.len() - 1
+            }
+        };
+        &mut self.updates[i].1
     }
 }
 

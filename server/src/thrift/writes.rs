@@ -193,9 +193,9 @@ pub async fn remove_counter(
 
 /// cas, with its six arguments as they arrived (3.11's CassandraServer.cas): the updates are
 /// validated as an insert's columns (a timestamp is required, as 3.11's validateColumnData
-/// wants, though the Paxos ballot's time replaces it), the expected columns are only compared. Answers success, or the current values
-/// the comparison saw: the expected columns that are live, or the partition's first cell when
-/// nothing was expected.
+/// wants, though the Paxos ballot's time replaces it), the expected columns are only compared.
+/// Answers success, or the current values the comparison saw: the expected columns that are
+/// live, or the partition's first cell when nothing was expected.
 pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResult<t::CASResult> {
     let t::CassandraCasArgs {
         key,
