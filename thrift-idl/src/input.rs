@@ -119,9 +119,21 @@ fn ends_early(wanted: usize, left: usize) -> thrift::Error {
     ))
 }
 
+/// `std::str::from_utf8` with a shortcut for ASCII. The strings of requests (method, keyspace
+/// and column family names) are short and ASCII, and the general check walks them a byte at a
+/// time: about 100 instructions for a 9-byte name, three times per `get_slice`.
+#[inline(always)]
+pub fn str_from_utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes)
+}
+
 #[inline(always)]
 fn utf8(bytes: &[u8]) -> thrift::Result<&str> {
-    std::str::from_utf8(bytes).map_err(|e| {
+    str_from_utf8(bytes).map_err(|e| {
         thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, format!("string is not UTF-8: {e}")))
     })
 }

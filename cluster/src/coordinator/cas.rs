@@ -221,7 +221,7 @@ impl Coordinator {
     /// The live participants of `key`'s Paxos rounds, or Unavailable.
     fn participants(&self, keyspace: &str, key: &[u8], cl: ConsistencyLevel) -> Result<Participants> {
         let (_, map) = self.replicas_of(keyspace)?;
-        let token = self.partitioner().try_token_for_key(key).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+        let token = self.token_of(key)?;
         let local_dc = self.local_dc();
         let snitch = self.membership.snitch();
         let in_scope = |ep: &Endpoint| cl != ConsistencyLevel::LocalSerial || snitch.datacenter(*ep) == local_dc;

@@ -234,6 +234,11 @@ impl Coordinator {
         self.storage.partitioner()
     }
 
+    /// The key's token, or why the partitioner refuses the key.
+    fn token_of(&self, key: &[u8]) -> Result<Token> {
+        self.partitioner().try_token_for_key(key).map_err(|e| CoordinatorError::Invalid(e.to_string()))
+    }
+
     pub fn membership(&self) -> &Arc<Membership> {
         &self.membership
     }

@@ -67,6 +67,28 @@ impl Coordinator {
         join_all(planned.into_iter().map(|p| self.read_one(p))).await.into_iter().collect()
     }
 
+    /// The live cells one command selects: [`Coordinator::read`] of one partition. When this node
+    /// is its only replica asked and the read is small (every get and get_slice on a single
+    /// node), it is read here straight away, without the vectors of commands, plans, targets and
+    /// answers that a read of several partitions needs.
+    pub async fn read_partition(&self, command: ReadCommand, cl: ConsistencyLevel) -> Result<Vec<Cell>> {
+        cl.validate_for_read().map_err(CoordinatorError::Invalid)?;
+        if !cl.is_serial() && filter_is_small(&command.filter) {
+            let placement = self.placement(&command.keyspace)?;
+            if placement.local_only {
+                let token = self.token_of(&command.key)?;
+                only_local_meets(cl, &quota(cl, &placement.strategy, self.local_dc(), 0))?;
+                trace(|| "Reading 1 partition(s) locally: this node is their only replica asked".into());
+                let ReadCommand { keyspace, cf, key, filter } = command;
+                let cells = self.storage.read_at(&keyspace, &cf, &DecoratedKey::new(token, key), &filter)?;
+                trace(|| "Local read complete".into());
+                return Ok(cells);
+            }
+        }
+        let mut rows = self.read(vec![command], cl).await?;
+        Ok(rows.pop().unwrap_or_default())
+    }
+
     /// How many columns each command's read returns (super columns, for a read of a super
     /// column family at the top level), as get_count and multiget_count answer.
     pub async fn count(&self, commands: Vec<ReadCommand>, cl: ConsistencyLevel) -> Result<Vec<usize>> {
@@ -81,10 +103,7 @@ impl Coordinator {
         for command in commands {
             let placement = self.placement(&command.keyspace)?;
             let (strategy, map) = (&placement.strategy, &placement.map);
-            let token = self
-                .partitioner()
-                .try_token_for_key(&command.key)
-                .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let token = self.token_of(&command.key)?;
             let quota = quota(cl, strategy, local_dc, 0);
             if placement.local_only {
                 // The answer check_alive and first_meeting would give, without their work.

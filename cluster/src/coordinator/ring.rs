@@ -76,7 +76,7 @@ impl Coordinator {
     /// The token of `key` and the addresses of its replicas in `keyspace`.
     pub fn natural_endpoints(&self, keyspace: &str, key: &[u8]) -> Result<(Token, Vec<String>)> {
         let (_, map) = self.replicas_of(keyspace)?;
-        let token = self.partitioner().try_token_for_key(key).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+        let token = self.token_of(key)?;
         let endpoints = map.endpoints_for(&token).iter().map(|ep| ep.ip().to_string()).collect();
         Ok((token, endpoints))
     }

@@ -58,10 +58,7 @@ impl Coordinator {
                 _ => placement.insert(self.placement(&mutation.keyspace)?).clone(),
             };
             let (map, strategy) = (&placement.map, &placement.strategy);
-            let token = self
-                .partitioner()
-                .try_token_for_key(&mutation.key)
-                .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
+            let token = self.token_of(&mutation.key)?;
             if placement.local_only {
                 let quota = quota(cl, strategy, local_dc, 0);
                 if cl != ConsistencyLevel::Any {

@@ -55,8 +55,7 @@ pub async fn get(
         }
     };
     let filter = ReadFilter::names(&meta.cmp, vec![name], CountUnit::Cells);
-    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
-    let cells = rows.pop().unwrap_or_default();
+    let cells = c.read_partition(command(&meta, key, filter), cl).await?;
     to_thrift_columns(cells, meta.is_super(), within_super).into_iter().next().ok_or(ThriftError::NotFound)
 }
 
@@ -71,8 +70,8 @@ pub async fn get_slice(
     let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
     let cl = read_consistency(cl)?;
     validate_key_type(&meta, &key)?;
-    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
-    Ok(to_thrift_columns(rows.pop().unwrap_or_default(), meta.is_super(), parent.super_column.is_some()))
+    let cells = c.read_partition(command(&meta, key, filter), cl).await?;
+    Ok(to_thrift_columns(cells, meta.is_super(), parent.super_column.is_some()))
 }
 
 pub async fn get_count(
@@ -273,6 +272,6 @@ pub async fn get_multi_slice(
     }
     check_multi_slice_order(ty, &slices, reversed)?;
     let filter = ReadFilter::slices(slices, reversed, count as usize, CountUnit::Cells);
-    let mut rows = c.read(vec![command(&meta, key, filter)], cl).await?;
-    Ok(to_thrift_columns(rows.pop().unwrap_or_default(), false, false))
+    let cells = c.read_partition(command(&meta, key, filter), cl).await?;
+    Ok(to_thrift_columns(cells, false, false))
 }

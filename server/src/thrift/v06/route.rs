@@ -179,7 +179,7 @@ pub fn inspect(message: &[u8]) -> Option<(&str, Evidence)> {
         return None;
     }
     let len = c.len()?;
-    let method = std::str::from_utf8(c.take(len)?).ok()?;
+    let method = thrift_idl::input::str_from_utf8(c.take(len)?).ok()?;
     c.take(4)?; // sequence id
     let evidence = match name(method) {
         Name::Only(g) => Evidence::Decides(g),
