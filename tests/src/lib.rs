@@ -30,12 +30,13 @@
 //! hanging it. Dropping a [`Node`] kills its process; if the test is panicking, the node's log is
 //! printed first so the failure can be understood from the test output alone.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TOutputProtocol};
@@ -284,10 +285,18 @@ pub fn free_port() -> u16 {
     free_port_on([127, 0, 0, 1])
 }
 
-/// A port that was free a moment ago on `ip`.
+/// A port that was free a moment ago on `ip`, and that this process has not handed out before.
+/// The kernel may give the same ephemeral port to two binds in a row once the first listener is
+/// closed: one node once got the same port for its storage and admin listeners.
 pub fn free_port_on(ip: [u8; 4]) -> u16 {
-    let l = TcpListener::bind(SocketAddr::from((ip, 0))).unwrap_or_else(|e| panic!("bind {ip:?}:0: {e}"));
-    l.local_addr().expect("local_addr").port()
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let l = TcpListener::bind(SocketAddr::from((ip, 0))).unwrap_or_else(|e| panic!("bind {ip:?}:0: {e}"));
+        let port = l.local_addr().expect("local_addr").port();
+        if HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner()).insert(port) {
+            return port;
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
