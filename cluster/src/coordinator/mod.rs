@@ -42,7 +42,6 @@ use storage::filter::ReadFilter;
 use storage::schema::{CfMetadata, KeyspaceDef};
 use storage::system::traces::{self, TraceEvent, TraceSession};
 use storage::StorageError;
-use uuid::Uuid;
 
 use crate::consistency::ConsistencyLevel;
 use crate::executor::Executor;
@@ -167,7 +166,7 @@ pub struct Coordinator {
 
 /// Where one keyspace's data lives, as of one schema and one ring.
 struct Placement {
-    schema_version: Uuid,
+    schema_generation: u64,
     ring_version: u64,
     strategy: ReplicationStrategy,
     map: Arc<ReplicaMap>,
@@ -308,10 +307,10 @@ impl Coordinator {
     fn placement(&self, keyspace: &str) -> Result<Arc<Placement>> {
         // Versions read before the schema and the ring are: a change racing with this leaves
         // an entry that the next request finds out of date.
-        let schema_version = self.storage.schema_version();
+        let schema_generation = self.storage.schema_generation();
         let ring_version = self.membership.ring_version();
         if let Some(p) = self.placements.read().get(keyspace) {
-            if p.schema_version == schema_version && p.ring_version == ring_version {
+            if p.schema_generation == schema_generation && p.ring_version == ring_version {
                 return Ok(p.clone());
             }
         }
@@ -322,7 +321,7 @@ impl Coordinator {
             .map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
         let map = self.membership.replica_map_of(keyspace, &strategy);
         let local_only = map.sole_replica() == Some(self.membership.local());
-        let placement = Arc::new(Placement { schema_version, ring_version, strategy, map, local_only });
+        let placement = Arc::new(Placement { schema_generation, ring_version, strategy, map, local_only });
         self.placements.write().insert(keyspace.to_string(), placement.clone());
         Ok(placement)
     }

@@ -36,7 +36,7 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -148,6 +148,17 @@ struct Inner {
     shutting_down: AtomicBool,
     /// Memtables switched out and not yet flushed, over all column families.
     flushing_memtables: AtomicUsize,
+    /// Changed after every change of `stores` (see [`Storage::schema_generation`]).
+    schema_generation: AtomicU64,
+}
+
+/// Schema generations, unique in the process: a new engine starts past every generation any
+/// other engine has used, so a cache keyed by generation never mistakes one engine's schema
+/// for another's.
+static SCHEMA_GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+fn next_schema_generation() -> u64 {
+    SCHEMA_GENERATIONS.fetch_add(1, Ordering::Relaxed)
 }
 
 #[derive(Default, Clone)]
@@ -257,6 +268,7 @@ impl Storage {
             workers: Mutex::new(Vec::new()),
             shutting_down: AtomicBool::new(false),
             flushing_memtables: AtomicUsize::new(0),
+            schema_generation: AtomicU64::new(next_schema_generation()),
         });
         let storage = Storage { inner };
 

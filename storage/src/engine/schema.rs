@@ -2,6 +2,8 @@
 //! (each one saved in the schema tables and flushed before it returns; see [`super::schema_change`]
 //! for how a change is written, merged and installed).
 
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -18,6 +20,15 @@ impl Storage {
 
     /// A digest of every user keyspace's definition: the same on every node holding the same
     /// schema, and across restarts.
+    /// A number that changes after every schema change, read without a lock: a cache of
+    /// anything derived from the schema (a column family's metadata, a keyspace's replication)
+    /// is still good while this returns what it returned when the entry was made. Read it
+    /// before deriving the entry, so that a change racing with that leaves the entry stale
+    /// rather than wrong. Unique in the process, across engines.
+    pub fn schema_generation(&self) -> u64 {
+        self.inner.schema_generation.load(Ordering::Acquire)
+    }
+
     pub fn schema_version(&self) -> Uuid {
         self.inner.stores.read().schema.version
     }
@@ -37,8 +48,29 @@ impl Storage {
 
     /// A column family's definition with its comparator and validators, shared and immutable:
     /// a later schema change makes a new one.
+    /// A column family's metadata. Each thread remembers the last one it was given, for as long
+    /// as the schema does not change: requests on a connection nearly always name the same
+    /// column family, and the lookup (a lock, two hashed names, the metadata's own lock) was
+    /// about 280 instructions of a 8,500-instruction read.
     pub fn cf_metadata(&self, keyspace: &str, cf: &str) -> Result<Arc<CfMetadata>> {
-        self.store(keyspace, cf).map(|s| s.metadata())
+        thread_local! {
+            static LAST: RefCell<Option<(u64, Arc<CfMetadata>)>> = const { RefCell::new(None) };
+        }
+        // Read before the lookup (see schema_generation); generations are unique in the
+        // process, so an entry of another engine never matches.
+        let generation = self.schema_generation();
+        let hit = LAST.with_borrow(|last| match last {
+            Some((g, meta)) if *g == generation && meta.name() == cf && meta.keyspace() == keyspace => {
+                Some(meta.clone())
+            }
+            _ => None,
+        });
+        if let Some(meta) = hit {
+            return Ok(meta);
+        }
+        let meta = self.store(keyspace, cf)?.metadata();
+        LAST.set(Some((generation, meta.clone())));
+        Ok(meta)
     }
 
     /// Every column family as (keyspace, name), in that order.
@@ -150,5 +182,46 @@ impl Storage {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Storage, StorageConfig};
+    use crate::schema::{CfDef, KeyspaceDef};
+
+    fn open(dir: &std::path::Path, comment: &str) -> Storage {
+        let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+        let mut ks = KeyspaceDef::new("ks");
+        let mut cf = CfDef::new("ks", "cf");
+        cf.comment = Some(comment.into());
+        ks.cf_defs.push(cf);
+        c.initial_keyspaces = vec![ks];
+        Storage::open(c).expect("opens")
+    }
+
+    fn comment(s: &Storage) -> Option<String> {
+        s.cf_metadata("ks", "cf").expect("metadata").def.comment.clone()
+    }
+
+    /// The metadata a thread remembers is given again only while the schema is unchanged, and
+    /// only by the engine it came from.
+    #[test]
+    fn remembered_metadata_follows_schema_changes_and_engines() {
+        let (a_dir, b_dir) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+        let a = open(a_dir.path(), "first");
+        let b = open(b_dir.path(), "other engine");
+        assert_eq!(comment(&a).as_deref(), Some("first"));
+        assert_eq!(comment(&b).as_deref(), Some("other engine"));
+        assert_eq!(comment(&a).as_deref(), Some("first"));
+
+        let mut def = a.cf_metadata("ks", "cf").expect("metadata").def.clone();
+        def.comment = Some("second".into());
+        a.update_column_family(def).expect("update");
+        assert_eq!(comment(&a).as_deref(), Some("second"));
+
+        a.drop_column_family("ks", "cf").expect("drop");
+        assert!(a.cf_metadata("ks", "cf").is_err(), "a dropped column family has no metadata");
+        assert_eq!(comment(&b).as_deref(), Some("other engine"));
     }
 }

@@ -16,6 +16,7 @@
 //! lock.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -210,6 +211,9 @@ impl Storage {
             old_schema.keyspaces.keys().filter(|k| !schema.keyspaces.contains_key(*k)).cloned().collect();
         stores.schema = schema;
         *self.inner.stores.write() = stores;
+        // After the swap: a reader that sees the new generation also sees the new stores (and
+        // the column family definitions set above).
+        self.inner.schema_generation.store(super::next_schema_generation(), Ordering::Release);
         for (store, index) in to_build {
             self.start_index_build(&store, index);
         }
