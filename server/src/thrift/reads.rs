@@ -21,7 +21,7 @@ fn prepare(
     c: &Coordinator,
     ks: &str,
     parent: &t::ColumnParent,
-    predicate: &t::SlicePredicate,
+    predicate: t::SlicePredicate,
 ) -> TResult<(std::sync::Arc<CfMetadata>, ReadFilter)> {
     let meta = c.cf_metadata(ks, &parent.column_family)?;
     validate_parent(&meta, parent.super_column.as_deref())?;
@@ -67,7 +67,7 @@ pub async fn get_slice(
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
 ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     validate_key_type(&meta, &key)?;
     let cells = c.read_partition(command(&meta, key, filter), cl).await?;
@@ -82,11 +82,12 @@ pub async fn get_count(
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
 ) -> TResult<i32> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let names = predicate.column_names.is_some();
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     // 3.11 checks the key against its validator only when it counts a list of names (through
     // its multiget path); a count over a slice takes the key as it is.
-    if predicate.column_names.is_some() {
+    if names {
         validate_key_type(&meta, &key)?;
     } else {
         validate_key(&key)?;
@@ -113,7 +114,7 @@ pub async fn multiget_slice(
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     let commands = multiget_commands(&meta, &keys, &filter)?;
     let rows = c.read(commands, cl).await?;
@@ -133,7 +134,7 @@ pub async fn multiget_count(
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
 ) -> TResult<std::collections::BTreeMap<Vec<u8>, i32>> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     let commands = multiget_commands(&meta, &keys, &filter)?;
     let counts = c.count(commands, cl).await?;
@@ -148,7 +149,7 @@ pub async fn get_range_slices(
     range: t::KeyRange,
     cl: t::ConsistencyLevel,
 ) -> TResult<Vec<t::KeySlice>> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     let row_filter = index_expressions(&meta, range.row_filter.as_deref().unwrap_or_default())?;
     if !row_filter.is_empty() && parent.super_column.is_some() {
@@ -217,7 +218,7 @@ pub async fn get_indexed_slices(
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
 ) -> TResult<Vec<t::KeySlice>> {
-    let (meta, filter) = prepare(c, ks, &parent, &predicate)?;
+    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let row_filter = index_clause_expressions(&meta, &clause)?;
     let cl = read_consistency(cl)?;
     if clause.count <= 0 {

@@ -186,7 +186,7 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
 pub fn predicate_filter(
     meta: &CfMetadata,
     parent_super: Option<&[u8]>,
-    predicate: &t::SlicePredicate,
+    predicate: t::SlicePredicate,
 ) -> TResult<ReadFilter> {
     let cmp = &meta.cmp;
     let (names_type, unit) = match (cmp.is_super(), parent_super) {
@@ -194,34 +194,29 @@ pub fn predicate_filter(
         (true, Some(_)) => (cmp.sub_type().unwrap_or(cmp.name_type()), CountUnit::Cells),
         (false, _) => (cmp.name_type(), CountUnit::Cells),
     };
-    let encode = |name: &[u8]| -> Vec<u8> {
+    // Takes the client's names: a standard column family's are used as they are.
+    let encode = |name: Vec<u8>| -> Vec<u8> {
         match (cmp.is_super(), parent_super) {
-            (true, None) if name.is_empty() => Vec::new(),
-            (true, None) => compose_super(name, b""),
-            (true, Some(sc)) => compose_super(sc, name),
-            (false, _) => name.to_vec(),
+            (true, None) if name.is_empty() => name,
+            (true, None) => compose_super(&name, b""),
+            (true, Some(sc)) => compose_super(sc, &name),
+            (false, _) => name,
         }
     };
     // A read takes names or a range, never both (3.11's validatePredicate; a Deletion may
     // carry both, see `convert::add_deletion`).
-    match (&predicate.column_names, &predicate.slice_range) {
+    match (predicate.column_names, predicate.slice_range) {
         (Some(_), Some(_)) => Err(ire("predicate column_names and slice_range may not both be present")),
         (None, None) => Err(ire("predicate column_names and slice_range may not both be null")),
         (Some(names), None) => {
-            for n in names {
+            for n in &names {
                 validate_name(n, names_type, "column")?;
             }
-            Ok(ReadFilter::names(cmp, names.iter().map(|n| encode(n)).collect(), unit))
+            Ok(ReadFilter::names(cmp, names.into_iter().map(encode).collect(), unit))
         }
         (None, Some(range)) => {
-            validate_slice_range(names_type, range)?;
-            Ok(ReadFilter::slice(
-                encode(&range.start),
-                encode(&range.finish),
-                range.reversed,
-                range.count as usize,
-                unit,
-            ))
+            validate_slice_range(names_type, &range)?;
+            Ok(ReadFilter::slice(encode(range.start), encode(range.finish), range.reversed, range.count as usize, unit))
         }
     }
 }
@@ -378,12 +373,12 @@ mod tests {
         let range = t::SliceRange::new(Vec::new(), Vec::new(), false, 10);
         let both = t::SlicePredicate::new(vec![b"a".to_vec()], range);
         assert_eq!(
-            why(predicate_filter(&meta, None, &both)),
+            why(predicate_filter(&meta, None, both)),
             "predicate column_names and slice_range may not both be present"
         );
         let neither = t::SlicePredicate::new(None, None);
         assert_eq!(
-            why(predicate_filter(&meta, None, &neither)),
+            why(predicate_filter(&meta, None, neither)),
             "predicate column_names and slice_range may not both be null"
         );
     }
