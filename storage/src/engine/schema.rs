@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use uuid::Uuid;
 
@@ -48,29 +48,8 @@ impl Storage {
 
     /// A column family's definition with its comparator and validators, shared and immutable:
     /// a later schema change makes a new one.
-    /// A column family's metadata. Each thread remembers the last one it was given, for as long
-    /// as the schema does not change: requests on a connection nearly always name the same
-    /// column family, and the lookup (a lock, two hashed names, the metadata's own lock) was
-    /// about 280 instructions of a 8,500-instruction read.
     pub fn cf_metadata(&self, keyspace: &str, cf: &str) -> Result<Arc<CfMetadata>> {
-        thread_local! {
-            static LAST: RefCell<Option<(u64, Arc<CfMetadata>)>> = const { RefCell::new(None) };
-        }
-        // Read before the lookup (see schema_generation); generations are unique in the
-        // process, so an entry of another engine never matches.
-        let generation = self.schema_generation();
-        let hit = LAST.with_borrow(|last| match last {
-            Some((g, meta)) if *g == generation && meta.name() == cf && meta.keyspace() == keyspace => {
-                Some(meta.clone())
-            }
-            _ => None,
-        });
-        if let Some(meta) = hit {
-            return Ok(meta);
-        }
-        let meta = self.store(keyspace, cf)?.metadata();
-        LAST.set(Some((generation, meta.clone())));
-        Ok(meta)
+        self.store(keyspace, cf).map(|s| s.metadata())
     }
 
     /// Every column family as (keyspace, name), in that order.
@@ -82,9 +61,28 @@ impl Storage {
         names
     }
 
+    /// A column family's store. Each thread remembers the last one it was given, for as long as
+    /// the schema does not change: a connection's requests nearly always name the same column
+    /// family, and the lookup (the stores' lock, two hashed names) was about 230 instructions,
+    /// paid twice by a read of 8,500 (its metadata, then its data) and by an insert. The entry
+    /// is weak, so that a dropped column family's files are not kept open by an idle thread.
     pub(crate) fn store(&self, keyspace: &str, cf: &str) -> Result<Arc<ColumnFamilyStore>> {
+        thread_local! {
+            static LAST: RefCell<Option<(u64, Weak<ColumnFamilyStore>)>> = const { RefCell::new(None) };
+        }
+        // Read before the lookup (see schema_generation). Generations are unique in the
+        // process, so another engine's entry never matches.
+        let generation = self.schema_generation();
+        let hit = LAST.with_borrow(|last| match last {
+            Some((g, s)) if *g == generation => s.upgrade().filter(|s| s.name == cf && s.keyspace == keyspace),
+            _ => None,
+        });
+        if let Some(s) = hit {
+            return Ok(s);
+        }
         let stores = self.inner.stores.read();
         if let Some(s) = stores.by_name.get(keyspace).and_then(|k| k.get(cf)) {
+            LAST.set(Some((generation, Arc::downgrade(s))));
             return Ok(s.clone());
         }
         if stores.schema.keyspaces.contains_key(keyspace) {
@@ -204,10 +202,10 @@ mod tests {
         s.cf_metadata("ks", "cf").expect("metadata").def.comment.clone()
     }
 
-    /// The metadata a thread remembers is given again only while the schema is unchanged, and
-    /// only by the engine it came from.
+    /// The store a thread remembers (and so its metadata) is given again only while the schema
+    /// is unchanged, and only by the engine it came from.
     #[test]
-    fn remembered_metadata_follows_schema_changes_and_engines() {
+    fn remembered_store_follows_schema_changes_and_engines() {
         let (a_dir, b_dir) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
         let a = open(a_dir.path(), "first");
         let b = open(b_dir.path(), "other engine");
