@@ -2,8 +2,8 @@
 //! the whole ring, what may touch a counter column family, keys checked against the key
 //! validator on reads, key ranges, a session keyspace for schema changes, Deletion predicates,
 //! the words for a super column family's path, the caching option as 3.11 describes it, the
-//! words for a keyspace that does not exist, key validator failures, ranges of subcolumns in a
-//! Deletion, split estimates and column definitions given twice.
+//! words for a keyspace that does not exist, key validator failures, column names the comparator
+//! refuses, ranges of subcolumns in a Deletion, split estimates and column definitions given twice.
 
 use std::collections::BTreeMap;
 
@@ -147,6 +147,46 @@ fn reads_check_keys_against_the_key_validator() {
     assert_eq!(ok("get_slice", c.get_slice(good.clone(), p.clone(), all(10), ONE)).len(), 1);
     assert_eq!(ok("multiget_count", c.multiget_count(vec![good.clone()], p.clone(), all(10), ONE))[&good], 1);
     assert_eq!(ok("get_multi_slice", c.get_multi_slice(multi_slice(good, "ByLong"))).len(), 1);
+}
+
+#[test]
+fn column_names_are_refused_in_3_11_words() {
+    let (_node, mut c) = setup();
+    ok("add LongNames", c.system_add_column_family(cf_def(KS, "LongNames", "LongType")));
+    let p = parent("LongNames");
+    let three = vec![1u8, 2, 3];
+    // 3.11's validateColumnNames answers with the comparator's reason alone.
+    let expected = "Expected 8 or 0 byte long (3)";
+    assert_eq!(expect_ire("insert", c.insert(b("k"), p.clone(), column(three.clone(), b("v"), ts()), ONE)), expected);
+    assert_eq!(expect_ire("get", c.get(b("k"), path("LongNames", three.clone()), ONE)), expected);
+    assert_eq!(expect_ire("get_slice by name", c.get_slice(b("k"), p.clone(), names(&[&three]), ONE)), expected);
+    let insert = insert_mutation(column(three.clone(), b("v"), ts()));
+    assert_eq!(expect_ire("batch_mutate", c.batch_mutate(batch("k", "LongNames", vec![insert]), ONE)), expected);
+    assert_eq!(
+        expect_ire("slice bound", c.get_slice(b("k"), p.clone(), slice(three, vec![], false, 10), ONE)),
+        expected
+    );
+    // Empty and overlong names, and super columns named as a column's parent.
+    assert_eq!(
+        expect_ire("empty name", c.insert(b("k"), p.clone(), column(vec![], b("v"), ts()), ONE)),
+        "column name must not be empty"
+    );
+    assert_eq!(
+        expect_ire("65536-byte name", c.insert(b("k"), p.clone(), column(vec![0; 65536], b("v"), ts()), ONE)),
+        "column name length must not be greater than 65535"
+    );
+    assert_eq!(
+        expect_ire("empty super column", c.get(b("k"), super_path("Sup", vec![], Some(b("c"))), ONE)),
+        "supercolumn name must not be empty"
+    );
+    assert_eq!(
+        expect_ire(
+            "65536-byte slice start",
+            c.get_slice(b("k"), p.clone(), slice(vec![0; 65536], vec![], false, 10), ONE)
+        ),
+        "range start length cannot be larger than 65535"
+    );
+    ok("an 8-byte name", c.insert(b("k"), p, column(7i64.to_be_bytes().to_vec(), b("v"), ts()), ONE));
 }
 
 #[test]

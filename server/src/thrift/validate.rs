@@ -37,58 +37,33 @@ pub fn validate_key(key: &[u8]) -> TResult<()> {
 /// reads and writes that name a row). 3.11 answers with the validator's reason alone.
 pub fn validate_key_type(meta: &CfMetadata, key: &[u8]) -> TResult<()> {
     validate_key(key)?;
-    match marshal_error(&meta.validators.key, key) {
-        Some(reason) => Err(ire(reason)),
-        None => Ok(()),
+    meta.validators.key.validate(key).map_err(|e| ire(e.to_string()))
+}
+
+/// A column name, or a super column named on its own: non-empty, at most 65535 bytes, valid for
+/// its comparator `ty` (3.11's validateColumnNames). 3.11 answers an invalid name with the
+/// comparator's reason alone, and words the length checks as a column name's even for a super
+/// column (see [`check_super_column_name`] for where it does not).
+pub fn validate_name(name: &[u8], ty: &AbstractType) -> TResult<()> {
+    check_name_length(name, "column")?;
+    ty.validate(name).map_err(|e| ire(e.to_string()))
+}
+
+/// A super column named as the parent of a column: 3.11 checks its length first, in its own
+/// words ("supercolumn"), before the column; its type is checked with [`validate_name`].
+pub fn check_super_column_name(super_column: &[u8]) -> TResult<()> {
+    check_name_length(super_column, "supercolumn")
+}
+
+/// A name's length in 3.11's words, `what` being "column" or "supercolumn".
+pub fn check_name_length(name: &[u8], what: &str) -> TResult<()> {
+    if name.len() > MAX_NAME_LENGTH {
+        return Err(ire(format!("{what} name length must not be greater than {MAX_NAME_LENGTH}")));
     }
-}
-
-/// Why `ty` refuses `v`, in the words of 3.11's serializers (their MarshalException), or None
-/// when the value is valid. Composite types keep Sibyl's own reason.
-pub fn marshal_error(ty: &AbstractType, v: &[u8]) -> Option<String> {
-    use AbstractType as T;
-    let err = ty.validate(v).err()?;
-    let n = v.len();
-    Some(match ty {
-        T::Reversed(base) => return marshal_error(base, v),
-        T::Long | T::CounterColumn => format!("Expected 8 or 0 byte long ({n})"),
-        T::Date | T::Timestamp => format!("Expected 8 or 0 byte long for date ({n})"),
-        T::Int32 => format!("Expected 4 or 0 byte int ({n})"),
-        T::Double => format!("Expected 8 or 0 byte value for a double ({n})"),
-        T::Float => format!("Expected 4 or 0 byte value for a float ({n})"),
-        T::Boolean => format!("Expected 1 or 0 byte value ({n})"),
-        T::Uuid | T::LexicalUuid => format!("UUID should be 16 or 0 bytes ({n})"),
-        T::TimeUuid if n != 16 => format!("UUID should be 16 or 0 bytes ({n})"),
-        T::TimeUuid => "Invalid version for TimeUUID type.".to_string(),
-        T::Decimal => format!("Expected 0 or at least 4 bytes ({n})"),
-        T::InetAddress => {
-            let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
-            format!("Expected 4 or 16 byte inetaddress; got {hex}")
-        }
-        T::Short => format!("Expected 2 bytes for a smallint ({n})"),
-        T::Byte => format!("Expected 1 byte for a tinyint ({n})"),
-        T::SimpleDate => format!("Expected 4 byte long for date ({n})"),
-        T::Time => format!("Expected 8 byte long for time ({n})"),
-        T::Empty => "EmptyType only accept empty values".to_string(),
-        T::Utf8 => "String didn't validate.".to_string(),
-        // Java prints the first byte above 127 as a signed byte.
-        T::Ascii => match v.iter().find(|b| **b >= 0x80) {
-            Some(b) => format!("Invalid byte for ascii: {}", *b as i8),
-            None => err.to_string(),
-        },
-        T::Bytes | T::Integer | T::Composite(_) | T::DynamicComposite(_) => err.to_string(),
-    })
-}
-
-/// A column (or super column) name: non-empty, at most 65535 bytes, valid for its comparator.
-pub fn validate_name(name: &[u8], ty: &AbstractType, what: &str) -> TResult<()> {
     if name.is_empty() {
         return Err(ire(format!("{what} name must not be empty")));
     }
-    if name.len() > MAX_NAME_LENGTH {
-        return Err(ire(format!("{what} name length must not be greater than {MAX_NAME_LENGTH} (got {})", name.len())));
-    }
-    ty.validate(name).map_err(|e| ire(format!("{what} name is invalid: {e}")))
+    Ok(())
 }
 
 /// The comparator of names under `super_column`: the subcomparator inside a super column, the
@@ -106,7 +81,7 @@ pub fn validate_parent(meta: &CfMetadata, super_column: Option<&[u8]>) -> TResul
         (false, Some(_)) => {
             Err(ire(format!("ColumnFamily {} is not a super column family: super_column is invalid", meta.name())))
         }
-        (true, Some(sc)) => validate_name(sc, meta.cmp.name_type(), "super column"),
+        (true, Some(sc)) => validate_name(sc, meta.cmp.name_type()),
         _ => Ok(()),
     }
 }
@@ -155,12 +130,17 @@ pub fn validate_path_or_parent<'a>(meta: &CfMetadata, path: &'a t::ColumnPath) -
     Ok((sc, col))
 }
 
+/// The names of a ColumnPath in 3.11's order: with a column, the super column's length (as its
+/// parent), then the column; then the super column as a name of its own.
 fn validate_path_names(meta: &CfMetadata, sc: Option<&[u8]>, col: Option<&[u8]>) -> TResult<()> {
-    if let Some(sc) = sc {
-        validate_name(sc, meta.cmp.name_type(), "super column")?;
-    }
     if let Some(c) = col {
-        validate_name(c, name_type(meta, sc), "column")?;
+        if let Some(sc) = sc {
+            check_super_column_name(sc)?;
+        }
+        validate_name(c, name_type(meta, sc))?;
+    }
+    if let Some(sc) = sc {
+        validate_name(sc, meta.cmp.name_type())?;
     }
     Ok(())
 }
@@ -172,13 +152,10 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
         // Counters are written with add (or CounterColumns in batch_mutate), never as values.
         return Err(ire(format!("invalid operation for commutative table {}", meta.name())));
     }
-    match marshal_error(ty, value) {
-        None => Ok(()),
-        Some(e) => {
-            let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
-            Err(ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name())))
-        }
-    }
+    ty.validate(value).map_err(|e| {
+        let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
+        ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name()))
+    })
 }
 
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for
@@ -210,7 +187,7 @@ pub fn predicate_filter(
         (None, None) => Err(ire("predicate column_names and slice_range may not both be null")),
         (Some(names), None) => {
             for n in &names {
-                validate_name(n, names_type, "column")?;
+                validate_name(n, names_type)?;
             }
             Ok(ReadFilter::names(cmp, names.into_iter().map(encode).collect(), unit))
         }
@@ -221,16 +198,22 @@ pub fn predicate_filter(
     }
 }
 
-/// A SliceRange over names of type `ty` (3.11's validateRange): a non-negative count, bounds
-/// valid for `ty`, and a finish that does not come before the start in the order of traversal
+/// A SliceRange over names of type `ty` (3.11's validateRange, in its order and words): a
+/// non-negative count, bounds of at most 65535 bytes and valid for `ty` (an empty bound is
+/// open), and a finish that does not come before the start in the order of traversal
 /// (`reversed` counts).
 pub fn validate_slice_range(ty: &AbstractType, range: &t::SliceRange) -> TResult<()> {
     if range.count < 0 {
         return Err(ire("get_slice requires non-negative count"));
     }
+    for (b, what) in [(&range.start, "start"), (&range.finish, "finish")] {
+        if b.len() > MAX_NAME_LENGTH {
+            return Err(ire(format!("range {what} length cannot be larger than {MAX_NAME_LENGTH}")));
+        }
+    }
     for b in [&range.start, &range.finish] {
         if !b.is_empty() {
-            validate_name(b, ty, "slice bound")?;
+            ty.validate(b).map_err(|e| ire(e.to_string()))?;
         }
     }
     check_slice_order(ty, &range.start, &range.finish, range.reversed)
@@ -345,26 +328,96 @@ mod tests {
         assert!(validate_key_type(&meta, &7i64.to_be_bytes()).is_ok());
     }
 
+    /// A standard column family named `name` with these marshal types (short names).
+    fn typed_cf(name: &str, comparator: &str, key: &str, value: &str) -> CfMetadata {
+        let mut def = CfDef::new("KS", name);
+        def.comparator_type = format!("{MARSHAL}.{comparator}");
+        def.key_validation_class = format!("{MARSHAL}.{key}");
+        def.default_validation_class = format!("{MARSHAL}.{value}");
+        CfMetadata::new(def).expect("valid definition")
+    }
+
+    fn bytes_path(cf: &str, sc: Option<&[u8]>, col: Option<&[u8]>) -> t::ColumnPath {
+        t::ColumnPath::new(cf.to_string(), sc.map(<[u8]>::to_vec), col.map(<[u8]>::to_vec))
+    }
+
     #[test]
-    fn marshal_errors_are_in_3_11_words() {
-        use AbstractType as T;
-        let cases: [(T, &[u8], &str); 10] = [
-            (T::Int32, b"abc", "Expected 4 or 0 byte int (3)"),
-            (T::Uuid, b"abc", "UUID should be 16 or 0 bytes (3)"),
-            (T::TimeUuid, &[0u8; 16], "Invalid version for TimeUUID type."),
-            (T::Utf8, &[0xff], "String didn't validate."),
-            (T::Ascii, b"a\xc3\xa9", "Invalid byte for ascii: -61"),
-            (T::Boolean, b"ab", "Expected 1 or 0 byte value (2)"),
-            (T::Timestamp, b"abc", "Expected 8 or 0 byte long for date (3)"),
-            (T::Double, b"abc", "Expected 8 or 0 byte value for a double (3)"),
-            (T::InetAddress, &[1, 2, 3], "Expected 4 or 16 byte inetaddress; got 010203"),
-            (T::Reversed(Box::new(T::Long)), b"abc", "Expected 8 or 0 byte long (3)"),
-        ];
-        for (ty, v, expected) in cases {
-            assert_eq!(marshal_error(&ty, v).as_deref(), Some(expected), "{ty:?}");
-        }
-        assert_eq!(marshal_error(&T::Long, &7i64.to_be_bytes()), None);
-        assert_eq!(marshal_error(&T::Bytes, b"anything"), None);
+    fn keys_and_values_are_refused_in_the_validators_3_11_words() {
+        let meta = typed_cf("Vals", "UTF8Type", "TimeUUIDType", "AsciiType");
+        assert_eq!(why(validate_key_type(&meta, &[0u8; 16])), "Invalid version for TimeUUID type.");
+        assert_eq!(why(validate_key_type(&meta, b"abc")), "UUID should be 16 or 0 bytes (3)");
+        let meta = typed_cf("Vals", "UTF8Type", "ReversedType(LongType)", "AsciiType");
+        assert_eq!(why(validate_key_type(&meta, b"abc")), "Expected 8 or 0 byte long (3)");
+        // A value: 3.11's "(reason) [keyspace][column family][column] failed validation".
+        assert_eq!(
+            why(validate_value(&meta, b"c", b"a\xc3\xa9")),
+            "(Invalid byte for ascii: -61) [KS][Vals][c] failed validation"
+        );
+        let meta = typed_cf("Longs", "LongType", "BytesType", "LongType");
+        assert_eq!(
+            why(validate_value(&meta, &7i64.to_be_bytes(), b"abc")),
+            "(Expected 8 or 0 byte long (3)) [KS][Longs][7] failed validation"
+        );
+        assert!(validate_value(&meta, &7i64.to_be_bytes(), &[]).is_ok());
+    }
+
+    #[test]
+    fn an_invalid_name_is_refused_with_the_comparators_reason_alone() {
+        // 3.11's validateColumnNames passes the comparator's MarshalException message on as it is.
+        let meta = typed_cf("Longs", "LongType", "BytesType", "BytesType");
+        let bad: &[u8] = &[1, 2, 3];
+        let expected = "Expected 8 or 0 byte long (3)";
+        assert_eq!(why(validate_column_path(&meta, &bytes_path("Longs", None, Some(bad)))), expected);
+        assert_eq!(why(validate_path_or_parent(&meta, &bytes_path("Longs", None, Some(bad)))), expected);
+        let names = t::SlicePredicate::new(vec![7i64.to_be_bytes().to_vec(), bad.to_vec()], None);
+        assert_eq!(why(predicate_filter(&meta, None, names)), expected);
+        assert!(validate_column_path(&meta, &bytes_path("Longs", None, Some(&7i64.to_be_bytes()))).is_ok());
+    }
+
+    #[test]
+    fn empty_and_overlong_names_are_refused_in_3_11_words() {
+        let meta = standard();
+        let long = vec![b'x'; MAX_NAME_LENGTH + 1];
+        assert_eq!(
+            why(validate_column_path(&meta, &bytes_path("Std", None, Some(b"")))),
+            "column name must not be empty"
+        );
+        assert_eq!(
+            why(validate_column_path(&meta, &bytes_path("Std", None, Some(&long)))),
+            "column name length must not be greater than 65535"
+        );
+        // A super column is a "supercolumn" where 3.11 checks it as a column's parent, and a
+        // column where it is named on its own.
+        let sup = super_cf();
+        assert_eq!(
+            why(validate_column_path(&sup, &bytes_path("Sup", Some(b""), Some(b"c")))),
+            "supercolumn name must not be empty"
+        );
+        assert_eq!(
+            why(validate_column_path(&sup, &bytes_path("Sup", Some(&long), Some(b"c")))),
+            "supercolumn name length must not be greater than 65535"
+        );
+        assert_eq!(
+            why(validate_column_path(&sup, &bytes_path("Sup", Some(b""), None))),
+            "column name must not be empty"
+        );
+        assert_eq!(why(validate_parent(&sup, Some(b""))), "column name must not be empty");
+        assert_eq!(
+            why(validate_column_path(&sup, &bytes_path("Sup", Some(&[0xFF]), Some(b"c")))),
+            "String didn't validate."
+        );
+        // Slice bounds: 3.11's validateRange words.
+        let ty = meta.cmp.name_type();
+        let range = |start: Vec<u8>, finish: Vec<u8>| t::SliceRange::new(start, finish, false, 10);
+        assert_eq!(
+            why(validate_slice_range(ty, &range(long.clone(), Vec::new()))),
+            "range start length cannot be larger than 65535"
+        );
+        assert_eq!(
+            why(validate_slice_range(ty, &range(Vec::new(), long.clone()))),
+            "range finish length cannot be larger than 65535"
+        );
+        assert_eq!(why(validate_slice_range(ty, &range(vec![0xFF], Vec::new()))), "String didn't validate.");
     }
 
     #[test]

@@ -79,22 +79,37 @@ fn read_static(kind: Kind<'_>, buf: &mut &[u8]) -> bool {
     }
 }
 
+/// Why the comparator part of a DynamicCompositeType component could not be read.
+enum BadComparator {
+    /// Fewer than the two bytes of its header are left.
+    NoHeader,
+    /// The header promises a longer type name than the bytes left.
+    ShortName,
+    /// The type name is not UTF-8 or names no type, or the alias is not declared.
+    Unknown,
+    /// The type name nests deeper than a type may at this depth (a limit of Sibyl's).
+    TooDeep(MarshalError),
+}
+
 /// The comparator part of a DynamicCompositeType component nested `depth` levels deep, plus how
-/// it was written: the alias character or the type name. `Err` if it is malformed or names no
-/// type, with the parser's error when the type text does not parse.
+/// it was written: the alias character or the type name.
 fn read_dynamic_comparator<'t, 'a>(
     aliases: &'t [(u8, AbstractType)],
     depth: usize,
     buf: &mut &'a [u8],
-) -> Result<(Cow<'t, AbstractType>, Cow<'a, str>), Option<MarshalError>> {
-    let header = take_u16(buf).ok_or(None)?;
+) -> Result<(Cow<'t, AbstractType>, Cow<'a, str>), BadComparator> {
+    let header = take_u16(buf).ok_or(BadComparator::NoHeader)?;
     if header & 0x8000 == 0 {
-        let name = take(buf, usize::from(header)).and_then(|b| std::str::from_utf8(b).ok()).ok_or(None)?;
-        let t = parse_nested_type_string(name, depth).map_err(Some)?;
+        let name = take(buf, usize::from(header)).ok_or(BadComparator::ShortName)?;
+        let name = std::str::from_utf8(name).map_err(|_| BadComparator::Unknown)?;
+        let t = parse_nested_type_string(name, depth).map_err(|e| match e {
+            MarshalError::NestedTooDeeply { .. } => BadComparator::TooDeep(e),
+            _ => BadComparator::Unknown,
+        })?;
         Ok((Cow::Owned(t), Cow::Borrowed(name)))
     } else {
         let alias = (header & 0xFF) as u8;
-        let (_, t) = aliases.iter().find(|(a, _)| *a == alias).ok_or(None)?;
+        let (_, t) = aliases.iter().find(|(a, _)| *a == alias).ok_or(BadComparator::Unknown)?;
         Ok((Cow::Borrowed(t), Cow::Owned(char::from(alias).to_string())))
     }
 }
@@ -166,8 +181,11 @@ pub(super) fn compare(kind: Kind<'_>, depth: usize, a: &[u8], b: &[u8]) -> Order
     (!ra.is_empty()).cmp(&!rb.is_empty())
 }
 
-/// `AbstractCompositeType.validate`: the reason the value is malformed, if it is.
-pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String> {
+/// `AbstractCompositeType.validate`: `Ok(Some(reason))` if the value's layout is malformed,
+/// `Err` with the component type's own error if a component is refused (3.11 passes that
+/// exception on unchanged). The reasons are 3.11's, word for word, including the missing space
+/// before the component number in the last two.
+pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Result<Option<String>, MarshalError> {
     let mut bb = v;
     read_static(kind, &mut bb);
     let mut i = 0;
@@ -175,37 +193,39 @@ pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String>
         let comparator = match kind {
             Kind::Static(types) => match types.get(i) {
                 Some(t) => Cow::Borrowed(t),
-                None => return Some(format!("too many components: the type has {}", types.len())),
+                None => return Ok(Some("Too many bytes for comparator".to_string())),
             },
-            Kind::Dynamic(aliases) => {
-                if bb.len() < 2 {
-                    return Some(format!("not enough bytes to read the comparator header of component {i}"));
+            Kind::Dynamic(aliases) => match read_dynamic_comparator(aliases, depth + 1, &mut bb) {
+                Ok((t, _)) => t,
+                Err(BadComparator::NoHeader) => {
+                    return Ok(Some(format!("Not enough bytes to header of the comparator part of component {i}")))
                 }
-                match read_dynamic_comparator(aliases, depth + 1, &mut bb) {
-                    Ok((t, _)) => t,
-                    Err(None) => return Some(format!("cannot find comparator for component {i}")),
-                    Err(Some(e)) => return Some(format!("cannot find comparator for component {i}: {e}")),
+                Err(BadComparator::ShortName) => {
+                    return Ok(Some(format!("Not enough bytes to read comparator name of component {i}")))
                 }
-            }
+                Err(BadComparator::Unknown) => return Ok(Some(format!("Cannot find comparator for component {i}"))),
+                // 3.11 has no such limit, so no words for it: its message, and why.
+                Err(BadComparator::TooDeep(e)) => {
+                    return Ok(Some(format!("Cannot find comparator for component {i}: {e}")))
+                }
+            },
         };
         let Some(len) = take_u16(&mut bb) else {
-            return Some(format!("not enough bytes to read value size of component {i}"));
+            return Ok(Some(format!("Not enough bytes to read value size of component {i}")));
         };
         let Some(value) = take(&mut bb, usize::from(len)) else {
-            return Some(format!("not enough bytes to read value of component {i}"));
+            return Ok(Some(format!("Not enough bytes to read value of component {i}")));
         };
-        if let Err(e) = comparator.validate_at(depth + 1, value) {
-            return Some(format!("component {i}: {e}"));
-        }
+        comparator.validate_at(depth + 1, value)?;
         let Some(eoc) = take_u8(&mut bb) else {
-            return Some(format!("not enough bytes to read the end-of-component byte of component {i}"));
+            return Ok(Some(format!("Not enough bytes to read the end-of-component byte of component{i}")));
         };
         if eoc != 0 && !bb.is_empty() {
-            return Some(format!("invalid bytes remaining after an end-of-component at component {i}"));
+            return Ok(Some(format!("Invalid bytes remaining after an end-of-component at component{i}")));
         }
         i += 1;
     }
-    None
+    Ok(None)
 }
 
 /// Escapes `:` as `\:`, and appends `!` if the text ends with `\` or `!`.

@@ -49,8 +49,12 @@ pub(crate) const PACKAGE: &str = "org.apache.cassandra.db.marshal.";
 /// Errors from parsing type strings, validating values and parsing human-readable values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MarshalError {
-    /// A value's bytes are not valid for the type.
-    #[error("Invalid value for {type_name}: {reason}")]
+    /// A value's bytes are not valid for the type. `reason` is Cassandra 3.11's MarshalException
+    /// message, word for word, and the error displays it alone: it is the text 3.11 puts in the
+    /// InvalidRequestException that refuses a key, a column name or a value. `type_name` is the
+    /// type whose check refused the bytes; for a composite value with a refused component that
+    /// is the component's type, as 3.11 passes the component's exception on unchanged.
+    #[error("{reason}")]
     Invalid { type_name: String, reason: String },
     /// The type string names a class Sibyl does not know (full class name).
     #[error("Unknown type {0}")]
@@ -251,7 +255,8 @@ impl AbstractType {
         }
     }
 
-    /// Checks that `v` is a valid value of this type; the error names the type.
+    /// Checks that `v` is a valid value of this type; the error says why in 3.11's words (see
+    /// [`MarshalError::Invalid`]).
     pub fn validate(&self, v: &[u8]) -> Result<(), MarshalError> {
         self.validate_at(0, v)
     }
@@ -263,20 +268,25 @@ impl AbstractType {
             T::Bytes | T::Integer => None,
             T::Ascii => scalar::check_ascii(v),
             T::Utf8 => scalar::check_utf8(v),
-            T::Long | T::Date | T::Timestamp | T::Double | T::CounterColumn => scalar::check_len(v, &[8, 0]),
-            T::Int32 | T::Float => scalar::check_len(v, &[4, 0]),
-            T::LexicalUuid | T::Uuid => scalar::check_len(v, &[16, 0]),
+            T::Long | T::CounterColumn => scalar::check_len(v, &[8, 0], "Expected 8 or 0 byte long"),
+            T::Date | T::Timestamp => scalar::check_len(v, &[8, 0], "Expected 8 or 0 byte long for date"),
+            T::Double => scalar::check_len(v, &[8, 0], "Expected 8 or 0 byte value for a double"),
+            T::Int32 => scalar::check_len(v, &[4, 0], "Expected 4 or 0 byte int"),
+            T::Float => scalar::check_len(v, &[4, 0], "Expected 4 or 0 byte value for a float"),
+            T::LexicalUuid | T::Uuid => scalar::check_uuid(v),
             T::TimeUuid => scalar::check_time_uuid(v),
-            T::Boolean => scalar::check_len(v, &[1, 0]),
+            T::Boolean => scalar::check_len(v, &[1, 0], "Expected 1 or 0 byte value"),
             T::Decimal => scalar::check_decimal(v),
-            T::InetAddress => scalar::check_len(v, &[4, 16, 0]),
-            T::Short => scalar::check_len(v, &[2]),
-            T::Byte => scalar::check_len(v, &[1]),
-            T::Empty => scalar::check_len(v, &[0]),
-            T::SimpleDate => scalar::check_len(v, &[4]),
-            T::Time => scalar::check_len(v, &[8]),
-            T::Composite(types) => composite::validate(composite::Kind::Static(types), depth, v),
-            T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), depth, v),
+            T::InetAddress => scalar::check_inet_address(v),
+            T::Short => scalar::check_len(v, &[2], "Expected 2 bytes for a smallint"),
+            T::Byte => scalar::check_len(v, &[1], "Expected 1 byte for a tinyint"),
+            T::Empty => scalar::check_empty(v),
+            T::SimpleDate => scalar::check_len(v, &[4], "Expected 4 byte long for date"),
+            T::Time => scalar::check_len(v, &[8], "Expected 8 byte long for time"),
+            // A refused component's error is passed on as it is; the composite's own reasons
+            // (its layout) come back as a reason.
+            T::Composite(types) => composite::validate(composite::Kind::Static(types), depth, v)?,
+            T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), depth, v)?,
             T::Reversed(base) => return base.validate_at(depth + 1, v),
         };
         match reason {

@@ -200,44 +200,83 @@ pub(super) fn compare_float(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
-// ---- validation: each returns the reason a value is invalid ----
+// ---- validation: each returns the reason a value is invalid, in 3.11's words ----
+//
+// The reasons are the messages of Cassandra 3.11's serializers (`MarshalException`), word for
+// word: they are what a client reads in the InvalidRequestException that refuses the value.
 
-/// Checks the length against the allowed ones, e.g. `[8, 0]` → "expected 8 or 0 bytes, got 3".
-pub(super) fn check_len(v: &[u8], allowed: &[usize]) -> Option<String> {
+/// A length not among `allowed` is refused with `expected` and the length in parentheses, as
+/// 3.11's fixed-size serializers say it, e.g. "Expected 8 or 0 byte long (3)".
+pub(super) fn check_len(v: &[u8], allowed: &[usize], expected: &str) -> Option<String> {
     if allowed.contains(&v.len()) {
-        return None;
+        None
+    } else {
+        Some(format!("{expected} ({})", v.len()))
     }
-    let allowed: Vec<String> = allowed.iter().map(usize::to_string).collect();
-    Some(format!("expected {} bytes, got {}", allowed.join(" or "), v.len()))
 }
 
+/// `UUIDSerializer` (UUIDType, LexicalUUIDType, and the first check of TimeUUIDType).
+pub(super) fn check_uuid(v: &[u8]) -> Option<String> {
+    check_len(v, &[16, 0], "UUID should be 16 or 0 bytes")
+}
+
+/// `AsciiSerializer`: the first byte above 127, printed as Java prints a (signed) byte.
 pub(super) fn check_ascii(v: &[u8]) -> Option<String> {
-    let (offset, byte) = v.iter().enumerate().find(|(_, b)| **b >= 0x80)?;
-    Some(format!("invalid byte for ascii 0x{byte:02x} at offset {offset}"))
+    let byte = v.iter().find(|b| **b >= 0x80)?;
+    Some(format!("Invalid byte for ascii: {}", *byte as i8))
 }
 
+/// `TimeUUIDSerializer`: a UUID's length, then version 1.
 pub(super) fn check_time_uuid(v: &[u8]) -> Option<String> {
-    if let Some(reason) = check_len(v, &[16, 0]) {
+    if let Some(reason) = check_uuid(v) {
         return Some(reason);
     }
     match v.get(6) {
-        Some(b) if b & 0xF0 != 0x10 => Some(format!("expected a version 1 UUID, got version {}", b >> 4)),
+        Some(b) if b & 0xF0 != 0x10 => Some("Invalid version for TimeUUID type.".to_string()),
         _ => None,
     }
 }
 
+/// `DecimalSerializer`: empty, or at least the 4 bytes of the scale.
 pub(super) fn check_decimal(v: &[u8]) -> Option<String> {
     if v.is_empty() || v.len() >= 4 {
         None
     } else {
-        Some(format!("expected 0 or at least 4 bytes, got {}", v.len()))
+        Some(format!("Expected 0 or at least 4 bytes ({})", v.len()))
+    }
+}
+
+/// `InetAddressSerializer`: empty, or 4 or 16 address bytes; the refusal shows the value in hex.
+pub(super) fn check_inet_address(v: &[u8]) -> Option<String> {
+    if matches!(v.len(), 0 | 4 | 16) {
+        None
+    } else {
+        Some(format!("Expected 4 or 16 byte inetaddress; got {}", hex::encode(v)))
+    }
+}
+
+/// `EmptySerializer`.
+pub(super) fn check_empty(v: &[u8]) -> Option<String> {
+    if v.is_empty() {
+        None
+    } else {
+        Some("EmptyType only accept empty values".to_string())
+    }
+}
+
+/// `UTF8Serializer`, see [`is_cassandra_utf8`].
+pub(super) fn check_utf8(v: &[u8]) -> Option<String> {
+    if is_cassandra_utf8(v) {
+        None
+    } else {
+        Some("String didn't validate.".to_string())
     }
 }
 
 /// Cassandra's `UTF8Serializer.UTF8Validator`, state for state. It is looser than Rust's UTF-8
 /// check (it accepts modified UTF-8 `C0 80`, encoded surrogates, and a few odd continuation
 /// bytes after `E0` and `F0`); data Cassandra accepted must be accepted here too.
-pub(super) fn check_utf8(v: &[u8]) -> Option<String> {
+fn is_cassandra_utf8(v: &[u8]) -> bool {
     #[derive(Clone, Copy)]
     enum State {
         Start,
@@ -250,7 +289,7 @@ pub(super) fn check_utf8(v: &[u8]) -> Option<String> {
         Four80Bf3,
     }
     let mut state = State::Start;
-    for (offset, &b) in v.iter().enumerate() {
+    for &b in v {
         let ok = match state {
             State::Start => match b {
                 0x00..=0x7F => true,
@@ -307,13 +346,11 @@ pub(super) fn check_utf8(v: &[u8]) -> Option<String> {
             }
         };
         if !ok {
-            return Some(format!("invalid UTF-8 byte 0x{b:02x} at offset {offset}"));
+            return false;
         }
     }
-    match state {
-        State::Start => None,
-        _ => Some("truncated UTF-8 sequence at end of value".to_string()),
-    }
+    // A sequence cut short at the end is as invalid as a wrong byte.
+    matches!(state, State::Start)
 }
 
 // ---- text forms ----

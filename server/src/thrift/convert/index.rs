@@ -6,15 +6,19 @@ use storage::schema::{CfMetadata, IndexType};
 use thrift_idl as t;
 
 use crate::thrift::error::{ire, TResult};
-use crate::thrift::validate::validate_name;
+use crate::thrift::validate::check_name_length;
 
 /// The expressions of a row filter or index clause, each checked: a valid column name, a known
-/// operator, a value its column's validator accepts.
+/// operator, a value its column's validator accepts. A name or value its type refuses is
+/// answered in 3.11's words: "[name]=[value] failed name (or value) validation (reason)", in hex.
 pub fn index_expressions(meta: &CfMetadata, expressions: &[t::IndexExpression]) -> TResult<Vec<IndexExpression>> {
     expressions
         .iter()
         .map(|e| {
-            validate_name(&e.column_name, meta.cmp.name_type(), "column")?;
+            check_name_length(&e.column_name, "column")?;
+            meta.cmp.name_type().validate(&e.column_name).map_err(|err| {
+                ire(format!("[{}]=[{}] failed name validation ({err})", hex(&e.column_name), hex(&e.value)))
+            })?;
             let op =
                 IndexOperator::from_thrift(e.op.0).ok_or_else(|| ire(format!("unknown index operator {}", e.op.0)))?;
             meta.validators.value(&e.column_name).validate(&e.value).map_err(|err| {
@@ -47,4 +51,39 @@ pub fn index_clause_expressions(meta: &CfMetadata, clause: &t::IndexClause) -> T
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use storage::schema::CfDef;
+
+    use super::*;
+    use crate::thrift::error::ThriftError;
+
+    fn why<T: std::fmt::Debug>(r: TResult<T>) -> String {
+        match r {
+            Err(ThriftError::Invalid(why)) => why,
+            other => panic!("expected InvalidRequestException, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refused_names_and_values_are_answered_in_3_11_words() {
+        let mut def = CfDef::new("KS", "Longs");
+        def.comparator_type = "org.apache.cassandra.db.marshal.LongType".into();
+        def.default_validation_class = "org.apache.cassandra.db.marshal.Int32Type".into();
+        let meta = CfMetadata::new(def).expect("valid definition");
+        let eq =
+            |name: &[u8], value: &[u8]| t::IndexExpression::new(name.to_vec(), t::IndexOperator::EQ, value.to_vec());
+        assert_eq!(
+            why(index_expressions(&meta, &[eq(&[1, 2, 3], &[0xAB])])),
+            "[010203]=[ab] failed name validation (Expected 8 or 0 byte long (3))"
+        );
+        assert_eq!(
+            why(index_expressions(&meta, &[eq(&[0; 8], &[0xAB])])),
+            "[0000000000000000]=[ab] failed value validation (Expected 4 or 0 byte int (1))"
+        );
+        assert_eq!(why(index_expressions(&meta, &[eq(&[], &[])])), "column name must not be empty");
+        assert!(index_expressions(&meta, &[eq(&[0; 8], &[0; 4])]).is_ok());
+    }
 }

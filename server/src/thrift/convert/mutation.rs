@@ -12,12 +12,13 @@ use thrift_idl as t;
 use crate::thrift::error::{ire, TResult};
 use crate::thrift::expiry::column_ttl;
 use crate::thrift::validate::{
-    name_type, validate_key, validate_key_type, validate_name, validate_slice_range, validate_value,
+    check_super_column_name, name_type, validate_key, validate_key_type, validate_name, validate_slice_range,
+    validate_value,
 };
 
 /// The cell a Thrift Column becomes, after validation; `super_column` for a subcolumn.
 pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now: i32) -> TResult<Cell> {
-    validate_name(&c.name, name_type(meta, super_column), "column")?;
+    validate_name(&c.name, name_type(meta, super_column))?;
     let value = c.value.ok_or_else(|| ire("Column value is required"))?;
     let timestamp = c.timestamp.ok_or_else(|| ire("Column timestamp is required"))?;
     validate_value(meta, &c.name, &value)?;
@@ -36,12 +37,19 @@ pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now
 /// increment is stamped with this node's clock.
 pub fn counter_cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::CounterColumn) -> TResult<Cell> {
     validate_counter_cf(meta)?;
-    validate_name(&c.name, name_type(meta, super_column), "column")?;
+    validate_name(&c.name, name_type(meta, super_column))?;
     let name = match super_column {
         Some(sc) => compose_super(sc, &c.name),
         None => c.name,
     };
     Ok(Cell::counter_update(name, c.value, now_micros()))
+}
+
+/// The super column of a mutation's (counter) super column: 3.11 checks it as the parent of each
+/// of its columns, so an empty or overlong one is refused in its "supercolumn" words.
+fn validate_super_column(meta: &CfMetadata, name: &[u8]) -> TResult<()> {
+    check_super_column_name(name)?;
+    validate_name(name, meta.cmp.name_type())
 }
 
 /// Counter operations need a counter column family (Cassandra's words).
@@ -92,7 +100,7 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
                         meta.name()
                     )));
                 }
-                validate_name(&sc.name, meta.cmp.name_type(), "super column")?;
+                validate_super_column(meta, &sc.name)?;
                 for c in sc.columns {
                     row.cells.push(counter_cell_of(meta, Some(&sc.name), c)?);
                 }
@@ -113,7 +121,7 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
                         meta.name()
                     )));
                 }
-                validate_name(&sc.name, meta.cmp.name_type(), "super column")?;
+                validate_super_column(meta, &sc.name)?;
                 for c in sc.columns {
                     row.cells.push(cell_of(meta, Some(&sc.name), c, now)?);
                 }
@@ -159,7 +167,7 @@ pub fn add_deletion(
     let whole_super =
         |sc: &[u8]| RangeTombstone { start: compose_super(sc, b""), end: compose_super(sc, b""), deletion };
     if let Some(sc) = super_column {
-        validate_name(sc, meta.cmp.name_type(), "super column")?;
+        validate_name(sc, meta.cmp.name_type())?;
     }
     let Some(p) = predicate else {
         match super_column {
@@ -181,15 +189,15 @@ pub fn add_deletion(
         for n in names {
             match (meta.is_super(), super_column) {
                 (true, Some(sc)) => {
-                    validate_name(n, names_type, "column")?;
+                    validate_name(n, names_type)?;
                     row.cells.push(Cell::tombstone(compose_super(sc, n), timestamp, now));
                 }
                 (true, None) => {
-                    validate_name(n, names_type, "super column")?;
+                    validate_name(n, names_type)?;
                     row.range_tombstones.push(whole_super(n));
                 }
                 (false, _) => {
-                    validate_name(n, names_type, "column")?;
+                    validate_name(n, names_type)?;
                     row.cells.push(Cell::tombstone(n.clone(), timestamp, now));
                 }
             }
@@ -373,5 +381,33 @@ mod tests {
         );
         assert!(validate_non_counter_cf(&meta("BytesType")).is_ok());
         assert_eq!(why(validate_counter_cf(&meta("BytesType"))), "invalid operation for non commutative table Cf");
+    }
+
+    #[test]
+    fn a_batch_super_column_name_is_checked_as_its_columns_parent() {
+        let mut def = CfDef::new("KS", "Sup");
+        def.column_type = storage::schema::ColumnType::Super;
+        def.comparator_type = "org.apache.cassandra.db.marshal.LongType".into();
+        def.subcomparator_type = Some("org.apache.cassandra.db.marshal.UTF8Type".into());
+        let sup = CfMetadata::new(def).expect("valid definition");
+        let insert = |sc: Vec<u8>, column: &[u8]| {
+            let c = t::Column::new(column.to_vec(), b"v".to_vec(), 1i64, None::<i32>);
+            let sc = t::SuperColumn::new(sc, vec![c]);
+            let cosc = t::ColumnOrSuperColumn::new(
+                None::<t::Column>,
+                sc,
+                None::<t::CounterColumn>,
+                None::<t::CounterSuperColumn>,
+            );
+            add_mutation(&sup, &mut Row::new(), t::Mutation::new(cosc, None::<t::Deletion>), 1)
+        };
+        // 3.11's words: "supercolumn" for the parent's length, the comparator's reason alone for
+        // a name it refuses, "column" for the column's own length.
+        assert_eq!(why(insert(Vec::new(), b"c")), "supercolumn name must not be empty");
+        assert_eq!(why(insert(vec![0; 65536], b"c")), "supercolumn name length must not be greater than 65535");
+        assert_eq!(why(insert(vec![1, 2, 3], b"c")), "Expected 8 or 0 byte long (3)");
+        assert_eq!(why(insert(vec![0; 8], b"")), "column name must not be empty");
+        assert_eq!(why(insert(vec![0; 8], &[0xFF])), "String didn't validate.");
+        assert!(insert(vec![0; 8], b"c").is_ok());
     }
 }
