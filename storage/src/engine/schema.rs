@@ -18,17 +18,17 @@ impl Storage {
         self.inner.stores.read().schema.clone()
     }
 
-    /// A digest of every user keyspace's definition: the same on every node holding the same
-    /// schema, and across restarts.
     /// A number that changes after every schema change, read without a lock: a cache of
-    /// anything derived from the schema (a column family's metadata, a keyspace's replication)
-    /// is still good while this returns what it returned when the entry was made. Read it
-    /// before deriving the entry, so that a change racing with that leaves the entry stale
-    /// rather than wrong. Unique in the process, across engines.
+    /// anything derived from the schema (a column family's store, a keyspace's replication) is
+    /// still good while this returns what it returned when the entry was made. Read it before
+    /// deriving the entry, so that a change racing with that leaves the entry stale rather than
+    /// wrong. Unique in the process, across engines.
     pub fn schema_generation(&self) -> u64 {
         self.inner.schema_generation.load(Ordering::Acquire)
     }
 
+    /// A digest of every user keyspace's definition: the same on every node holding the same
+    /// schema, and across restarts.
     pub fn schema_version(&self) -> Uuid {
         self.inner.stores.read().schema.version
     }
