@@ -60,6 +60,9 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     sc.segment_size = (config.commit_log_rotation_threshold_mb.max(1) as u64) << 20;
     sc.partitioner = partitioner;
     sc.memtable_flush_bytes = (config.memtable_throughput_mb.max(1) as usize) << 20;
+    sc.memtable_flush_operations =
+        (config.memtable_operations_millions * 1e6).round().clamp(1.0, usize::MAX as f64) as usize;
+    sc.memtable_flush_after = Duration::from_secs(u64::from(config.memtable_flush_after_minutes.max(1)) * 60);
     sc.index_interval = config.index_interval.max(1) as usize;
     sc.block_cache_bytes = (config.block_cache_size_mb as usize) << 20;
     sc.disk_access = match config.disk_access_mode {

@@ -128,6 +128,16 @@ fn a_full_0_6_file_loads_with_warnings_for_leftovers() {
     assert_eq!(c.listen_endpoint, addr("127.0.0.1:7000"));
     assert_eq!(c.seed_endpoints, [addr("127.0.0.1:7000"), addr("127.0.0.2:7000")]);
     assert_eq!(c.memtable_operations_millions, 0.3);
+    // The engine flushes by all three memtable thresholds.
+    let engine = server::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    assert_eq!(engine.memtable_flush_bytes, 64 << 20);
+    assert_eq!(engine.memtable_flush_operations, 300_000);
+    assert_eq!(engine.memtable_flush_after, std::time::Duration::from_secs(60 * 60));
+    let mut five = c.clone();
+    five.memtable_flush_after_minutes = 5;
+    five.memtable_operations_millions = 0.00002;
+    let engine = server::daemon::storage_config(&five, storage::dht::Partitioner::Random);
+    assert_eq!((engine.memtable_flush_after.as_secs(), engine.memtable_flush_operations), (300, 20));
     assert_eq!(c.endpoint_snitch, "org.apache.cassandra.locator.RackInferringSnitch");
     assert_eq!(c.warnings.len(), 5, "{:?}", c.warnings);
     for leftover in ["ControlPort", "RackAware", "BootstrapFileDirectory", "StagingFileDirectory", "CalloutLocation"] {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::commitlog::ReplayPosition;
 use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound};
@@ -18,11 +19,19 @@ use crate::memtable::{Memtable, MemtableScan};
 use crate::schema::{CfDef, CfMetadata};
 use crate::sstable::{CellFilter, Descriptor, SsTableReader};
 
-/// The memtable taking writes, and older ones being flushed (still readable until their
-/// SSTable is in place).
+/// The memtable taking writes, and older ones switched out for a flush (still readable until
+/// their SSTable is in place), oldest first.
 pub(crate) struct Memtables {
     pub active: Arc<Memtable>,
-    pub flushing: Vec<Arc<Memtable>>,
+    pub flushing: Vec<Switched>,
+}
+
+/// A memtable switched out of service, and the commit log position at its switch: every write
+/// it holds comes before that position, which its SSTable records as its replay position. It
+/// stays in the list until written, so a flush that failed is retried with its own position.
+pub(crate) struct Switched {
+    pub memtable: Arc<Memtable>,
+    pub position: ReplayPosition,
 }
 
 /// Counters shown by `sibyltool cfstats`.
@@ -125,12 +134,12 @@ impl ColumnFamilyStore {
     }
 
     /// Applies `update` to the active memtable, then the index entries it calls for to the
-    /// indexes' memtables, and returns the memtable's size. The caller holds the engine's switch
-    /// lock (or is replaying the commit log, alone).
+    /// indexes' memtables, and returns the memtable's size in bytes and operations. The caller
+    /// holds the engine's switch lock (or is replaying the commit log, alone).
     ///
     /// IMPORTANT: the base first: a query that finds an entry then reads the base row, and must
     /// find the cell the entry came from, or it deletes the entry as stale.
-    pub(crate) fn apply(&self, key: &DecoratedKey, update: Row) -> usize {
+    pub(crate) fn apply(&self, key: &DecoratedKey, update: Row) -> (usize, usize) {
         let entries: Vec<(Arc<SecondaryIndex>, DecoratedKey, Row)> = {
             let indexes = self.indexes.read();
             if indexes.is_empty() {
@@ -148,20 +157,25 @@ impl ColumnFamilyStore {
         for (index, value_key, entry) in entries {
             index.store.active_memtable().apply(&index.store.cmp, &value_key, entry);
         }
-        memtable.size()
+        (memtable.size(), memtable.operations())
     }
 
     pub fn active_memtable(&self) -> Arc<Memtable> {
         self.memtables.read().active.clone()
     }
 
-    /// Makes a fresh memtable active and returns the old one, which stays readable in the
-    /// flushing list. The caller holds the engine's switch lock.
-    pub(crate) fn switch_memtable(&self) -> Arc<Memtable> {
+    /// Makes a fresh memtable active; the old one stays readable in the flushing list until it
+    /// is written. The caller holds the engine's switch lock, and `position` is the commit
+    /// log's position under it.
+    pub(crate) fn switch_memtable(&self, position: ReplayPosition) {
         let mut m = self.memtables.write();
         let old = std::mem::replace(&mut m.active, Arc::new(Memtable::new()));
-        m.flushing.push(old.clone());
-        old
+        m.flushing.push(Switched { memtable: old, position });
+    }
+
+    /// The memtables switched out and not written yet, oldest first.
+    pub(crate) fn switched(&self) -> Vec<(Arc<Memtable>, ReplayPosition)> {
+        self.memtables.read().flushing.iter().map(|s| (s.memtable.clone(), s.position)).collect()
     }
 
     pub(crate) fn finish_flush(&self, flushed: &Arc<Memtable>, sstable: Option<Arc<SsTableReader>>) {
@@ -169,7 +183,7 @@ impl ColumnFamilyStore {
         if let Some(s) = sstable {
             self.sstables.write().push(s);
         }
-        self.memtables.write().flushing.retain(|m| !Arc::ptr_eq(m, flushed));
+        self.memtables.write().flushing.retain(|s| !Arc::ptr_eq(&s.memtable, flushed));
     }
 
     pub fn sstables(&self) -> Vec<Arc<SsTableReader>> {
@@ -196,11 +210,12 @@ impl ColumnFamilyStore {
         Some(active)
     }
 
-    fn memtable_snapshot(&self) -> Vec<Arc<Memtable>> {
+    /// Every memtable that may hold data: the active one and the switched-out ones.
+    pub(crate) fn memtable_snapshot(&self) -> Vec<Arc<Memtable>> {
         let m = self.memtables.read();
         let mut v = Vec::with_capacity(1 + m.flushing.len());
         v.push(m.active.clone());
-        v.extend(m.flushing.iter().cloned());
+        v.extend(m.flushing.iter().map(|s| s.memtable.clone()));
         v
     }
 

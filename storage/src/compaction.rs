@@ -136,12 +136,7 @@ fn compact_reserved(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs:
     let input_gens: Vec<u64> = inputs.iter().map(|s| s.descriptor().generation).collect();
     let others: Vec<Arc<SsTableReader>> =
         store.sstables().into_iter().filter(|s| !input_gens.contains(&s.descriptor().generation)).collect();
-    let memtables = {
-        let m = store.memtables.read();
-        let mut v = vec![m.active.clone()];
-        v.extend(m.flushing.iter().cloned());
-        v
-    };
+    let memtables = store.memtable_snapshot();
     // A tombstone may only be dropped if no data it shadows can live outside this compaction.
     let can_purge = |key: &DecoratedKey, row: &Row| -> bool {
         let max_tombstone = row

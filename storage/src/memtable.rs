@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -83,9 +84,13 @@ pub struct Memtable {
     partitions: AtomicUsize,
     /// Approximate bytes held, for the flush threshold.
     size: AtomicUsize,
+    /// Columns written, as Cassandra counts for `MemtableOperationsInMillions`: each cell of an
+    /// update, or one for an update that only deletes.
     operations: AtomicUsize,
     /// Smallest cell timestamp written (for compaction's purge decisions).
     min_timestamp: AtomicI64,
+    /// For `MemtableFlushAfterMinutes`, counted from creation as Cassandra does.
+    created: Instant,
 }
 
 impl Default for Memtable {
@@ -106,12 +111,14 @@ impl Memtable {
             size: AtomicUsize::new(0),
             operations: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
+            created: Instant::now(),
         }
     }
 
     /// Merges `update` into the partition `key`.
     pub fn apply(&self, cmp: &CellComparator, key: &DecoratedKey, update: Row) {
         let added = update.size() + key.key.len() + key.token.0.len();
+        let columns = update.cells.len().max(1);
         if let Some(ts) = update.cells.iter().map(|c| c.timestamp).min() {
             self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
         }
@@ -157,7 +164,7 @@ impl Memtable {
             self.partitions.fetch_add(1, Ordering::Relaxed);
         }
         self.size.fetch_add(added, Ordering::Relaxed);
-        self.operations.fetch_add(1, Ordering::Relaxed);
+        self.operations.fetch_add(columns, Ordering::Relaxed);
     }
 
     /// What `f` makes of partition `key`, read in place (under its shard's lock, so `f` should
@@ -218,6 +225,11 @@ impl Memtable {
 
     pub fn partitions(&self) -> usize {
         self.partitions.load(Ordering::Relaxed)
+    }
+
+    /// How long ago this memtable was made.
+    pub fn age(&self) -> Duration {
+        self.created.elapsed()
     }
 
     pub fn is_empty(&self) -> bool {

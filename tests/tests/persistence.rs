@@ -357,3 +357,27 @@ fn every_disk_access_mode_reads_flushed_data_and_names_a_damaged_file() {
         assert!(node.is_running(), "{mode}: the node stopped");
     }
 }
+
+/// `MemtableOperationsInMillions` flushes a memtable after that many columns, as in Cassandra
+/// 0.6: 0.00005 million is 50 columns, so 60 rows of two columns make at least two SSTables
+/// with no operator flush. A SIGKILL after that keeps every row, from SSTables or the log.
+#[test]
+fn memtable_operations_threshold_flushes_by_itself() {
+    let config = Config::random().extra("<MemtableOperationsInMillions>0.00005</MemtableOperationsInMillions>");
+    let (mut node, mut c) = start_durable(config);
+    write_rows(&mut c, "row", 60, "v1");
+    let sstables = || -> u64 {
+        let run = node.tool(&["--json", "cfstats", &format!("{KS}.Standard1")]).ok();
+        let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        json["keyspaces"][0]["column_families"][0]["sstable_count"].as_u64().expect("sstable_count")
+    };
+    let started = std::time::Instant::now();
+    while sstables() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(20), "no flush after 120 columns with a 50-column threshold");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    node.kill9();
+    node.start_again();
+    let mut c = node.client_in(KS);
+    assert_rows(&mut c, "row", 60, "v1", "after flushes by column count and a SIGKILL");
+}

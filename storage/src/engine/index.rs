@@ -94,14 +94,14 @@ impl Storage {
     /// Writes an index's memtable to an SSTable on its own (a build's progress).
     fn flush_index(&self, index: &SecondaryIndex) -> Result<()> {
         let _flushing = index.store.flush_lock.lock();
-        let (memtable, position) = {
+        {
             let _switch = self.inner.switch_lock.write();
             if index.store.active_memtable().is_empty() {
                 return Ok(());
             }
-            (index.store.switch_memtable(), self.inner.commitlog.current_position())
-        };
-        self.write_memtable(&index.store, &memtable, position)?;
+            self.switch_memtable(&index.store, self.inner.commitlog.current_position());
+        }
+        self.write_switched(&index.store)?;
         self.request_compaction(&index.store);
         Ok(())
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tracing::info;
+use tracing::{info, warn};
 
 use super::Storage;
 use crate::cfs::ColumnFamilyStore;
@@ -66,42 +66,97 @@ impl Storage {
     }
 
     pub(super) fn flush_store(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+        self.flush_store_if(store, |_| true)
+    }
+
+    /// Flushes the column family and its indexes when `wanted` holds for it, judged under its
+    /// flush lock (a writer that waited for another flush finds out there whether that one
+    /// already took its data). Memtables a failed flush left switched out are
+    /// written first, each with its own replay position, so an SSTable never claims a position
+    /// that an unwritten memtable's data comes before.
+    pub(super) fn flush_store_if(
+        &self,
+        store: &Arc<ColumnFamilyStore>,
+        wanted: impl Fn(&ColumnFamilyStore) -> bool,
+    ) -> Result<()> {
         let indexes = store.indexes();
         let _flushing = store.flush_lock.lock();
         // Lock order: the base's flush lock, then its indexes' (an index flushed on its own, by
         // a build, takes only its own).
         let _index_flushing: Vec<_> = indexes.iter().map(|i| i.store.flush_lock.lock()).collect();
-        let (memtable, index_memtables, position) = {
+        let position = {
             let _switch = self.inner.switch_lock.write();
+            if !wanted(store) {
+                return Ok(());
+            }
+            let active = store.active_memtable();
             let position = self.inner.commitlog.current_position();
-            store.flush_pending.store(false, Ordering::SeqCst);
-            let index_memtables: Vec<_> = indexes
-                .iter()
-                .filter(|i| !i.store.active_memtable().is_empty())
-                .map(|i| (i.store.clone(), i.store.switch_memtable()))
-                .collect();
-            let memtable = if store.active_memtable().is_empty() {
-                None
-            } else {
-                self.inner.flushing_memtables.fetch_add(1, Ordering::Relaxed);
-                Some(store.switch_memtable())
-            };
-            (memtable, index_memtables, position)
+            if store.flush_pending.swap(false, Ordering::SeqCst) {
+                self.inner.pending_flushes.fetch_sub(1, Ordering::SeqCst);
+            }
+            for index in indexes.iter() {
+                if !index.store.active_memtable().is_empty() {
+                    self.switch_memtable(&index.store, position);
+                }
+            }
+            if !active.is_empty() {
+                self.switch_memtable(store, position);
+            }
+            position
         };
         // IMPORTANT: the index SSTables are committed before the base's: replay re-derives index
         // entries only from records after the base's replay position, so the index must already
         // hold everything before it.
-        for (index_store, m) in &index_memtables {
-            self.write_memtable(index_store, m, position)?;
-            self.request_compaction(index_store);
+        for index in indexes.iter() {
+            if self.write_switched(&index.store)? {
+                self.request_compaction(&index.store);
+            }
         }
-        if let Some(memtable) = memtable {
-            self.write_memtable(store, &memtable, position)?;
-            self.inner.flushing_memtables.fetch_sub(1, Ordering::Relaxed);
+        if self.write_switched(store)? {
             self.request_compaction(store);
         }
+        // Everything of this column family before `position` is in SSTables now.
         self.inner.commitlog.discard_completed(store.id, position)?;
         Ok(())
+    }
+
+    /// Switches the store's active memtable out for a flush. The caller holds the switch lock
+    /// and the store's flush lock; `position` is the commit log's position under them.
+    pub(super) fn switch_memtable(&self, store: &ColumnFamilyStore, position: ReplayPosition) {
+        self.inner.flushing_memtables.fetch_add(1, Ordering::SeqCst);
+        store.switch_memtable(position);
+    }
+
+    /// Writes the store's switched-out memtables to SSTables, oldest first; stops at the first
+    /// failure, which leaves that memtable and the ones after it for the next flush to retry.
+    /// True when any was written. The caller holds the store's flush lock.
+    pub(super) fn write_switched(&self, store: &Arc<ColumnFamilyStore>) -> Result<bool> {
+        let switched = store.switched();
+        for (memtable, position) in &switched {
+            self.write_memtable(store, memtable, *position)?;
+            self.inner.flushing_memtables.fetch_sub(1, Ordering::SeqCst);
+        }
+        Ok(!switched.is_empty())
+    }
+
+    /// The flush thread's periodic check: flushes every column family whose memtable is older
+    /// than `MemtableFlushAfterMinutes` and holds data, as Cassandra does so that an idle
+    /// column family does not keep old commit log segments alive, and retries flushes that
+    /// failed (their memtables are still switched out).
+    pub(super) fn flush_expired(&self) {
+        let after = self.inner.config.memtable_flush_after;
+        let due = |store: &ColumnFamilyStore| {
+            let m = store.memtables.read();
+            !m.flushing.is_empty() || (!m.active.is_empty() && m.active.age() >= after)
+        };
+        for store in self.all_stores() {
+            if !due(&store) {
+                continue;
+            }
+            if let Err(e) = self.flush_store_if(&store, due) {
+                warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed; retried later");
+            }
+        }
     }
 
     /// Writes a switched-out memtable to an SSTable recording `position` as its replay position,
@@ -158,13 +213,10 @@ impl Storage {
         let position = {
             let _switch = self.inner.switch_lock.write();
             let position = self.inner.commitlog.current_position();
-            let mut m = store.memtables.write();
-            m.active = Arc::new(Memtable::new());
-            self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::Relaxed);
-            m.flushing.clear();
-            for index in indexes.iter() {
-                let mut m = index.store.memtables.write();
+            for store in std::iter::once(&*store).chain(indexes.iter().map(|i| &*i.store)) {
+                let mut m = store.memtables.write();
                 m.active = Arc::new(Memtable::new());
+                self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::SeqCst);
                 m.flushing.clear();
             }
             position

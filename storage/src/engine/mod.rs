@@ -32,6 +32,8 @@ mod read;
 mod recovery;
 mod schema;
 mod schema_change;
+#[cfg(test)]
+mod tests_flush;
 mod write;
 
 use std::collections::BTreeMap;
@@ -72,8 +74,12 @@ pub struct StorageConfig {
     pub sync: SyncMode,
     pub segment_size: u64,
     pub partitioner: Partitioner,
-    /// A memtable is flushed when it holds about this many bytes.
+    /// A memtable is flushed when it holds about this many bytes (`MemtableThroughputInMB`),
     pub memtable_flush_bytes: usize,
+    /// or this many columns written (`MemtableOperationsInMillions`),
+    pub memtable_flush_operations: usize,
+    /// or when it is this old and holds anything (`MemtableFlushAfterMinutes`).
+    pub memtable_flush_after: Duration,
     /// One index entry in this many goes into an SSTable's in-memory summary.
     pub index_interval: usize,
     /// Background compaction after flushes (tests turn it off to control SSTable counts).
@@ -102,6 +108,10 @@ impl StorageConfig {
             segment_size: 32 << 20,
             partitioner: Partitioner::Random,
             memtable_flush_bytes: 64 << 20,
+            // Unlimited, as the engine was before it counted operations; the server passes
+            // the node's MemtableOperationsInMillions.
+            memtable_flush_operations: usize::MAX,
+            memtable_flush_after: Duration::from_secs(60 * 60),
             index_interval: 128,
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
@@ -113,8 +123,17 @@ impl StorageConfig {
     }
 }
 
-/// Full memtables allowed to wait for their flush before writers flush themselves.
+/// Memtables flushing or waiting for a flush, over all column families, from which on writes
+/// may block (see [`Storage::writes_may_block`]).
 const MAX_FLUSHING_MEMTABLES: usize = 2;
+
+/// A memtable this many times over its flush threshold makes its writers wait for the flush
+/// (back-pressure), instead of growing while the flush thread falls behind.
+const MEMTABLE_HARD_LIMIT_FACTOR: usize = 2;
+
+/// How often the flush thread looks for memtables past `MemtableFlushAfterMinutes` and for
+/// flushes to retry, at most.
+const FLUSH_CHECK_PERIOD: Duration = Duration::from_secs(10);
 
 /// Background work requests.
 enum Work {
@@ -146,8 +165,10 @@ struct Inner {
     compaction_tx: Mutex<mpsc::Sender<Work>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
     shutting_down: AtomicBool,
-    /// Memtables switched out and not yet flushed, over all column families.
+    /// Memtables switched out and not yet written, over all column families and indexes.
     flushing_memtables: AtomicUsize,
+    /// Column families whose flush is queued for the flush thread (`flush_pending` set).
+    pending_flushes: AtomicUsize,
     /// Changed after every change of `stores` (see [`Storage::schema_generation`]).
     schema_generation: AtomicU64,
 }
@@ -268,6 +289,7 @@ impl Storage {
             workers: Mutex::new(Vec::new()),
             shutting_down: AtomicBool::new(false),
             flushing_memtables: AtomicUsize::new(0),
+            pending_flushes: AtomicUsize::new(0),
             schema_generation: AtomicU64::new(next_schema_generation()),
         });
         let storage = Storage { inner };
@@ -294,8 +316,9 @@ impl Storage {
         CommitLog::delete_segments(&report.segments)?;
         CommitLog::set_aside_segments(&report.damaged)?;
 
-        storage.start_worker("flush", flush_rx);
-        storage.start_worker("compaction", compaction_rx);
+        let tick = FLUSH_CHECK_PERIOD.min(storage.inner.config.memtable_flush_after / 2).max(Duration::from_millis(1));
+        storage.start_worker("flush", flush_rx, Some(tick));
+        storage.start_worker("compaction", compaction_rx, None);
         storage.start_pending_index_builds();
         if storage.inner.config.auto_compaction {
             for store in storage.all_stores() {
@@ -353,19 +376,40 @@ impl Storage {
 
     // ----- background workers -----
 
-    fn start_worker(&self, name: &str, rx: mpsc::Receiver<Work>) {
+    /// Starts a thread doing the work sent to `rx`; with a `tick`, it also runs
+    /// [`Storage::flush_expired`] about that often, busy or not.
+    fn start_worker(&self, name: &str, rx: mpsc::Receiver<Work>, tick: Option<Duration>) {
         let weak = Arc::downgrade(&self.inner);
         let handle = std::thread::Builder::new().name(format!("sibyl-{name}")).spawn(move || {
-            while let Ok(work) = rx.recv() {
+            let mut last_check = std::time::Instant::now();
+            loop {
+                let received = match tick {
+                    None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                    Some(tick) => rx.recv_timeout(tick.saturating_sub(last_check.elapsed())),
+                };
+                let work = match received {
+                    Ok(Work::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    Ok(work) => Some(work),
+                    Err(mpsc::RecvTimeoutError::Timeout) => None,
+                };
                 let Some(inner) = weak.upgrade() else { break };
                 let storage = Storage { inner };
                 let result = match &work {
-                    Work::Flush(store) => storage.flush_store(store),
-                    Work::Compact(store) => compaction::compact_if_needed(&storage.compaction_env(), store),
-                    Work::Stop => break,
+                    None => Ok(()),
+                    // Skipped when a writer, the timer or an operator flushed it first.
+                    Some(Work::Flush(store)) if !store.flush_pending.load(Ordering::SeqCst) => Ok(()),
+                    Some(Work::Flush(store)) => storage.flush_store(store),
+                    Some(Work::Compact(store)) => compaction::compact_if_needed(&storage.compaction_env(), store),
+                    Some(Work::Stop) => break,
                 };
                 if let Err(e) = result {
                     warn!(error = %e, "background work failed");
+                }
+                if tick.is_some_and(|tick| last_check.elapsed() >= tick) {
+                    if !storage.is_shutting_down() {
+                        storage.flush_expired();
+                    }
+                    last_check = std::time::Instant::now();
                 }
             }
         });

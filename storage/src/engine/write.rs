@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 use tracing::warn;
 use uuid::Uuid;
 
-use super::{Storage, Work, MAX_FLUSHING_MEMTABLES};
+use super::{Storage, Work, MAX_FLUSHING_MEMTABLES, MEMTABLE_HARD_LIMIT_FACTOR};
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::{self, SyncMode, Written};
 use crate::data::{Cell, Row};
@@ -76,7 +76,7 @@ impl Storage {
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
         };
         let dk = DecoratedKey::new(token, m.key);
-        let mut full: SmallVec<[bool; 1]> = SmallVec::with_capacity(targets.len());
+        let mut fill: SmallVec<[(usize, usize); 1]> = SmallVec::with_capacity(targets.len());
         {
             let _switch = self.inner.switch_lock.read();
             if durable {
@@ -86,23 +86,31 @@ impl Storage {
                 self.inner.commitlog.append(&record, &ids)?;
             }
             for (store, row) in targets.iter_mut() {
-                let size = store.apply(&dk, std::mem::take(row));
-                // Remember whether this memtable filled up; the flush is started after the lock.
-                full.push(size >= self.inner.config.memtable_flush_bytes);
+                // The memtable's size after this write; a flush is started after the lock.
+                fill.push(store.apply(&dk, std::mem::take(row)));
             }
         }
         let elapsed = started.elapsed().as_micros() as u64;
-        for ((store, _), full) in targets.iter().zip(full) {
+        for ((store, _), (bytes, operations)) in targets.iter().zip(fill) {
             store.counters.writes.fetch_add(1, Ordering::Relaxed);
             store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
-            if full {
-                // The write itself is durable in the commit log; a failed flush is retried later.
-                if let Err(e) = self.maybe_schedule_flush(store) {
+            if self.over_flush_threshold(bytes, operations, 1) {
+                // The write itself is durable in the commit log; the flush thread retries a
+                // failed flush.
+                if let Err(e) = self.schedule_flush(store, bytes, operations) {
                     warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed");
                 }
             }
         }
         Ok(())
+    }
+
+    /// True when a memtable of `bytes` and `operations` has reached `factor` times either flush
+    /// threshold (`MemtableThroughputInMB`, `MemtableOperationsInMillions`).
+    fn over_flush_threshold(&self, bytes: usize, operations: usize, factor: usize) -> bool {
+        let c = &self.inner.config;
+        bytes >= c.memtable_flush_bytes.saturating_mul(factor)
+            || operations >= c.memtable_flush_operations.saturating_mul(factor)
     }
 
     /// Applies a mutation without waiting for the commit log write in periodic mode: the record
@@ -125,30 +133,42 @@ impl Storage {
     }
 
     /// True when a write now might block for long: the commit log is in batch mode (a write
-    /// waits for an fsync), or as many memtables as allowed are being flushed, so that a writer
-    /// could be the one that must flush (back-pressure). A caller that must not block, such as
-    /// an event loop, sends writes elsewhere while this holds.
+    /// waits for an fsync), or flushes are behind: as many memtables as allowed are being
+    /// written or waiting for the flush thread, over all column families, so a writer may soon
+    /// have to wait for one (back-pressure, `MEMTABLE_HARD_LIMIT_FACTOR`). A caller that must
+    /// not block, such as an event loop, sends writes elsewhere while this holds.
     ///
-    /// One flush in progress is not enough: a column family switches out and writes its
-    /// memtables one at a time, under its flush lock, so one flush never makes a writer flush.
-    /// With as many in progress as allowed (several column families at once), writes still go
-    /// elsewhere, to be safe. Sending every write to the executor during each ordinary flush
-    /// only added two thread hand-offs per write, and latency, on a busy machine.
+    /// One flush in progress is not enough: its column family's next memtable has just begun to
+    /// fill. Sending every write to the executor during each ordinary flush only added two
+    /// thread hand-offs per write, and latency, on a busy machine.
     pub fn writes_may_block(&self) -> bool {
         matches!(self.inner.config.sync, SyncMode::Batch { .. })
-            || self.inner.flushing_memtables.load(Ordering::Relaxed) >= MAX_FLUSHING_MEMTABLES
+            || self.inner.flushing_memtables.load(Ordering::Relaxed)
+                + self.inner.pending_flushes.load(Ordering::Relaxed)
+                >= MAX_FLUSHING_MEMTABLES
     }
 
-    fn maybe_schedule_flush(&self, store: &Arc<ColumnFamilyStore>) -> Result<()> {
-        // Back-pressure: when flushes fall behind, the writer flushes itself instead of letting
-        // full memtables pile up in memory.
-        if store.memtables.read().flushing.len() >= MAX_FLUSHING_MEMTABLES {
-            return self.flush_store(store);
+    /// Queues a flush of a full memtable for the flush thread, once per column family. When the
+    /// memtable has grown to `MEMTABLE_HARD_LIMIT_FACTOR` times its threshold (the flush
+    /// thread is behind: still writing an earlier memtable, or other column families'), the
+    /// writer waits and flushes it itself, as Cassandra's writers wait on a full flush queue:
+    /// memory stays bounded under a write load the disk cannot keep up with.
+    fn schedule_flush(&self, store: &Arc<ColumnFamilyStore>, bytes: usize, operations: usize) -> Result<()> {
+        if self.over_flush_threshold(bytes, operations, MEMTABLE_HARD_LIMIT_FACTOR) {
+            return self.flush_store_if(store, |store| {
+                let m = store.active_memtable();
+                self.over_flush_threshold(m.size(), m.operations(), MEMTABLE_HARD_LIMIT_FACTOR)
+            });
         }
-        // One queued flush per column family; the flag is cleared when that flush switches
-        // memtables.
-        if !store.flush_pending.swap(true, Ordering::SeqCst) {
-            self.submit(Work::Flush(store.clone()));
+        // The flag is cleared when a flush switches this memtable out. The count goes up first,
+        // so that a flush clearing the flag at once never takes it below zero.
+        if !store.flush_pending.load(Ordering::SeqCst) {
+            self.inner.pending_flushes.fetch_add(1, Ordering::SeqCst);
+            if store.flush_pending.swap(true, Ordering::SeqCst) {
+                self.inner.pending_flushes.fetch_sub(1, Ordering::SeqCst);
+            } else {
+                self.submit(Work::Flush(store.clone()));
+            }
         }
         Ok(())
     }

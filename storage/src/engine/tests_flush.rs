@@ -1,0 +1,190 @@
+//! When memtables are flushed: by size, by columns written, by age; writers wait when flushes
+//! fall behind; a failed flush is retried with its own replay position.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Storage, StorageConfig};
+use crate::data::Cell;
+use crate::dht::Partitioner;
+use crate::filter::ReadFilter;
+use crate::mutation::RowMutation;
+use crate::schema::{CfDef, KeyspaceDef};
+
+fn config(dir: &Path) -> StorageConfig {
+    let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
+    c.partitioner = Partitioner::Murmur3;
+    c.auto_compaction = false;
+    let mut ks = KeyspaceDef::new("ks");
+    ks.cf_defs.push(CfDef::new("ks", "cf"));
+    ks.cf_defs.push(CfDef::new("ks", "idle"));
+    c.initial_keyspaces = vec![ks];
+    c
+}
+
+fn put(s: &Storage, key: &str, columns: usize) {
+    let mut m = RowMutation::new("ks", key.as_bytes().to_vec());
+    for i in 0..columns {
+        m.row_mut("cf").cells.push(Cell::live(format!("c{i}"), format!("value of {key}/{i}").into_bytes(), 1));
+    }
+    s.apply(m).expect("applied");
+}
+
+fn columns_of(s: &Storage, key: &str) -> usize {
+    s.read("ks", "cf", key.as_bytes(), &ReadFilter::all()).expect("read").len()
+}
+
+fn sstables(s: &Storage, cf: &str) -> usize {
+    s.store("ks", cf).expect("store").sstables().len()
+}
+
+/// Polls `done` for up to ten seconds.
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(10), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn columns_written_trigger_a_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.memtable_flush_operations = 10;
+    let s = Storage::open(c).expect("opens");
+    for key in ["a", "b", "c"] {
+        put(&s, key, 3);
+    }
+    let store = s.store("ks", "cf").expect("store");
+    assert_eq!(store.active_memtable().operations(), 9, "each column counts");
+    assert!(!store.flush_pending.load(Ordering::SeqCst), "nine columns of ten: no flush yet");
+    put(&s, "d", 3);
+    wait_for("the flush of twelve columns", || sstables(&s, "cf") == 1 && store.active_memtable().is_empty());
+    for key in ["a", "b", "c", "d"] {
+        assert_eq!(columns_of(&s, key), 3);
+    }
+    s.shutdown().expect("shutdown");
+}
+
+#[test]
+fn an_old_memtable_is_flushed_and_an_empty_one_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.memtable_flush_after = Duration::from_millis(200);
+    let s = Storage::open(c).expect("opens");
+    put(&s, "a", 1);
+    wait_for("the flush of an expired memtable", || sstables(&s, "cf") == 1);
+    // Several checks later, nothing more: the column families without data stay as they are.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((sstables(&s, "cf"), sstables(&s, "idle")), (1, 0));
+    assert_eq!(columns_of(&s, "a"), 1);
+    s.shutdown().expect("shutdown");
+}
+
+/// With the flush thread stuck behind the column family's flush lock, a writer stops once the
+/// memtable reaches twice its threshold, and goes on when the flush can run.
+#[test]
+fn writers_wait_when_the_memtable_reaches_twice_its_threshold() {
+    const THRESHOLD: usize = 16 << 10;
+    const WRITES: usize = 1_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.memtable_flush_bytes = THRESHOLD;
+    let s = Storage::open(c).expect("opens");
+    let store = s.store("ks", "cf").expect("store");
+    let stalled = store.flush_lock.lock();
+    let done = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (s, done) = (s.clone(), done.clone());
+        std::thread::spawn(move || {
+            for i in 0..WRITES {
+                put(&s, &format!("key{i}"), 1);
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    // Wait until the writer has made no progress for a while.
+    let mut last = usize::MAX;
+    wait_for("the writer to stop", || {
+        let now = done.load(Ordering::SeqCst);
+        let still = now == last;
+        last = now;
+        std::thread::sleep(Duration::from_millis(200));
+        still
+    });
+    let held = store.active_memtable().size();
+    assert!(!writer.is_finished(), "the writer did all {WRITES} writes with the flush stalled");
+    assert!(held < 2 * THRESHOLD + 1024, "the memtable grew to {held} bytes, over twice {THRESHOLD}");
+    assert!(done.load(Ordering::SeqCst) < WRITES);
+    drop(stalled);
+    writer.join().expect("writer");
+    for i in (0..WRITES).step_by(97) {
+        assert_eq!(columns_of(&s, &format!("key{i}")), 1, "key{i}");
+    }
+    assert!(store.active_memtable().size() < 2 * THRESHOLD + 1024);
+    s.shutdown().expect("shutdown");
+}
+
+/// The column family's SSTable directory moved away, so that writing an SSTable fails.
+struct Unwritable {
+    dir: PathBuf,
+    aside: PathBuf,
+}
+
+impl Unwritable {
+    fn new(s: &Storage) -> Unwritable {
+        let dir = s.store("ks", "cf").expect("store").dir.clone();
+        let aside = dir.with_extension("aside");
+        std::fs::rename(&dir, &aside).expect("moved aside");
+        Unwritable { dir, aside }
+    }
+
+    fn restore(self) {
+        std::fs::rename(&self.aside, &self.dir).expect("moved back");
+    }
+}
+
+/// A memtable whose flush failed is written by the next flush, before the newer memtable and
+/// with its own replay position: after a crash, replay neither skips its writes (as it would if
+/// the newer SSTable's position covered them while they were only in memory) nor loses them.
+#[test]
+fn a_failed_flush_is_written_first_by_the_next_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Storage::open(config(dir.path())).expect("opens");
+    put(&s, "before the failure", 2);
+    let unwritable = Unwritable::new(&s);
+    assert!(s.flush("ks", "cf").is_err(), "the SSTable directory is gone");
+    assert_eq!(columns_of(&s, "before the failure"), 2, "still readable from the switched-out memtable");
+    unwritable.restore();
+    put(&s, "after the failure", 2);
+    s.flush("ks", "cf").expect("flushed");
+    assert_eq!(sstables(&s, "cf"), 2);
+    assert!(s.store("ks", "cf").expect("store").switched().is_empty());
+    s.abandon();
+    let s = Storage::open(config(dir.path())).expect("reopens");
+    assert_eq!(columns_of(&s, "before the failure"), 2);
+    assert_eq!(columns_of(&s, "after the failure"), 2);
+    s.shutdown().expect("shutdown");
+}
+
+/// The flush thread retries a failed flush by itself.
+#[test]
+fn the_flush_thread_retries_a_failed_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.memtable_flush_after = Duration::from_millis(200);
+    let s = Storage::open(c.clone()).expect("opens");
+    let unwritable = Unwritable::new(&s);
+    put(&s, "a", 1);
+    let store = s.store("ks", "cf").expect("store");
+    wait_for("a failed flush", || !store.switched().is_empty());
+    unwritable.restore();
+    wait_for("the retry", || store.switched().is_empty() && sstables(&s, "cf") == 1);
+    s.abandon();
+    let s = Storage::open(c).expect("reopens");
+    assert_eq!(columns_of(&s, "a"), 1);
+    s.shutdown().expect("shutdown");
+}
