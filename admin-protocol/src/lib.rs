@@ -80,8 +80,9 @@ pub enum Request {
     },
     /// Release and protocol versions of the node.
     Version,
-    /// Ring operations: accepted by the protocol so clients need no change when the cluster
-    /// layer lands; answered with `not_supported` until then.
+    /// Ring operations that need streaming (move, decommission, remove_node, load_balance,
+    /// join): accepted by the protocol so clients need no change when streaming lands; answered
+    /// with `not_supported` until then.
     Move {
         token: String,
     },
@@ -90,9 +91,16 @@ pub enum Request {
         node: String,
     },
     LoadBalance,
+    /// Anti-entropy repair of the ranges this node replicates: of `keyspace` (every keyspace
+    /// but the system ones when absent), of the column families `cfs` (all when empty), only
+    /// the node's primary ranges with `primary_range`.
     Repair {
         #[serde(default)]
         keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+        #[serde(default)]
+        primary_range: bool,
     },
     Join,
 }
@@ -215,9 +223,11 @@ pub enum ErrorKind {
     UnknownKeyspace,
     UnknownColumnFamily,
     /// The operation exists but needs something not built yet: streaming between nodes (move,
-    /// decommission, removenode, loadbalance, repair, join), or dropping given-away ranges
-    /// (cleanup in a ring of several nodes).
+    /// decommission, removenode, loadbalance, join), or dropping given-away ranges (cleanup in
+    /// a ring of several nodes).
     NotSupported,
+    /// Other nodes the operation needs are down, failed or did not answer in time (repair).
+    Unavailable,
     /// The node was drained: it no longer flushes, compacts or accepts writes.
     Drained,
     /// The storage engine failed (I/O, corruption).
@@ -455,6 +465,24 @@ pub struct CleanupResult {
     pub keyspaces: Vec<CleanupKeyspace>,
 }
 
+/// What repair did to one column family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairCf {
+    /// `keyspace.cf`.
+    pub name: String,
+    /// Ranges compared (ranges with one replica need no repair and are not counted).
+    pub ranges: u64,
+    /// Partitions found on any replica of those ranges.
+    pub partitions: u64,
+    /// Partition versions written to replicas that were behind.
+    pub writes: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairResult {
+    pub column_families: Vec<RepairCf>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrainResult {
     /// The node had been drained before this request.
@@ -514,7 +542,7 @@ mod tests {
             Request::Decommission,
             Request::RemoveNode { node: "x".into() },
             Request::LoadBalance,
-            Request::Repair { keyspace: None },
+            Request::Repair { keyspace: None, cfs: Vec::new(), primary_range: false },
             Request::Join,
         ];
         for r in all {

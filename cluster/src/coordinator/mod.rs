@@ -22,6 +22,7 @@ mod index;
 mod plan;
 mod range;
 mod read;
+mod repair;
 mod ring;
 mod schema;
 mod write;
@@ -55,6 +56,7 @@ use crate::Endpoint;
 
 pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use index::IndexCommand;
+pub use repair::RepairReport;
 pub use ring::{RingEndpoint, RingRange};
 
 /// Why a request failed, in the terms a client sees.

@@ -151,58 +151,30 @@ impl Coordinator {
                     if remaining == 0 {
                         break;
                     }
-                    let replies: Vec<RangeReply<'_>> = targets
-                        .iter()
-                        .map(|ep| self.fetch_range(*ep, keyspace, cf, &cursor, &sub_end, filter, row_filter, remaining))
-                        .collect();
-                    let timeout = self.settings.timeouts.range.saturating_sub(started.elapsed());
-                    let answers = match tokio::time::timeout(timeout, join_all(replies)).await {
-                        Ok(answers) => answers.into_iter().collect::<Result<Vec<_>>>()?,
-                        Err(_) => {
-                            return Err(CoordinatorError::Timeout {
-                                operation: "range read",
-                                waited: started.elapsed(),
-                                received: 0,
-                                required: targets.len(),
-                            })
-                        }
-                    };
-                    // A replica that filled its page may hold more after its last key: only keys up
-                    // to the smallest such last key are known on every replica.
-                    let cut: Option<DecoratedKey> = answers
-                        .iter()
-                        .filter(|rows| rows.len() >= remaining)
-                        .filter_map(|rows| rows.last().map(|(k, _)| k.clone()))
-                        .min();
-                    let mut versions: BTreeMap<DecoratedKey, Vec<Option<Row>>> = BTreeMap::new();
-                    for (i, rows) in answers.into_iter().enumerate() {
-                        for (key, row) in rows {
-                            if cut.as_ref().is_some_and(|c| key > *c) {
-                                continue;
-                            }
-                            versions.entry(key).or_insert_with(|| vec![None; targets.len()])[i] = Some(row);
-                        }
-                    }
+                    let mut page = self
+                        .read_page(keyspace, cf, &targets, &cursor, &sub_end, filter, row_filter, remaining, started)
+                        .await?;
                     if !row_filter.is_empty() {
-                        self.complete_versions(keyspace, cf, &targets, &mut versions, filter, row_filter, started)
+                        self.complete_versions(keyspace, cf, &targets, &mut page.versions, filter, row_filter, started)
                             .await?;
                     }
                     let now = now_seconds();
-                    for (key, per_replica) in versions {
+                    for (key, per_replica) in page.versions {
                         if out.len() >= max_rows {
                             break;
                         }
                         let rows: Vec<Row> = per_replica.iter().map(|r| r.clone().unwrap_or_default()).collect();
                         let resolved = merge_rows(&meta.cmp, rows.clone());
+                        // Replicas found behind are repaired in the background.
+                        let repairs = repairs_for(keyspace, cf, &key, &resolved, targets.iter().copied().zip(rows));
+                        self.send_repairs_in_background(repairs);
                         // A replica's match may be stale where another holds newer data.
                         if !row_filter.is_empty() && !satisfies_all(&meta, &resolved, row_filter, now) {
-                            self.repair_range_row(keyspace, cf, &key, &resolved, targets.iter().copied().zip(rows));
                             continue;
                         }
-                        self.repair_range_row(keyspace, cf, &key, &resolved, targets.iter().copied().zip(rows));
                         out.push((key, resolved));
                     }
-                    match cut {
+                    match page.next {
                         Some(last) => cursor = KeyBound::Key { key: last, inclusive: false },
                         None => break,
                     }
@@ -210,6 +182,56 @@ impl Coordinator {
             }
         }
         Ok(out)
+    }
+
+    /// One page of a range read from each of `targets`: their partitions from `cursor` to `end`,
+    /// at most `max_rows` each, with every target's version of each partition.
+    #[expect(clippy::too_many_arguments, reason = "a range read's parameters, one per field of RangeRequest")]
+    pub(super) async fn read_page(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        targets: &[Endpoint],
+        cursor: &KeyBound,
+        end: &KeyBound,
+        filter: &ReadFilter,
+        row_filter: &[IndexExpression],
+        max_rows: usize,
+        started: Instant,
+    ) -> Result<Page> {
+        let replies: Vec<RangeReply<'_>> = targets
+            .iter()
+            .map(|ep| self.fetch_range(*ep, keyspace, cf, cursor, end, filter, row_filter, max_rows))
+            .collect();
+        let timeout = self.settings.timeouts.range.saturating_sub(started.elapsed());
+        let answers = match tokio::time::timeout(timeout, join_all(replies)).await {
+            Ok(answers) => answers.into_iter().collect::<Result<Vec<_>>>()?,
+            Err(_) => {
+                return Err(CoordinatorError::Timeout {
+                    operation: "range read",
+                    waited: started.elapsed(),
+                    received: 0,
+                    required: targets.len(),
+                })
+            }
+        };
+        // A replica that filled its page may hold more after its last key: only keys up to the
+        // smallest such last key are known on every replica.
+        let next: Option<DecoratedKey> = answers
+            .iter()
+            .filter(|rows| rows.len() >= max_rows)
+            .filter_map(|rows| rows.last().map(|(k, _)| k.clone()))
+            .min();
+        let mut versions: BTreeMap<DecoratedKey, Vec<Option<Row>>> = BTreeMap::new();
+        for (i, rows) in answers.into_iter().enumerate() {
+            for (key, row) in rows {
+                if next.as_ref().is_some_and(|c| key > *c) {
+                    continue;
+                }
+                versions.entry(key).or_insert_with(|| vec![None; targets.len()])[i] = Some(row);
+            }
+        }
+        Ok(Page { versions, next })
     }
 
     /// `ep`'s partitions between `start` and `end`, at most `max_rows`; with a row filter, those
@@ -275,39 +297,53 @@ impl Coordinator {
         }
     }
 
-    /// Sends `resolved` to the replicas whose version of `key` differs (in the background: the
-    /// scan does not wait for them).
-    fn repair_range_row(
-        &self,
-        keyspace: &str,
-        cf: &str,
-        key: &DecoratedKey,
-        resolved: &Row,
-        versions: impl Iterator<Item = (Endpoint, Row)>,
-    ) {
-        let want = messages::digest(resolved);
-        let mut mutation: Option<RowMutation> = None;
-        for (ep, row) in versions {
-            if messages::digest(&row) == want {
-                continue;
-            }
-            let m = mutation.get_or_insert_with(|| {
-                let mut m = RowMutation::new(keyspace, key.key.clone());
-                *m.row_mut(cf) = resolved.clone();
-                m
-            });
-            debug!(%ep, keyspace, cf, "range read repair");
+    /// Sends repair writes without waiting for them (a scan does not wait for its repairs).
+    fn send_repairs_in_background(&self, repairs: Vec<(Endpoint, RowMutation)>) {
+        for (ep, m) in repairs {
+            debug!(%ep, keyspace = %m.keyspace, "range read repair");
             if ep == self.membership.local() {
                 let storage = self.storage.clone();
-                let m = m.clone();
                 let _ = self.executor.submit(Box::new(move || {
                     let _ = storage.apply(m);
                 }));
             } else if let Ok(net) = self.net() {
-                let _ = net.send_one_way(ep, Verb::Mutation, messages::encode_mutation(m));
+                let _ = net.send_one_way(ep, Verb::Mutation, messages::encode_mutation(&m));
             }
         }
     }
+}
+
+/// One page of a range read: each partition with every target's version of it (`None` where a
+/// target has none), and the key after which the next page starts, when some target filled its
+/// page.
+pub(super) struct Page {
+    pub versions: BTreeMap<DecoratedKey, Vec<Option<Row>>>,
+    pub next: Option<DecoratedKey>,
+}
+
+/// The writes that bring each replica whose version of `key` differs from `resolved` up to it.
+pub(super) fn repairs_for(
+    keyspace: &str,
+    cf: &str,
+    key: &DecoratedKey,
+    resolved: &Row,
+    versions: impl Iterator<Item = (Endpoint, Row)>,
+) -> Vec<(Endpoint, RowMutation)> {
+    let want = messages::digest(resolved);
+    let mut repairs = Vec::new();
+    let mut mutation: Option<RowMutation> = None;
+    for (ep, row) in versions {
+        if messages::digest(&row) == want {
+            continue;
+        }
+        let m = mutation.get_or_insert_with(|| {
+            let mut m = RowMutation::new(keyspace, key.key.clone());
+            *m.row_mut(cf) = resolved.clone();
+            m
+        });
+        repairs.push((ep, m.clone()));
+    }
+    repairs
 }
 
 /// Cuts `[start, end]` at the ring's tokens: each piece lies within one range of the ring, and

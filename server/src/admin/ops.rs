@@ -12,6 +12,7 @@ use tokio::io::AsyncWrite;
 
 use super::{ReplyWriter, HEARTBEAT};
 use crate::node::Node;
+use cluster::coordinator::CoordinatorError;
 
 /// Operation mode, as `info` and `netstats` print it.
 const MODE_NORMAL: u8 = 0;
@@ -73,7 +74,18 @@ pub enum OpError {
     #[error("{0}: the node is drained (restart it to flush, compact or accept writes again)")]
     Drained(&'static str),
     #[error("{0}")]
+    Unavailable(String),
+    #[error("{0}")]
     Internal(String),
+}
+
+impl From<CoordinatorError> for OpError {
+    fn from(e: CoordinatorError) -> OpError {
+        match e {
+            CoordinatorError::Storage(e) => OpError::Storage(e),
+            other => OpError::Unavailable(other.to_string()),
+        }
+    }
 }
 
 impl OpError {
@@ -85,6 +97,7 @@ impl OpError {
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
             OpError::Drained(_) => ErrorKind::Drained,
+            OpError::Unavailable(_) => ErrorKind::Unavailable,
             OpError::Internal(_) => ErrorKind::Internal,
         }
     }
@@ -146,7 +159,11 @@ async fn run<W: AsyncWrite + Unpin>(
         Request::Decommission => Err(OpError::NeedsStreaming("decommission")),
         Request::RemoveNode { .. } => Err(OpError::NeedsStreaming("removenode")),
         Request::LoadBalance => Err(OpError::NeedsStreaming("loadbalance")),
-        Request::Repair { .. } => Err(OpError::NeedsStreaming("repair")),
+        Request::Repair { keyspace, cfs, primary_range } => {
+            let _shared = state.ops_lock.read().await;
+            state.check_not_drained("repair")?;
+            to_value(repair(node, keyspace.as_deref(), &cfs, primary_range, out).await?)
+        }
         Request::Join => Err(OpError::NeedsStreaming("join")),
     }
 }
@@ -500,14 +517,78 @@ where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
-    let mut task = tokio::task::spawn_blocking(f);
+    let joined = with_heartbeat(out, progress, every, tokio::task::spawn_blocking(f)).await;
+    joined.map_err(|e| OpError::Internal(format!("admin task failed: {e}")))
+}
+
+/// Awaits `work`, repeating `progress` every `every` until it is done.
+async fn with_heartbeat<W, T>(
+    out: &mut ReplyWriter<W>,
+    progress: &Progress,
+    every: std::time::Duration,
+    work: impl std::future::Future<Output = T>,
+) -> T
+where
+    W: AsyncWrite + Unpin,
+{
+    tokio::pin!(work);
     let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tokio::select! {
-            joined = &mut task => return joined.map_err(|e| OpError::Internal(format!("admin task failed: {e}"))),
+            done = &mut work => return done,
             _ = beat.tick() => out.progress(progress.clone()).await,
         }
     }
+}
+
+/// Anti-entropy repair of the ranges this node replicates, one column family and range at a
+/// time (how: `cluster::coordinator::repair`). Ranges with one replica have nothing to compare
+/// and are left out.
+async fn repair<W: AsyncWrite + Unpin>(
+    node: &Node,
+    keyspace: Option<&str>,
+    cfs: &[String],
+    primary_range: bool,
+    out: &mut ReplyWriter<W>,
+) -> Result<RepairResult, OpError> {
+    let coordinator = &node.coordinator;
+    let partitioner = coordinator.partitioner();
+    let stores = select_stores(node, keyspace, cfs)?;
+    let mut steps = Vec::new();
+    for (i, (ks, _)) in stores.iter().enumerate() {
+        for (range, replicas) in coordinator.repair_ranges(ks, primary_range)? {
+            if replicas.len() > 1 {
+                steps.push((i, range, replicas));
+            }
+        }
+    }
+    let mut done: Vec<RepairCf> = stores
+        .iter()
+        .map(|(ks, cf)| RepairCf { name: format!("{ks}.{cf}"), ranges: 0, partitions: 0, writes: 0 })
+        .collect();
+    let total = steps.len() as u64;
+    let local = coordinator.membership().local();
+    for (step, (i, range, replicas)) in steps.iter().enumerate() {
+        let (ks, cf) = &stores[*i];
+        let others: Vec<String> = replicas.iter().filter(|ep| **ep != local).map(|ep| ep.ip().to_string()).collect();
+        let what = format!(
+            "repairing {ks}.{cf} ({}, {}] with {}",
+            partitioner.token_to_string(&range.left),
+            partitioner.token_to_string(&range.right),
+            others.join(", ")
+        );
+        let progress = Progress { done: step as u64, total, what };
+        out.progress(progress.clone()).await;
+        let report =
+            with_heartbeat(out, &progress, HEARTBEAT, coordinator.repair_range(ks, cf, range, replicas)).await?;
+        let cf = &mut done[*i];
+        cf.ranges += 1;
+        cf.partitions += report.partitions;
+        cf.writes += report.writes;
+    }
+    let noun = if total == 1 { "range" } else { "ranges" };
+    out.progress(Progress { done: total, total, what: format!("repaired {total} {noun}") }).await;
+    Ok(RepairResult { column_families: done })
 }
 
 fn cleanup(node: &Node, keyspace: Option<&str>) -> Result<CleanupResult, OpError> {

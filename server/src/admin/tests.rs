@@ -233,16 +233,41 @@ async fn ring_operations_are_not_supported_yet() {
     let replies = exchange(
         &state,
         b"{\"op\":\"move\",\"token\":\"5\"}\n{\"op\":\"decommission\"}\n{\"op\":\"remove_node\",\"node\":\"x\"}\n\
-          {\"op\":\"load_balance\"}\n{\"op\":\"repair\"}\n{\"op\":\"join\"}\n",
+          {\"op\":\"load_balance\"}\n{\"op\":\"join\"}\n",
     )
     .await;
-    assert_eq!(replies.len(), 6);
+    assert_eq!(replies.len(), 5);
     for r in &replies {
         assert!(
             matches!(r, Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.contains("not supported yet: needs streaming between nodes")),
             "{r:?}"
         );
     }
+}
+
+/// Alone in the ring, every range has one replica: repair compares nothing and says so per
+/// column family; a missing keyspace or column family is named.
+#[tokio::test]
+async fn repair_on_a_single_node_has_nothing_to_compare() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = AdminState::new(open_node(dir.path()));
+    let replies = exchange(
+        &state,
+        b"{\"op\":\"repair\",\"keyspace\":\"ks\",\"primary_range\":true}\n\
+          {\"op\":\"repair\",\"keyspace\":\"nope\"}\n{\"op\":\"repair\",\"keyspace\":\"ks\",\"cfs\":[\"nope\"]}\n",
+    )
+    .await;
+    let Some(Reply::Ok(value)) = replies.iter().find(|r| matches!(r, Reply::Ok(_))) else {
+        panic!("no ok reply: {replies:?}")
+    };
+    let result: RepairResult = serde_json::from_value(value.clone()).expect("a repair result");
+    assert!(!result.column_families.is_empty());
+    assert!(result.column_families.iter().all(|cf| cf.name.starts_with("ks.") && cf.ranges == 0 && cf.writes == 0));
+    let errors: Vec<&ErrorReply> =
+        replies.iter().filter_map(|r| if let Reply::Error(e) = r { Some(e) } else { None }).collect();
+    assert_eq!(errors.len(), 2, "{replies:?}");
+    assert_eq!(errors[0].kind, ErrorKind::UnknownKeyspace);
+    assert_eq!(errors[1].kind, ErrorKind::UnknownColumnFamily);
 }
 
 #[tokio::test]

@@ -86,8 +86,16 @@ enum Command {
     Removetoken { token: String },
     /// Move this node to even out the ring (not supported yet: needs streaming).
     Loadbalance,
-    /// Repair data with the other replicas (not supported yet: needs streaming).
-    Repair { keyspace: Option<String> },
+    /// Make every replica of this node's ranges hold the newest data (anti-entropy repair):
+    /// of KEYSPACE (all keyspaces when absent), of the column families CFS (all when none).
+    Repair {
+        keyspace: Option<String>,
+        cfs: Vec<String>,
+        /// Only the ranges this node is the first replica of (nodetool's -pr): run it on every
+        /// node to repair each range once.
+        #[arg(long = "partitioner-range", visible_alias = "pr")]
+        primary_range: bool,
+    },
     /// Join the ring (not supported yet: needs streaming).
     Join,
 }
@@ -132,7 +140,9 @@ fn request_for(command: &Command) -> Request {
         Command::Removenode { node } => Request::RemoveNode { node: node.clone() },
         Command::Removetoken { token } => Request::RemoveNode { node: token.clone() },
         Command::Loadbalance => Request::LoadBalance,
-        Command::Repair { keyspace } => Request::Repair { keyspace: keyspace.clone() },
+        Command::Repair { keyspace, cfs, primary_range } => {
+            Request::Repair { keyspace: keyspace.clone(), cfs: cfs.clone(), primary_range: *primary_range }
+        }
         Command::Join => Request::Join,
     }
 }
@@ -174,6 +184,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Netstats => render::net_stats(&decode(request, value)?),
         Command::Getendpoints { .. } => render::get_endpoints(&decode(request, value)?),
         Command::Version => render::version(&decode(request, value)?),
+        Command::Repair { .. } => render::repair(&decode(request, value)?),
         // The node answers ring operations with an error until the cluster layer exists; a
         // success would carry nothing to show.
         _ => format!("{value}\n"),

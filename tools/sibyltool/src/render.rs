@@ -285,6 +285,23 @@ pub fn cleanup(c: &CleanupResult) -> String {
     s
 }
 
+pub fn repair(r: &RepairResult) -> String {
+    let mut s = String::new();
+    for cf in &r.column_families {
+        if cf.ranges == 0 {
+            let _ = writeln!(s, "{}: nothing to repair (no range of it has another replica)", cf.name);
+            continue;
+        }
+        let ranges = if cf.ranges == 1 { "range" } else { "ranges" };
+        let _ = writeln!(
+            s,
+            "{}: {} {ranges}, {} partitions compared, {} written to replicas that were behind",
+            cf.name, cf.ranges, cf.partitions, cf.writes
+        );
+    }
+    s
+}
+
 pub fn drain(d: &DrainResult) -> String {
     if d.already_drained {
         format!("Already drained. {}\n", d.effect)
