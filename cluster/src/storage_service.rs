@@ -11,8 +11,9 @@
 //!                                     rpc address, host id, load, schema version
 //! ```
 //!
-//! Not built yet: streaming (a node joining announces NORMAL at once and receives its ranges'
-//! data only through writes, hints and read repair), decommission and move.
+//! A node joining with `AutoBootstrap` announces its tokens as bootstrapping, fetches its
+//! ranges' data from their current replicas, then announces NORMAL; without it, it announces
+//! NORMAL at once. Not built yet: decommission and move.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -145,6 +146,55 @@ impl StorageService {
             vec![choose_token(partitioner, &ring)]
         } else {
             random_tokens(partitioner, count, &ring)
+        }
+    }
+
+    /// Announces `tokens` as this node's bootstrap tokens: every node (this one too) then sends
+    /// it the writes of the ranges it is taking, while it fetches their older data
+    /// ([`crate::coordinator::Coordinator::fetch_pending_ranges`]). [`StorageService::join`]
+    /// ends the bootstrap.
+    pub fn announce_bootstrap(&self, tokens: &[Token]) {
+        let partitioner = self.membership.partitioner();
+        let local = self.membership.local();
+        if let Err(e) = self.membership.update_ring(|ring| ring.add_bootstrap_tokens(local, tokens.to_vec())) {
+            warn!(error = %e, "could not take this node's bootstrap tokens into the ring");
+        }
+        let mut g = self.gossiper.lock();
+        g.add_local_state(ApplicationState::Tokens, encode_tokens(partitioner, tokens));
+        g.add_local_state(ApplicationState::Status, Status::Boot.to_string());
+        info!(tokens = tokens.len(), "bootstrapping: announced this node's tokens");
+    }
+
+    /// Waits, at most `limit`, until the ring has a member other than this node (gossip has
+    /// told it of the cluster it joins). False when none showed up.
+    pub async fn wait_for_ring(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let local = self.membership.local();
+        loop {
+            if self.membership.ring().sorted_owners().iter().any(|ep| *ep != local) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits, at most `limit`, until every live node reports this node's schema version (a
+    /// new node learns the schema from its peers through gossip); the versions seen otherwise.
+    pub async fn wait_for_schema_agreement(&self, limit: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let versions = self.schema.versions(&self.membership, Duration::from_secs(2)).await;
+            let reachable: Vec<&String> = versions.keys().filter(|v| *v != "UNREACHABLE").collect();
+            if reachable.len() == 1 {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("schema versions still disagree after {limit:?}: {versions:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 

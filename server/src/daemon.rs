@@ -42,6 +42,8 @@ pub enum StartupError {
     Snitch(String),
     #[error("internode messaging: {0}")]
     Messaging(String),
+    #[error("bootstrap: {0}")]
+    Bootstrap(String),
 }
 
 /// The engine's settings from the node's configuration.
@@ -138,15 +140,19 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             hint_throttle_kb: config.hinted_handoff_throttle_kb,
         };
         let service = StorageService::start(storage.clone(), membership.clone(), messaging.clone(), &announcement);
+        // As Cassandra: a seed never bootstraps, nor does a node that joined before.
+        let is_seed = config.seed_endpoints.contains(&config.listen_endpoint);
+        let bootstrap = saved.is_none() && config.auto_bootstrap && !is_seed;
         let tokens = match saved {
             Some(tokens) => tokens,
-            None => {
-                let tokens = first_tokens(&config, partitioner, &service).await?;
-                storage.save_tokens(tokens.iter().map(|t| partitioner.token_to_string(t)).collect())?;
-                tokens
-            }
+            None => first_tokens(&config, partitioner, &service).await?,
         };
-        service.join(tokens);
+        let save_tokens =
+            |tokens: &[Token]| storage.save_tokens(tokens.iter().map(|t| partitioner.token_to_string(t)).collect());
+        if !bootstrap {
+            save_tokens(&tokens)?;
+            service.join(tokens.clone());
+        }
 
         let executor = Executor::for_this_machine("sibyl-exec").map_err(StartupError::Runtime)?;
         let settings = Settings {
@@ -162,6 +168,12 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             service.schema_sync().clone(),
             settings,
         );
+        if bootstrap {
+            bootstrap_data(&config, &service, &coordinator, &tokens).await?;
+            // Saved only now: a node stopped during its bootstrap bootstraps again.
+            save_tokens(&tokens)?;
+            service.join(tokens);
+        }
         let node = Arc::new(Node {
             storage: storage.clone(),
             coordinator: coordinator.clone(),
@@ -213,6 +225,33 @@ fn saved_tokens(saved: &[String], partitioner: Partitioner) -> Result<Option<Vec
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(tokens))
+}
+
+/// `AutoBootstrap` on a node's first start: once it knows the ring, it announces its tokens as
+/// bootstrapping, gives every node `RingDelayInMillis` to hear of it (from then on writes of
+/// its ranges reach it too), waits for the schema, and fetches its ranges' data from their
+/// current replicas. Alone in the ring, there is nothing to fetch.
+async fn bootstrap_data(
+    config: &Config,
+    service: &StorageService,
+    coordinator: &Coordinator,
+    tokens: &[Token],
+) -> Result<(), StartupError> {
+    let ring_delay = Duration::from_millis(config.ring_delay_ms);
+    let schema_wait = ring_delay.max(Duration::from_secs(30));
+    if !service.wait_for_ring(ring_delay.max(Duration::from_secs(5))).await {
+        warn!("AutoBootstrap: no other node in the ring; joining without fetching data");
+        return Ok(());
+    }
+    service.announce_bootstrap(tokens);
+    tokio::time::sleep(ring_delay).await;
+    service.wait_for_schema_agreement(schema_wait).await.map_err(StartupError::Bootstrap)?;
+    let fetched = coordinator
+        .fetch_pending_ranges(|what| info!("bootstrap: {what}"))
+        .await
+        .map_err(|e| StartupError::Bootstrap(e.to_string()))?;
+    info!(partitions = fetched.partitions, "bootstrap: fetched this node's ranges");
+    Ok(())
 }
 
 /// A first start's tokens: `InitialToken` (a comma-separated list for several), else chosen

@@ -155,6 +155,8 @@ pub struct Config {
     pub seeds: Vec<String>,
     /// `InitialToken`, empty for none.
     pub initial_token: String,
+    /// `AutoBootstrap`: a non-seed node's first start fetches its ranges' data.
+    pub auto_bootstrap: bool,
 }
 
 impl Default for Config {
@@ -168,6 +170,7 @@ impl Default for Config {
             ip: [127, 0, 0, 1],
             seeds: Vec::new(),
             initial_token: String::new(),
+            auto_bootstrap: false,
         }
     }
 }
@@ -226,7 +229,7 @@ impl Config {
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <Storage>
   <ClusterName>{cluster}</ClusterName>
-  <AutoBootstrap>false</AutoBootstrap>
+  <AutoBootstrap>{auto_bootstrap}</AutoBootstrap>
   <Partitioner>{partitioner}</Partitioner>
   <InitialToken>{initial_token}</InitialToken>
   <CommitLogDirectory>{dir}/commitlog</CommitLogDirectory>
@@ -255,6 +258,7 @@ impl Config {
             sync = self.commit_log_sync_period_ms,
             extra = self.extra_xml,
             initial_token = xml_escape(&self.initial_token),
+            auto_bootstrap = self.auto_bootstrap,
         )
     }
 }

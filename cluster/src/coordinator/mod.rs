@@ -16,6 +16,7 @@
 //! local node is served by its engine directly, the others through messaging. With a single node
 //! (or a keyspace whose replicas are this node alone) no message is ever sent.
 
+mod bootstrap;
 mod cas;
 mod counter;
 mod index;

@@ -30,10 +30,10 @@ use crate::Endpoint;
 /// Partitions read from each replica per page.
 const PAGE_ROWS: usize = 256;
 
-/// What repairing one column family over one range did.
+/// What repairing (or fetching) one column family over one range did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepairReport {
-    /// Partitions found on any replica.
+    /// Partitions found on any replica read.
     pub partitions: u64,
     /// Writes made to bring a replica up to date (one per partition and replica behind).
     pub writes: u64,
@@ -63,10 +63,9 @@ impl Coordinator {
         range: &Range,
         replicas: &[Endpoint],
     ) -> Result<RepairReport> {
-        let meta = self.cf_metadata(keyspace, cf)?;
-        let mut report = RepairReport::default();
+        self.cf_metadata(keyspace, cf)?;
         if replicas.len() < 2 {
-            return Ok(report);
+            return Ok(RepairReport::default());
         }
         if let Some(down) = replicas.iter().find(|ep| !self.membership.is_alive(**ep)) {
             let partitioner = self.partitioner();
@@ -76,18 +75,42 @@ impl Coordinator {
                 partitioner.token_to_string(&range.right),
             )));
         }
+        let report = self.sync_range(keyspace, cf, range, replicas, replicas).await?;
+        if report.writes > 0 {
+            info!(keyspace, cf, partitions = report.partitions, writes = report.writes, "repaired a range");
+        }
+        Ok(report)
+    }
+
+    /// Reads `range` of `keyspace.cf` from all of `sources` page by page, reconciles each
+    /// partition, and writes it to each of `targets` whose version differs (a target that is
+    /// not a source has none), waiting for their acknowledgements page by page.
+    pub(super) async fn sync_range(
+        &self,
+        keyspace: &str,
+        cf: &str,
+        range: &Range,
+        sources: &[Endpoint],
+        targets: &[Endpoint],
+    ) -> Result<RepairReport> {
+        let meta = self.cf_metadata(keyspace, cf)?;
         let all = ReadFilter::all();
+        let mut report = RepairReport::default();
         for (start, end) in pieces_of(range) {
             let mut cursor = start;
             loop {
                 let page =
-                    self.read_page(keyspace, cf, replicas, &cursor, &end, &all, &[], PAGE_ROWS, Instant::now()).await?;
+                    self.read_page(keyspace, cf, sources, &cursor, &end, &all, &[], PAGE_ROWS, Instant::now()).await?;
                 let mut writes = Vec::new();
-                for (key, per_replica) in page.versions {
+                for (key, per_source) in page.versions {
                     report.partitions += 1;
-                    let rows: Vec<Row> = per_replica.into_iter().map(Option::unwrap_or_default).collect();
+                    let rows: Vec<Row> = per_source.into_iter().map(Option::unwrap_or_default).collect();
+                    let version_of = |target: &Endpoint| {
+                        sources.iter().position(|s| s == target).map(|i| rows[i].clone()).unwrap_or_default()
+                    };
+                    let versions: Vec<(Endpoint, Row)> = targets.iter().map(|t| (*t, version_of(t))).collect();
                     let resolved = merge_rows(&meta.cmp, rows.clone());
-                    writes.extend(repairs_for(keyspace, cf, &key, &resolved, replicas.iter().copied().zip(rows)));
+                    writes.extend(repairs_for(keyspace, cf, &key, &resolved, versions.into_iter()));
                 }
                 report.writes += writes.len() as u64;
                 self.write_repairs(writes).await?;
@@ -96,9 +119,6 @@ impl Coordinator {
                     None => break,
                 }
             }
-        }
-        if report.writes > 0 {
-            info!(keyspace, cf, partitions = report.partitions, writes = report.writes, "repaired a range");
         }
         Ok(report)
     }
