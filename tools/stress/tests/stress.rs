@@ -358,7 +358,9 @@ fn resp_mode_sets_every_key_and_gets_them_back() {
     assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
     assert_eq!((num(&out.summary, "ops"), num(&out.summary, "errors")), (1500, 0), "{}", out.summary);
     assert_eq!(out.summary["protocol"], "resp");
-    assert!(out.summary["client_cpu_s"].as_f64().is_some_and(|c| c > 0.0), "{}", out.summary);
+    // Reported; it may be 0 here: /proc counts CPU time in 10 ms ticks, and 1,500 local requests
+    // can take less (seen in CI: 21 ms of wall time, no tick).
+    assert!(out.summary["client_cpu_s"].as_f64().is_some_and(|c| c >= 0.0), "{}", out.summary);
     assert_eq!(fake.commands(), 1500);
     {
         let data = fake.data.lock().unwrap();
