@@ -80,9 +80,9 @@ pub enum Request {
     },
     /// Release and protocol versions of the node.
     Version,
-    /// Ring operations that need streaming (move, decommission, remove_node, load_balance,
-    /// join): accepted by the protocol so clients need no change when streaming lands; answered
-    /// with `not_supported` until then.
+    /// Ring operations not built yet (move, remove_node, load_balance, join): accepted by the
+    /// protocol so clients need no change when they land; answered with `not_supported` until
+    /// then.
     Move {
         token: String,
     },
@@ -222,9 +222,9 @@ pub enum ErrorKind {
     UnsupportedVersion,
     UnknownKeyspace,
     UnknownColumnFamily,
-    /// The operation exists but needs something not built yet: streaming between nodes (move,
-    /// decommission, removenode, loadbalance, join), or dropping given-away ranges (cleanup in
-    /// a ring of several nodes).
+    /// The operation exists but needs something not built yet: moving data for move,
+    /// removenode, loadbalance and join, or dropping given-away ranges (cleanup in a ring of
+    /// several nodes).
     NotSupported,
     /// Other nodes the operation needs are down, failed or did not answer in time (repair).
     Unavailable,
@@ -481,6 +481,17 @@ pub struct RepairCf {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairResult {
     pub column_families: Vec<RepairCf>,
+}
+
+/// What a decommission handed over before the node left the ring.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecommissionResult {
+    /// (keyspace, range, new replica) transfers made.
+    pub transfers: u64,
+    /// Partitions sent.
+    pub partitions: u64,
+    /// What the node does now.
+    pub effect: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -50,6 +50,8 @@ pub struct Announcement {
     pub release_version: String,
     /// KB/s of hints replayed to a node that came back (HintedHandoffThrottleInKB; 0 = no limit).
     pub hint_throttle_kb: u32,
+    /// How long a change of this node's status takes to reach every node (RingDelayInMillis).
+    pub ring_delay: Duration,
 }
 
 pub struct StorageService {
@@ -61,6 +63,9 @@ pub struct StorageService {
     /// The schema version last announced in gossip.
     announced_schema: Mutex<String>,
     stop: watch::Sender<bool>,
+    ring_delay: Duration,
+    /// This node announced LEFT (decommissioned): it says nothing more, not even its shutdown.
+    left: std::sync::atomic::AtomicBool,
 }
 
 impl StorageService {
@@ -101,6 +106,8 @@ impl StorageService {
             schema,
             announced_schema: Mutex::new(schema_version),
             stop,
+            ring_delay: me.ring_delay,
+            left: std::sync::atomic::AtomicBool::new(false),
         });
         for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
             service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
@@ -225,9 +232,53 @@ impl StorageService {
     /// Announces this node's shutdown to its live peers (they mark it down at once) and stops
     /// gossiping.
     pub fn shutdown(&self) {
-        let out = self.gossiper.lock().shutdown_message();
-        self.send(out);
+        if !self.left.load(std::sync::atomic::Ordering::SeqCst) {
+            let out = self.gossiper.lock().shutdown_message();
+            self.send(out);
+        }
         let _ = self.stop.send(true);
+    }
+
+    /// RingDelayInMillis: how long a change of this node's status takes to reach every node.
+    pub fn ring_delay(&self) -> Duration {
+        self.ring_delay
+    }
+
+    /// Announces that this node is leaving the ring (decommission): every node (this one too)
+    /// then also writes the ranges it replicates to the nodes that will take them.
+    pub fn announce_leaving(&self) {
+        let local = self.membership.local();
+        self.membership.update_ring(|ring| ring.add_leaving_endpoint(local));
+        self.gossiper.lock().add_local_state(ApplicationState::Status, Status::Leaving.to_string());
+        info!("leaving the ring: announced LEAVING");
+    }
+
+    /// Announces that this node has left the ring, its data handed over: peers drop it from
+    /// their rings and forget it after three days, as Cassandra's do.
+    pub fn announce_left(&self) {
+        const FORGET_AFTER_MS: u64 = 3 * 24 * 3600 * 1000;
+        let now_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let local = self.membership.local();
+        self.gossiper.lock().add_local_state(
+            ApplicationState::Status,
+            Status::Left { expire_at_ms: now_ms + FORGET_AFTER_MS }.to_string(),
+        );
+        self.membership.update_ring(|ring| ring.remove_endpoint(local));
+        info!("left the ring: announced LEFT");
+    }
+
+    /// Stops gossip after LEFT has reached the other nodes: this node no longer takes part in
+    /// the cluster, and says nothing when it shuts down.
+    pub fn stop_after_leaving(&self) {
+        self.left.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.stop.send(true);
+    }
+
+    /// Announces NORMAL again with this node's tokens (a decommission that could not hand its
+    /// data over).
+    pub fn rejoin(&self) {
+        self.join(self.membership.local_tokens());
     }
 
     fn tick(&self) {

@@ -138,6 +138,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             host_id,
             release_version: env!("CARGO_PKG_VERSION").to_string(),
             hint_throttle_kb: config.hinted_handoff_throttle_kb,
+            ring_delay: Duration::from_millis(config.ring_delay_ms),
         };
         let service = StorageService::start(storage.clone(), membership.clone(), messaging.clone(), &announcement);
         // As Cassandra: a seed never bootstraps, nor does a node that joined before.

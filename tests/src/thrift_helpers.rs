@@ -170,6 +170,12 @@ pub fn cf_def(keyspace: &str, name: &str, comparator: &str) -> t::CfDef {
     t::CfDef { comparator_type: Some(comparator.to_string()), ..thrift_idl::bare_cf_def(keyspace, name) }
 }
 
+/// `def` with read repair off (both chances 0): in a test where only an operation under test
+/// may bring a replica up to date.
+pub fn without_read_repair(def: t::CfDef) -> t::CfDef {
+    t::CfDef { read_repair_chance: Some(0.0.into()), dclocal_read_repair_chance: Some(0.0.into()), ..def }
+}
+
 /// A super column family definition.
 pub fn super_cf_def(keyspace: &str, name: &str, comparator: &str, subcomparator: &str) -> t::CfDef {
     let mut d = cf_def(keyspace, name, comparator);

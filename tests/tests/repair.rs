@@ -48,9 +48,7 @@ fn repair_brings_a_replica_that_missed_writes_up_to_date() {
     wait_for_ring(&nodes, 3, Duration::from_secs(60));
     let mut admin = nodes[0].client();
     // No read repair: only the repair command may bring node 3 up to date.
-    let mut kv = cf_def(KS, "Kv", "UTF8Type");
-    kv.read_repair_chance = Some(0.0.into());
-    kv.dclocal_read_repair_chance = Some(0.0.into());
+    let kv = without_read_repair(cf_def(KS, "Kv", "UTF8Type"));
     ok("add keyspace", admin.system_add_keyspace(ks_def(KS, 3, vec![kv])));
     let mut c1 = nodes[0].client_in(KS);
     for i in 0..50 {

@@ -152,9 +152,18 @@ fn sibyltool_reports_and_operates_a_running_node() {
 
     // Errors: exit code 1 and the node's message.
     for (args, needle) in [
-        (&["move", "12345"][..], "move: not supported yet: needs streaming between nodes, which is not built"),
-        (&["decommission"][..], "decommission: not supported yet: needs streaming between nodes, which is not built"),
-        (&["removenode", "x"][..], "removenode: not supported yet: needs streaming between nodes, which is not built"),
+        (
+            &["move", "12345"][..],
+            "move: not supported yet: data moves between nodes only for bootstrap and decommission so far",
+        ),
+        (
+            &["decommission"][..],
+            "decommission: this node is the only one in the ring; its data would have nowhere to go",
+        ),
+        (
+            &["removenode", "x"][..],
+            "removenode: not supported yet: data moves between nodes only for bootstrap and decommission so far",
+        ),
         (&["cfstats", "Nope"][..], "keyspace Nope does not exist"),
         (&["flush", "Keyspace1", "Missing"][..], "column family Keyspace1.Missing does not exist"),
     ] {

@@ -20,6 +20,7 @@ mod bootstrap;
 mod cas;
 mod counter;
 mod index;
+mod leave;
 mod plan;
 mod range;
 mod read;
@@ -57,6 +58,7 @@ use crate::Endpoint;
 
 pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use index::IndexCommand;
+pub use leave::Transfer;
 pub use repair::RepairReport;
 pub use ring::{RingEndpoint, RingRange};
 

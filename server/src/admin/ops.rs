@@ -18,11 +18,18 @@ use cluster::coordinator::CoordinatorError;
 const MODE_NORMAL: u8 = 0;
 const MODE_DRAINING: u8 = 1;
 const MODE_DRAINED: u8 = 2;
+const MODE_LEAVING: u8 = 3;
+const MODE_DECOMMISSIONED: u8 = 4;
 
 /// What a client sees after a drain (checked by the sibyltool integration test).
 pub const DRAINED_EFFECT: &str = "writes are refused: Thrift clients get an internal error \
      (TApplicationException INTERNAL_ERROR \"storage is shutting down\"); reads still work. \
      Restart the node to accept writes again.";
+
+/// What a client sees after a decommission.
+pub const DECOMMISSIONED_EFFECT: &str = "this node has left the ring and handed its ranges over; \
+     it no longer gossips and refuses writes. Stop it. Started again, it forgets its old tokens \
+     and joins as a new node.";
 
 /// The admin interface's view of the node.
 pub struct AdminState {
@@ -48,6 +55,8 @@ impl AdminState {
         match self.mode.load(Ordering::SeqCst) {
             MODE_NORMAL => "NORMAL",
             MODE_DRAINING => "DRAINING",
+            MODE_LEAVING => "LEAVING",
+            MODE_DECOMMISSIONED => "DECOMMISSIONED",
             _ => "DRAINED",
         }
     }
@@ -55,6 +64,7 @@ impl AdminState {
     fn check_not_drained(&self, op: &'static str) -> Result<(), OpError> {
         match self.mode.load(Ordering::SeqCst) {
             MODE_NORMAL => Ok(()),
+            MODE_LEAVING | MODE_DECOMMISSIONED => Err(OpError::Left(op)),
             _ => Err(OpError::Drained(op)),
         }
     }
@@ -67,12 +77,14 @@ pub enum OpError {
     Storage(#[from] StorageError),
     #[error("{0}")]
     BadRequest(String),
-    #[error("{0}: not supported yet: needs streaming between nodes, which is not built")]
+    #[error("{0}: not supported yet: data moves between nodes only for bootstrap and decommission so far")]
     NeedsStreaming(&'static str),
     #[error("{0}")]
     NotBuilt(String),
     #[error("{0}: the node is drained (restart it to flush, compact or accept writes again)")]
     Drained(&'static str),
+    #[error("{0}: the node is leaving the ring or has left it (decommission)")]
+    Left(&'static str),
     #[error("{0}")]
     Unavailable(String),
     #[error("{0}")]
@@ -96,7 +108,7 @@ impl OpError {
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
-            OpError::Drained(_) => ErrorKind::Drained,
+            OpError::Drained(_) | OpError::Left(_) => ErrorKind::Drained,
             OpError::Unavailable(_) => ErrorKind::Unavailable,
             OpError::Internal(_) => ErrorKind::Internal,
         }
@@ -156,7 +168,7 @@ async fn run<W: AsyncWrite + Unpin>(
             protocol_version: PROTOCOL_VERSION,
         }),
         Request::Move { .. } => Err(OpError::NeedsStreaming("move")),
-        Request::Decommission => Err(OpError::NeedsStreaming("decommission")),
+        Request::Decommission => to_value(decommission(state, out).await?),
         Request::RemoveNode { .. } => Err(OpError::NeedsStreaming("removenode")),
         Request::LoadBalance => Err(OpError::NeedsStreaming("loadbalance")),
         Request::Repair { keyspace, cfs, primary_range } => {
@@ -623,10 +635,38 @@ fn cleanup(node: &Node, keyspace: Option<&str>) -> Result<CleanupResult, OpError
 
 async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<W>) -> Result<DrainResult, OpError> {
     let _exclusive = state.ops_lock.write().await;
-    if state.mode.load(Ordering::SeqCst) == MODE_DRAINED {
-        return Ok(DrainResult { already_drained: true, flushed: Vec::new(), effect: DRAINED_EFFECT.into() });
+    match state.mode.load(Ordering::SeqCst) {
+        MODE_DRAINED => {
+            return Ok(DrainResult { already_drained: true, flushed: Vec::new(), effect: DRAINED_EFFECT.into() })
+        }
+        MODE_NORMAL => {}
+        _ => return Err(OpError::Left("drain")),
     }
     state.mode.store(MODE_DRAINING, Ordering::SeqCst);
+    let flushed = match flush_all(state, out).await {
+        Ok(flushed) => flushed,
+        Err(e) => {
+            // Nothing is stopped yet: the node keeps serving as before.
+            state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+            return Err(e);
+        }
+    };
+    let stopped = stop_engine(state, out, flushed.len() as u64).await;
+    // Whatever happened, the engine now refuses writes.
+    state.mode.store(MODE_DRAINED, Ordering::SeqCst);
+    stopped?;
+    let total = flushed.len() as u64 + 1;
+    out.progress(Progress { done: total, total, what: "drained".into() }).await;
+    tracing::info!("node drained: writes are refused until restart");
+    Ok(DrainResult { already_drained: false, flushed, effect: DRAINED_EFFECT.into() })
+}
+
+/// Flushes every column family in turn, with a progress line each (step `i` of one per column
+/// family plus one, for [`stop_engine`]); their names.
+async fn flush_all<W: AsyncWrite + Unpin>(
+    state: &AdminState,
+    out: &mut ReplyWriter<W>,
+) -> Result<Vec<String>, OpError> {
     let node = &state.node;
     let stores = select_stores(node, None, &[])?;
     let total = stores.len() as u64 + 1;
@@ -637,25 +677,103 @@ async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<
         out.progress(progress.clone()).await;
         let storage = node.storage.clone();
         let (ks, cf) = store.clone();
-        if let Err(e) = run_blocking(out, &progress, move || storage.flush(&ks, &cf)).await.and_then(|r| Ok(r?)) {
-            // Nothing is stopped yet: the node keeps serving as before.
-            state.mode.store(MODE_NORMAL, Ordering::SeqCst);
-            return Err(e);
-        }
+        run_blocking(out, &progress, move || storage.flush(&ks, &cf)).await??;
         flushed.push(name);
     }
-    // Writes that arrived during the flushes are flushed by shutdown, after it starts refusing
-    // new ones.
-    let progress = Progress { done: total - 1, total, what: "refusing writes, flushing the rest".into() };
+    Ok(flushed)
+}
+
+/// Makes the engine refuse writes and flushes what arrived since [`flush_all`] flushed
+/// `flushed` column families (the last step of its progress count).
+async fn stop_engine<W: AsyncWrite + Unpin>(
+    state: &AdminState,
+    out: &mut ReplyWriter<W>,
+    flushed: u64,
+) -> Result<(), OpError> {
+    let progress = Progress { done: flushed, total: flushed + 1, what: "refusing writes, flushing the rest".into() };
     out.progress(progress.clone()).await;
-    let storage = node.storage.clone();
-    let stopped = run_blocking(out, &progress, move || storage.shutdown()).await;
-    // Whatever happened, the engine now refuses writes.
-    state.mode.store(MODE_DRAINED, Ordering::SeqCst);
-    stopped??;
-    out.progress(Progress { done: total, total, what: "drained".into() }).await;
-    tracing::info!("node drained: writes are refused until restart");
-    Ok(DrainResult { already_drained: false, flushed, effect: DRAINED_EFFECT.into() })
+    let storage = state.node.storage.clone();
+    run_blocking(out, &progress, move || storage.shutdown()).await??;
+    Ok(())
+}
+
+/// Hands this node's ranges over and leaves the ring (Cassandra's `nodetool decommission`):
+/// announces LEAVING and waits `RingDelayInMillis` (from then on every coordinator also writes
+/// these ranges to the nodes taking them), sends each range's data to its new replica
+/// (`cluster::coordinator::leave`), announces LEFT and waits again for the ring to hear it,
+/// stops gossiping, forgets its tokens and stops the engine like drain. Refused alone in the
+/// ring, or when a node that would take a range is down; a failed handover announces NORMAL
+/// again.
+async fn decommission<W: AsyncWrite + Unpin>(
+    state: &AdminState,
+    out: &mut ReplyWriter<W>,
+) -> Result<DecommissionResult, OpError> {
+    let _exclusive = state.ops_lock.write().await;
+    state.check_not_drained("decommission")?;
+    let node = &state.node;
+    let service = node
+        .service
+        .as_ref()
+        .ok_or_else(|| OpError::NotBuilt("decommission: this node runs without the cluster service".into()))?;
+    let coordinator = &node.coordinator;
+    let partitioner = coordinator.partitioner();
+    let local = coordinator.membership().local();
+    if !coordinator.membership().ring().sorted_owners().iter().any(|ep| *ep != local) {
+        return Err(OpError::BadRequest(
+            "decommission: this node is the only one in the ring; its data would have nowhere to go".into(),
+        ));
+    }
+    let transfers = coordinator.leaving_transfers()?;
+    if let Some(t) = transfers.iter().find(|t| !coordinator.membership().is_alive(t.to)) {
+        return Err(OpError::Unavailable(format!(
+            "decommission: {} would take ranges of keyspace {} but is down",
+            t.to.ip(),
+            t.keyspace
+        )));
+    }
+    state.mode.store(MODE_LEAVING, Ordering::SeqCst);
+    service.announce_leaving();
+    let delay = service.ring_delay();
+    let total = transfers.len() as u64 + 2;
+    let waiting =
+        Progress { done: 0, total, what: format!("announced LEAVING; waiting {delay:?} for the ring to hear it") };
+    out.progress(waiting.clone()).await;
+    with_heartbeat(out, &waiting, HEARTBEAT, tokio::time::sleep(delay)).await;
+    let mut partitions = 0;
+    for (i, transfer) in transfers.iter().enumerate() {
+        let what = format!(
+            "sending {} ({}, {}] to {}",
+            transfer.keyspace,
+            partitioner.token_to_string(&transfer.range.left),
+            partitioner.token_to_string(&transfer.range.right),
+            transfer.to.ip()
+        );
+        let progress = Progress { done: i as u64 + 1, total, what };
+        out.progress(progress.clone()).await;
+        let handover = coordinator.hand_over(transfer, |step| tracing::info!("decommission: {step}"));
+        let handed = with_heartbeat(out, &progress, HEARTBEAT, handover).await;
+        match handed {
+            Ok(report) => partitions += report.partitions,
+            Err(e) => {
+                service.rejoin();
+                state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+                return Err(OpError::Unavailable(format!("decommission stopped, the node is NORMAL again: {e}")));
+            }
+        }
+    }
+    service.announce_left();
+    let leaving =
+        Progress { done: total - 1, total, what: format!("announced LEFT; waiting {delay:?} for the ring to hear it") };
+    out.progress(leaving.clone()).await;
+    with_heartbeat(out, &leaving, HEARTBEAT, tokio::time::sleep(delay)).await;
+    service.stop_after_leaving();
+    state.mode.store(MODE_DECOMMISSIONED, Ordering::SeqCst);
+    node.storage.save_tokens(Vec::new())?;
+    let flushed = flush_all(state, out).await?;
+    stop_engine(state, out, flushed.len() as u64).await?;
+    out.progress(Progress { done: total, total, what: "decommissioned".into() }).await;
+    tracing::info!(transfers = transfers.len(), partitions, "decommissioned: this node left the ring");
+    Ok(DecommissionResult { transfers: transfers.len() as u64, partitions, effect: DECOMMISSIONED_EFFECT.into() })
 }
 
 fn get_endpoints(node: &Node, keyspace: &str, cf: &str, key: &str) -> Result<GetEndpointsResult, OpError> {

@@ -76,15 +76,16 @@ enum Command {
     Getendpoints { keyspace: String, cf: String, key: String },
     /// The node's release and protocol versions.
     Version,
-    /// Move this node to a new token (not supported yet: needs streaming).
+    /// Move this node to a new token (not supported yet).
     Move { token: String },
-    /// Hand this node's data to the others and leave the ring (not supported yet: needs streaming).
+    /// Hand this node's ranges and their data to the nodes that take them over, then leave
+    /// the ring (the node stops gossiping and refuses writes; stop it afterwards).
     Decommission,
-    /// Remove a dead node from the ring (not supported yet: needs streaming).
+    /// Remove a dead node from the ring (not supported yet).
     Removenode { node: String },
     /// Remove a dead node's token from the ring (0.6 name of removenode).
     Removetoken { token: String },
-    /// Move this node to even out the ring (not supported yet: needs streaming).
+    /// Move this node to even out the ring (not supported yet).
     Loadbalance,
     /// Make every replica of this node's ranges hold the newest data (anti-entropy repair):
     /// of KEYSPACE (all keyspaces when absent), of the column families CFS (all when none).
@@ -96,7 +97,7 @@ enum Command {
         #[arg(long = "partitioner-range", visible_alias = "pr")]
         primary_range: bool,
     },
-    /// Join the ring (not supported yet: needs streaming).
+    /// Join the ring (not supported yet).
     Join,
 }
 
@@ -185,6 +186,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Getendpoints { .. } => render::get_endpoints(&decode(request, value)?),
         Command::Version => render::version(&decode(request, value)?),
         Command::Repair { .. } => render::repair(&decode(request, value)?),
+        Command::Decommission => render::decommission(&decode(request, value)?),
         // The node answers ring operations with an error until the cluster layer exists; a
         // success would carry nothing to show.
         _ => format!("{value}\n"),

@@ -302,6 +302,10 @@ pub fn repair(r: &RepairResult) -> String {
     s
 }
 
+pub fn decommission(d: &DecommissionResult) -> String {
+    format!("Decommissioned: {} range transfers, {} partitions sent. {}\n", d.transfers, d.partitions, d.effect)
+}
+
 pub fn drain(d: &DrainResult) -> String {
     if d.already_drained {
         format!("Already drained. {}\n", d.effect)
