@@ -80,9 +80,8 @@ pub enum Request {
     },
     /// Release and protocol versions of the node.
     Version,
-    /// Ring operations not built yet (move, remove_node, load_balance, join): accepted by the
-    /// protocol so clients need no change when they land; answered with `not_supported` until
-    /// then.
+    /// Ring operations not built yet (move, load_balance, join): accepted by the protocol so
+    /// clients need no change when they land; answered with `not_supported` until then.
     Move {
         token: String,
     },
@@ -223,8 +222,8 @@ pub enum ErrorKind {
     UnknownKeyspace,
     UnknownColumnFamily,
     /// The operation exists but needs something not built yet: moving data for move,
-    /// removenode, loadbalance and join, or dropping given-away ranges (cleanup in a ring of
-    /// several nodes).
+    /// loadbalance and join, or dropping given-away ranges (cleanup in a ring of several
+    /// nodes).
     NotSupported,
     /// Other nodes the operation needs are down, failed or did not answer in time (repair).
     Unavailable,
@@ -481,6 +480,19 @@ pub struct RepairCf {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairResult {
     pub column_families: Vec<RepairCf>,
+}
+
+/// What removenode restored before the dead node was dropped from the ring.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RemoveNodeResult {
+    /// The removed node's address.
+    pub removed: String,
+    /// (keyspace, range, new replica) transfers made.
+    pub transfers: u64,
+    /// Partitions written to the new replicas.
+    pub partitions: u64,
+    /// Ranges whose only replica was the removed node: their data is gone.
+    pub lost_ranges: u64,
 }
 
 /// What a decommission handed over before the node left the ring.

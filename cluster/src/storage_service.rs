@@ -256,16 +256,29 @@ impl StorageService {
     /// Announces that this node has left the ring, its data handed over: peers drop it from
     /// their rings and forget it after three days, as Cassandra's do.
     pub fn announce_left(&self) {
-        const FORGET_AFTER_MS: u64 = 3 * 24 * 3600 * 1000;
-        let now_ms =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let local = self.membership.local();
-        self.gossiper.lock().add_local_state(
-            ApplicationState::Status,
-            Status::Left { expire_at_ms: now_ms + FORGET_AFTER_MS }.to_string(),
-        );
+        self.gossiper
+            .lock()
+            .add_local_state(ApplicationState::Status, Status::Left { expire_at_ms: forget_at_ms() }.to_string());
         self.membership.update_ring(|ring| ring.remove_endpoint(local));
         info!("left the ring: announced LEFT");
+    }
+
+    /// removenode's announcements for the dead node `ep`: REMOVING while its ranges are
+    /// restored on the nodes that take them (every node then also writes those ranges there),
+    /// then, with `removed`, REMOVED: every node drops it from its ring. False when `ep` is not
+    /// a known peer, or is alive.
+    pub fn advertise_removal(&self, ep: Endpoint, removed: bool) -> bool {
+        let status = if removed { Status::Removed { expire_at_ms: forget_at_ms() } } else { Status::Removing };
+        let events = self.gossiper.lock().advertise_for(ep, status, Instant::now());
+        match events {
+            Some(events) => {
+                self.apply(events);
+                info!(%ep, status = status.name(), "announced for a dead node (removenode)");
+                true
+            }
+            None => false,
+        }
     }
 
     /// Stops gossip after LEFT has reached the other nodes: this node no longer takes part in
@@ -402,7 +415,11 @@ impl StorageService {
                     warn!(%ep, error = %e, "cannot take a bootstrapping node's tokens");
                 }
             }
-            Some(Status::Leaving) => self.membership.update_ring(|ring| ring.add_leaving_endpoint(ep)),
+            // A dead node being removed (removenode) leaves like a decommissioned one: its ranges
+            // are pending on the nodes that take them.
+            Some(Status::Leaving) | Some(Status::Removing) => {
+                self.membership.update_ring(|ring| ring.add_leaving_endpoint(ep))
+            }
             Some(Status::Left { .. }) | Some(Status::Removed { .. }) => {
                 self.membership.update_ring(|ring| ring.remove_endpoint(ep));
                 self.membership.forget_peer(ep);
@@ -535,6 +552,14 @@ async fn gossip_loop(service: std::sync::Weak<StorageService>, mut stop: watch::
             service.publish_load();
         }
     }
+}
+
+/// When peers may forget a node that left or was removed: three days from now, as Cassandra
+/// sets it (milliseconds since the Unix epoch; the value travels between nodes).
+fn forget_at_ms() -> u64 {
+    const FORGET_AFTER_MS: u64 = 3 * 24 * 3600 * 1000;
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    now_ms + FORGET_AFTER_MS
 }
 
 /// TOKENS as gossip carries them: the tokens' strings, as a JSON array (an order-preserving

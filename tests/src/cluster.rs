@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
-use crate::{eventually, free_port_on, Config, Node};
+use thrift_idl as t;
+
+use crate::{
+    b, cf_def, column, eventually, free_port_on, ks_def, ok, parent, path, ts, without_read_repair, Client, Config,
+    Node, TCassandraSyncClient, ONE,
+};
 
 /// A cluster node's ports on its own address.
 #[derive(Clone, Copy, Debug)]
@@ -53,5 +58,79 @@ pub fn wait_for_ring(nodes: &[Node], n: usize, limit: Duration) {
     if !ok {
         let views: Vec<String> = nodes.iter().map(|node| node.tool(&["status"]).stdout).collect();
         panic!("the nodes did not all see {n} nodes up within {limit:?}:\n{}", views.join("\n"));
+    }
+}
+
+/// The node lines of `sibyltool status` as `node` sees the ring (`UN`, `DN`, `UL`, ...).
+pub fn status_lines(node: &Node) -> Vec<String> {
+    node.tool(&["status"]).stdout.lines().filter(|l| l.contains(" 127.0.0.")).map(String::from).collect()
+}
+
+/// Whether `node` sees the node at `address` (`127.0.0.K`) down.
+pub fn marked_down(node: &Node, address: &str) -> bool {
+    status_lines(node).iter().any(|l| l.starts_with('D') && l.contains(&format!(" {address} ")))
+}
+
+/// Waits until none of `nodes` lists `address` any more, and each lists `remaining` nodes.
+pub fn wait_until_gone(nodes: &[Node], address: &str, remaining: usize) {
+    for node in nodes {
+        let gone = eventually(Duration::from_secs(30), || {
+            let lines = status_lines(node);
+            lines.len() == remaining && !lines.iter().any(|l| l.contains(&format!(" {address} ")))
+        });
+        assert!(gone, "{} still lists {address}: {:?}", node.address(), status_lines(node));
+    }
+}
+
+/// Three nodes with evenly spaced tokens and `RingDelayInMillis` 1000, and keyspace `keyspace`
+/// at RF 2 whose column family `Kv` (read repair off) holds `rows` rows `k0`, `k1`, ... written
+/// at ALL, each with column `c` = `v`: a ring to take a node out of.
+pub fn three_nodes_at_rf2_with_rows(cluster_name: &str, keyspace: &str, rows: usize) -> Vec<Node> {
+    let tokens = random_partitioner_tokens(3);
+    let nodes = start_cluster(3, |i| Config {
+        cluster_name: cluster_name.into(),
+        initial_token: tokens[i].clone(),
+        ..Config::random().extra("<RingDelayInMillis>1000</RingDelayInMillis>")
+    });
+    wait_for_ring(&nodes, 3, Duration::from_secs(60));
+    let mut admin = nodes[0].client();
+    let kv = without_read_repair(cf_def(keyspace, "Kv", "UTF8Type"));
+    ok("add keyspace", admin.system_add_keyspace(ks_def(keyspace, 2, vec![kv])));
+    let mut c = nodes[0].client_in(keyspace);
+    for i in 0..rows {
+        ok(
+            "insert",
+            c.insert(b(&format!("k{i}")), parent("Kv"), column(b("c"), b("v"), ts()), t::ConsistencyLevel::ALL),
+        );
+    }
+    nodes
+}
+
+/// For a ring of the first two of `nodes` at RF 2, which must each hold every row: stops each
+/// in turn and reads all `rows` rows of [`three_nodes_at_rf2_with_rows`] at ONE through the
+/// other, alone.
+pub fn each_of_two_alone_answers_every_row(nodes: &mut [Node], keyspace: &str, rows: usize) {
+    for (alone, other) in [(0, 1), (1, 0)] {
+        assert!(nodes[other].stop().success());
+        let other_address = nodes[other].address();
+        assert!(
+            eventually(Duration::from_secs(30), || marked_down(&nodes[alone], &other_address)),
+            "{other_address} not marked down"
+        );
+        let mut c = nodes[alone].client_in(keyspace);
+        for i in 0..rows {
+            let key = format!("k{i}");
+            assert_eq!(value_at_one(&mut c, &key), Some(b("v")), "{key} on {} alone", nodes[alone].address());
+        }
+        nodes[other].start_again();
+        wait_for_ring(&nodes[..2], 2, Duration::from_secs(60));
+    }
+}
+
+fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
+    match c.get(b(key), path("Kv", b("c")), ONE) {
+        Ok(cosc) => cosc.column.and_then(|c| c.value),
+        Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,
+        Err(e) => panic!("get({key}): {e:?}"),
     }
 }

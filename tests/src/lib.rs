@@ -51,7 +51,10 @@ pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
 mod cluster;
 mod thrift_helpers;
 
-pub use cluster::{random_partitioner_tokens, start_cluster, wait_for_ring, Ports};
+pub use cluster::{
+    each_of_two_alone_answers_every_row, marked_down, random_partitioner_tokens, start_cluster, status_lines,
+    three_nodes_at_rf2_with_rows, wait_for_ring, wait_until_gone, Ports,
+};
 pub use thrift_helpers::*;
 
 /// The line the daemon logs once it accepts Thrift clients.

@@ -154,16 +154,13 @@ fn sibyltool_reports_and_operates_a_running_node() {
     for (args, needle) in [
         (
             &["move", "12345"][..],
-            "move: not supported yet: data moves between nodes only for bootstrap and decommission so far",
+            "move: not supported yet: data moves between nodes only for bootstrap, decommission and removenode so far",
         ),
         (
             &["decommission"][..],
             "decommission: this node is the only one in the ring; its data would have nowhere to go",
         ),
-        (
-            &["removenode", "x"][..],
-            "removenode: not supported yet: data moves between nodes only for bootstrap and decommission so far",
-        ),
+        (&["removenode", "x"][..], "removenode: no node x in the ring"),
         (&["cfstats", "Nope"][..], "keyspace Nope does not exist"),
         (&["flush", "Keyspace1", "Missing"][..], "column family Keyspace1.Missing does not exist"),
     ] {

@@ -1,11 +1,14 @@
-//! Decommission (`sibyltool decommission`): before a node leaves the ring, the data of every
-//! range it replicates goes to the node that takes that range over.
+//! A node leaving the ring: the data of every range it replicates goes to the node that takes
+//! that range over. Decommission (`sibyltool decommission`): the node leaves by itself and
+//! sends its own data. Removenode (`sibyltool removenode`): another node removes a dead one, and
+//! the data comes from the range's other live replicas.
 //!
-//! The ranges and their new replicas are the pending ranges of the ring with this node marked
-//! leaving (Cassandra's `calculatePendingRanges`). Each is read from this node alone and written
-//! to its new replica, page by page ([`Coordinator::sync_range`]); Cassandra streams SSTable
+//! The ranges and their new replicas are the pending ranges of the ring with the node marked
+//! leaving (Cassandra's `calculatePendingRanges`). Each range's partitions are read and written
+//! to its new replica page by page ([`Coordinator::sync_range`]); Cassandra streams SSTable
 //! sections instead. Writes made meanwhile reach the new replicas as pending writes, since every
-//! node has heard that this one is leaving before the handover starts.
+//! node has heard that the node is leaving (LEAVING, or REMOVING for a dead one) before the
+//! handover starts.
 
 use storage::dht::Range;
 use storage::system::is_builtin_keyspace;
@@ -14,42 +17,53 @@ use super::{Coordinator, CoordinatorError, RepairReport, Result};
 use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::Endpoint;
 
-/// A range of a keyspace this node replicates, and a node that will replicate it once this one
-/// has left.
+/// A range of a keyspace that a leaving node replicates, a node that will replicate it once it
+/// has left, and where its data is read from: the leaving node itself when it is this one
+/// (decommission), else the range's other live replicas (removenode; none when the leaving node
+/// was the only replica, and its data is lost).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transfer {
     pub keyspace: String,
     pub range: Range,
     pub to: Endpoint,
+    pub from: Vec<Endpoint>,
 }
 
 impl Coordinator {
-    /// What this node must hand over to leave the ring, for every non-system keyspace.
-    pub fn leaving_transfers(&self) -> Result<Vec<Transfer>> {
+    /// What must move for `leaving` to leave the ring, for every non-system keyspace: the
+    /// pending ranges of the ring with `leaving` marked leaving (Cassandra's
+    /// `calculatePendingRanges`) that it replicates now.
+    pub fn transfers_for_leaving(&self, leaving: Endpoint) -> Result<Vec<Transfer>> {
         let local = self.membership.local();
         let mut ring = (*self.membership.ring()).clone();
-        ring.add_leaving_endpoint(local);
+        ring.add_leaving_endpoint(leaving);
         let snitch = self.membership.snitch().clone();
         let mut transfers = Vec::new();
         for ks in self.storage.schema().keyspaces.values().filter(|k| !is_builtin_keyspace(&k.name)) {
             let strategy =
                 ReplicationStrategy::from_keyspace(ks).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
             let now = self.placement(&ks.name)?;
-            let leaving = ReplicaMap::build(&strategy, &ring, &*snitch, local);
-            for (range, to) in leaving.pending_ranges() {
-                // Only what this node holds: another node's join may be pending at the same time.
-                if now.map.endpoints_for(&range.right).contains(&local) {
-                    transfers.push(Transfer { keyspace: ks.name.clone(), range: range.clone(), to: *to });
+            let after = ReplicaMap::build(&strategy, &ring, &*snitch, local);
+            for (range, to) in after.pending_ranges() {
+                // Only what the leaving node holds: another node's join may be pending too.
+                let replicas = now.map.endpoints_for(&range.right);
+                if !replicas.contains(&leaving) {
+                    continue;
                 }
+                let from = if leaving == local {
+                    vec![local]
+                } else {
+                    replicas.iter().copied().filter(|ep| *ep != leaving && self.membership.is_alive(*ep)).collect()
+                };
+                transfers.push(Transfer { keyspace: ks.name.clone(), range: range.clone(), to: *to, from });
             }
         }
         Ok(transfers)
     }
 
-    /// Writes this node's data of `transfer.range` (every column family of its keyspace) to
-    /// `transfer.to`; `progress` hears of each column family.
+    /// Writes the data of `transfer.range` (every column family of its keyspace), read from
+    /// `transfer.from`, to `transfer.to`; `progress` hears of each column family.
     pub async fn hand_over(&self, transfer: &Transfer, mut progress: impl FnMut(String)) -> Result<RepairReport> {
-        let local = self.membership.local();
         let partitioner = self.partitioner();
         let ks = self.storage.keyspace(&transfer.keyspace).ok_or_else(|| {
             CoordinatorError::Invalid(format!("keyspace {} was dropped during the handover", transfer.keyspace))
@@ -64,7 +78,7 @@ impl Coordinator {
                 partitioner.token_to_string(&transfer.range.right),
                 transfer.to.ip()
             ));
-            let report = self.sync_range(&ks.name, &cf.name, &transfer.range, &[local], &[transfer.to]).await?;
+            let report = self.sync_range(&ks.name, &cf.name, &transfer.range, &transfer.from, &[transfer.to]).await?;
             total.partitions += report.partitions;
             total.writes += report.writes;
         }

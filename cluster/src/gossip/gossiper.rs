@@ -655,6 +655,28 @@ impl Gossiper {
         self.live_peers().map(|ep| (ep, GossipMessage::Shutdown { generation })).collect()
     }
 
+    /// Speaks for a dead peer, as removenode must (Cassandra's `advertiseTokenRemoved`): gives
+    /// `ep` a generation above any it had, so every node takes its state whole, with STATUS
+    /// `status` (REMOVING while its ranges are restored elsewhere, then REMOVED). Both are dead
+    /// states: nobody marks it alive for it. Returns the events of that change here; `None` for
+    /// ourselves, an unknown peer or one that is alive.
+    pub fn advertise_for(&mut self, ep: Endpoint, status: Status, now: Instant) -> Option<Vec<GossipEvent>> {
+        if ep == self.local || !status.is_dead_state() {
+            return None;
+        }
+        let state = self.endpoints.get(&ep).filter(|s| !s.alive)?;
+        let heartbeat =
+            HeartBeatState { generation: state.heartbeat.generation.saturating_add(1), version: state.max_version() };
+        let mut states = state.states.clone();
+        states.insert(
+            ApplicationState::Status,
+            VersionedValue { value: status.to_string(), version: heartbeat.version.saturating_add(1) },
+        );
+        let mut fx = Effects::default();
+        self.handle_major_state_change(self.local, ep, RemoteState { heartbeat, states }, now, &mut fx);
+        Some(fx.events)
+    }
+
     /// Forgets `ep` (a LEFT node past its expiry, or removenode) and ignores gossip about it for
     /// [`QUARANTINE_DELAY`], so peers that have not forgotten it yet cannot bring it back.
     pub fn remove_endpoint(&mut self, ep: Endpoint, now: Instant) -> Option<EndpointState> {

@@ -550,3 +550,43 @@ fn second_hand_news_of_a_down_node_asks_it_directly() {
     assert_eq!(events, vec![GossipEvent::Alive { ep: ep(2) }]);
     assert!(!g.failure_detector().is_convicted(&ep(2), t));
 }
+
+/// removenode: node 1 speaks for dead node 4. Refused for itself, a live node or an unknown
+/// one; for the dead node, its REMOVING state (a newer generation) reaches every node and
+/// replaces what they knew, without marking it alive, and then REMOVED does the same.
+#[test]
+fn a_node_announces_a_dead_peers_removal_to_every_node() {
+    let mut sim = Sim::new(4, 8.0);
+    assert!(sim.run_until(10, Sim::converged).is_some());
+    let now = sim.now;
+    assert!(sim.node_mut(1).advertise_for(ep(1), Status::Removing, now).is_none(), "ourselves");
+    assert!(sim.node_mut(1).advertise_for(ep(4), Status::Removing, now).is_none(), "alive");
+    assert!(sim.node_mut(1).advertise_for(ep(9), Status::Removing, now).is_none(), "unknown");
+    assert!(sim.node_mut(1).advertise_for(ep(4), Status::Normal, now).is_none(), "not a dead state");
+
+    let old_generation = sim.node(2).endpoint_state(&ep(4)).unwrap().heartbeat.generation;
+    let queue = sim.node_mut(4).shutdown_message().into_iter().map(|(to, m)| (ep(4), to, m)).collect();
+    sim.deliver(queue);
+    sim.stopped.insert(ep(4));
+    let events = sim.node_mut(1).advertise_for(ep(4), Status::Removing, now).expect("a dead peer");
+    assert!(events.contains(&GossipEvent::Changed {
+        ep: ep(4),
+        state: ApplicationState::Status,
+        value: Status::Removing.to_string()
+    }));
+    for removed in [Status::Removing, Status::Removed { expire_at_ms: 1_900_000_000_000 }] {
+        if removed != Status::Removing {
+            let now = sim.now;
+            sim.node_mut(1).advertise_for(ep(4), removed, now).expect("still a dead peer");
+        }
+        let reached = sim.run_until(20, |sim| {
+            [1, 2, 3u8].iter().all(|i| sim.node(*i).endpoint_state(&ep(4)).and_then(|s| s.status()) == Some(removed))
+        });
+        assert!(reached.is_some(), "{removed} did not reach every node");
+        for i in [1, 2, 3u8] {
+            let state = sim.node(i).endpoint_state(&ep(4)).unwrap();
+            assert!(state.heartbeat.generation > old_generation, "node {i} kept the old generation");
+            assert!(!sim.node(i).is_alive(&ep(4)), "node {i} marked the removed node alive");
+        }
+    }
+}

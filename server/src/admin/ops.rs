@@ -77,7 +77,7 @@ pub enum OpError {
     Storage(#[from] StorageError),
     #[error("{0}")]
     BadRequest(String),
-    #[error("{0}: not supported yet: data moves between nodes only for bootstrap and decommission so far")]
+    #[error("{0}: not supported yet: data moves between nodes only for bootstrap, decommission and removenode so far")]
     NeedsStreaming(&'static str),
     #[error("{0}")]
     NotBuilt(String),
@@ -169,7 +169,7 @@ async fn run<W: AsyncWrite + Unpin>(
         }),
         Request::Move { .. } => Err(OpError::NeedsStreaming("move")),
         Request::Decommission => to_value(decommission(state, out).await?),
-        Request::RemoveNode { .. } => Err(OpError::NeedsStreaming("removenode")),
+        Request::RemoveNode { node: which } => to_value(remove_node(state, &which, out).await?),
         Request::LoadBalance => Err(OpError::NeedsStreaming("loadbalance")),
         Request::Repair { keyspace, cfs, primary_range } => {
             let _shared = state.ops_lock.read().await;
@@ -697,6 +697,99 @@ async fn stop_engine<W: AsyncWrite + Unpin>(
     Ok(())
 }
 
+/// Removes a dead node from the ring (Cassandra's `nodetool removenode`, 0.6's removetoken):
+/// `which` is its address, host id or one of its tokens. Announces it REMOVING and waits
+/// `RingDelayInMillis` (from then on every coordinator also writes its ranges to the nodes
+/// taking them), writes each range it replicated, read from the range's other live replicas,
+/// to its new replica, then announces it REMOVED: every node drops it. Refused for this node,
+/// a live node, or when a node that would take a range is down; a range whose only replica was
+/// the dead node is counted as lost. A failed transfer leaves it REMOVING: run removenode again.
+async fn remove_node<W: AsyncWrite + Unpin>(
+    state: &AdminState,
+    which: &str,
+    out: &mut ReplyWriter<W>,
+) -> Result<RemoveNodeResult, OpError> {
+    let _shared = state.ops_lock.read().await;
+    state.check_not_drained("removenode")?;
+    let node = &state.node;
+    let service = node
+        .service
+        .as_ref()
+        .ok_or_else(|| OpError::NotBuilt("removenode: this node runs without the cluster service".into()))?;
+    let coordinator = &node.coordinator;
+    let membership = coordinator.membership();
+    let partitioner = coordinator.partitioner();
+    let ring = membership.ring();
+    let matches = |ep: &cluster::Endpoint| {
+        ep.ip().to_string() == which
+            || ep.to_string() == which
+            || membership.peer(*ep).and_then(|p| p.host_id).is_some_and(|id| id == which)
+            || ring.tokens_of(*ep).iter().any(|t| partitioner.token_to_string(t) == which)
+    };
+    let Some(dead) = ring.sorted_owners().iter().copied().find(matches) else {
+        return Err(OpError::BadRequest(format!("removenode: no node {which} in the ring")));
+    };
+    if dead == membership.local() {
+        return Err(OpError::BadRequest(format!("removenode: {which} is this node; use decommission")));
+    }
+    if membership.is_alive(dead) {
+        return Err(OpError::BadRequest(format!(
+            "removenode: {} is up; removenode is for dead nodes (decommission a live one)",
+            dead.ip()
+        )));
+    }
+    let transfers = coordinator.transfers_for_leaving(dead)?;
+    if let Some(t) = transfers.iter().find(|t| !membership.is_alive(t.to)) {
+        return Err(OpError::Unavailable(format!(
+            "removenode: {} would take ranges of keyspace {} but is down",
+            t.to.ip(),
+            t.keyspace
+        )));
+    }
+    if !service.advertise_removal(dead, false) {
+        return Err(OpError::BadRequest(format!("removenode: {} is not a dead node gossip knows of", dead.ip())));
+    }
+    let delay = service.ring_delay();
+    let total = transfers.len() as u64 + 2;
+    let waiting = Progress {
+        done: 0,
+        total,
+        what: format!("announced {} REMOVING; waiting {delay:?} for the ring to hear it", dead.ip()),
+    };
+    out.progress(waiting.clone()).await;
+    with_heartbeat(out, &waiting, HEARTBEAT, tokio::time::sleep(delay)).await;
+    let (mut partitions, mut lost) = (0, 0);
+    for (i, transfer) in transfers.iter().enumerate() {
+        let range = format!(
+            "{} ({}, {}]",
+            transfer.keyspace,
+            partitioner.token_to_string(&transfer.range.left),
+            partitioner.token_to_string(&transfer.range.right)
+        );
+        if transfer.from.is_empty() {
+            tracing::warn!("removenode: {range} had no replica but {}: its data is lost", dead.ip());
+            lost += 1;
+            continue;
+        }
+        let progress =
+            Progress { done: i as u64 + 1, total, what: format!("restoring {range} on {}", transfer.to.ip()) };
+        out.progress(progress.clone()).await;
+        let restore = coordinator.hand_over(transfer, |step| tracing::info!("removenode: {step}"));
+        let report = with_heartbeat(out, &progress, HEARTBEAT, restore).await.map_err(|e| {
+            OpError::Unavailable(format!("removenode stopped; {} stays REMOVING, run it again: {e}", dead.ip()))
+        })?;
+        partitions += report.partitions;
+    }
+    service.advertise_removal(dead, true);
+    out.progress(Progress { done: total, total, what: format!("removed {}", dead.ip()) }).await;
+    Ok(RemoveNodeResult {
+        removed: dead.ip().to_string(),
+        transfers: transfers.len() as u64,
+        partitions,
+        lost_ranges: lost,
+    })
+}
+
 /// Hands this node's ranges over and leaves the ring (Cassandra's `nodetool decommission`):
 /// announces LEAVING and waits `RingDelayInMillis` (from then on every coordinator also writes
 /// these ranges to the nodes taking them), sends each range's data to its new replica
@@ -723,7 +816,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
             "decommission: this node is the only one in the ring; its data would have nowhere to go".into(),
         ));
     }
-    let transfers = coordinator.leaving_transfers()?;
+    let transfers = coordinator.transfers_for_leaving(local)?;
     if let Some(t) = transfers.iter().find(|t| !coordinator.membership().is_alive(t.to)) {
         return Err(OpError::Unavailable(format!(
             "decommission: {} would take ranges of keyspace {} but is down",

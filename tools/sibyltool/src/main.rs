@@ -81,7 +81,8 @@ enum Command {
     /// Hand this node's ranges and their data to the nodes that take them over, then leave
     /// the ring (the node stops gossiping and refuses writes; stop it afterwards).
     Decommission,
-    /// Remove a dead node from the ring (not supported yet).
+    /// Remove a dead node from the ring (by address, host id or token), restoring its ranges'
+    /// replicas from the other live ones.
     Removenode { node: String },
     /// Remove a dead node's token from the ring (0.6 name of removenode).
     Removetoken { token: String },
@@ -187,6 +188,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Version => render::version(&decode(request, value)?),
         Command::Repair { .. } => render::repair(&decode(request, value)?),
         Command::Decommission => render::decommission(&decode(request, value)?),
+        Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
         // The node answers ring operations with an error until the cluster layer exists; a
         // success would carry nothing to show.
         _ => format!("{value}\n"),

@@ -302,6 +302,15 @@ pub fn repair(r: &RepairResult) -> String {
     s
 }
 
+pub fn remove_node(r: &RemoveNodeResult) -> String {
+    let mut s = format!("Removed {}: {} range transfers, {} partitions restored", r.removed, r.transfers, r.partitions);
+    if r.lost_ranges > 0 {
+        let _ = write!(s, "; {} ranges had no other replica and their data is lost", r.lost_ranges);
+    }
+    s.push_str(".\n");
+    s
+}
+
 pub fn decommission(d: &DecommissionResult) -> String {
     format!("Decommissioned: {} range transfers, {} partitions sent. {}\n", d.transfers, d.partitions, d.effect)
 }
