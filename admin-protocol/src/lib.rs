@@ -222,8 +222,7 @@ pub enum ErrorKind {
     UnknownKeyspace,
     UnknownColumnFamily,
     /// The operation exists but needs something not built yet: moving data for move,
-    /// loadbalance and join, or dropping given-away ranges (cleanup in a ring of several
-    /// nodes).
+    /// loadbalance and join.
     NotSupported,
     /// Other nodes the operation needs are down, failed or did not answer in time (repair).
     Unavailable,

@@ -91,12 +91,22 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
         if !reserve(store, &tier) {
             return Ok(());
         }
-        compact(env, store, tier)?;
+        compact(env, store, tier, &|_| true)?;
     }
 }
 
 /// Merges every SSTable of the column family (major compaction).
 pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+    compact_all_keeping(env, store, &|_| true)
+}
+
+/// Merges every SSTable of the column family into one that holds only the partitions `keep`
+/// accepts (cleanup: the partitions of ranges this node still replicates).
+pub(crate) fn compact_all_keeping(
+    env: &CompactionEnv,
+    store: &Arc<ColumnFamilyStore>,
+    keep: &dyn Fn(&DecoratedKey) -> bool,
+) -> Result<()> {
     let inputs = store.sstables();
     if inputs.is_empty() {
         return Ok(());
@@ -107,7 +117,7 @@ pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -
             store.keyspace, store.name
         )));
     }
-    compact(env, store, inputs)
+    compact(env, store, inputs, keep)
 }
 
 /// Marks `inputs` as being compacted; false if any already is.
@@ -120,8 +130,13 @@ fn reserve(store: &ColumnFamilyStore, inputs: &[Arc<SsTableReader>]) -> bool {
     true
 }
 
-fn compact(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<SsTableReader>>) -> Result<()> {
-    let result = compact_reserved(env, store, &inputs);
+fn compact(
+    env: &CompactionEnv,
+    store: &Arc<ColumnFamilyStore>,
+    inputs: Vec<Arc<SsTableReader>>,
+    keep: &dyn Fn(&DecoratedKey) -> bool,
+) -> Result<()> {
+    let result = compact_reserved(env, store, &inputs, keep);
     let mut busy = store.compacting.lock();
     for s in &inputs {
         busy.remove(&s.descriptor().generation);
@@ -129,7 +144,12 @@ fn compact(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs: Vec<Arc<
     result
 }
 
-fn compact_reserved(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs: &[Arc<SsTableReader>]) -> Result<()> {
+fn compact_reserved(
+    env: &CompactionEnv,
+    store: &Arc<ColumnFamilyStore>,
+    inputs: &[Arc<SsTableReader>],
+    keep: &dyn Fn(&DecoratedKey) -> bool,
+) -> Result<()> {
     let started = Instant::now();
     let now = now_seconds();
     let gc_before = now.saturating_sub(store.gc_grace_seconds());
@@ -164,6 +184,9 @@ fn compact_reserved(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, inputs:
                 return Err(StorageError::ShuttingDown);
             }
             let (key, row) = item?;
+            if !keep(&key) {
+                continue;
+            }
             let purge = can_purge(&key, &row);
             let row = compact_row(&store.cmp, row, now, gc_before, purge);
             if !row.is_empty() {

@@ -1,7 +1,8 @@
 //! `AutoBootstrap`: a node joining a ring that holds data fetches its ranges' data before it
 //! serves them. With RF 1, the rows of the range the new node takes can only come from it
 //! afterwards, so every row reading back through either node at ONE shows the fetch happened;
-//! writes made while it bootstraps reach it too.
+//! writes made while it bootstraps reach it too. Cleanup then drops from the first node what it
+//! gave away, and nothing else.
 
 use std::time::Duration;
 
@@ -66,9 +67,26 @@ fn a_bootstrapping_node_takes_its_ranges_data_with_it() {
         }
     }
     // The second node holds about half of the rows itself.
-    nodes[1].tool(&["flush", KS]).ok();
-    let stats = nodes[1].tool(&["--json", "cfstats", &format!("{KS}.Kv")]).ok();
-    let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("JSON");
-    let keys = json["keyspaces"][0]["column_families"][0]["key_estimate"].as_u64().expect("key_estimate");
-    assert!((200..=600).contains(&keys), "node 2 holds {keys} of {} rows", 2 * ROWS);
+    let keys_on = |node: &Node| {
+        node.tool(&["flush", KS]).ok();
+        let stats = node.tool(&["--json", "cfstats", &format!("{KS}.Kv")]).ok();
+        let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("JSON");
+        json["keyspaces"][0]["column_families"][0]["key_estimate"].as_u64().expect("key_estimate")
+    };
+    let second = keys_on(&nodes[1]);
+    assert!((200..=600).contains(&second), "node 2 holds {second} of {} rows", 2 * ROWS);
+
+    // The first node still holds them all, until cleanup drops the range it gave away.
+    let before = keys_on(&nodes[0]);
+    assert!(before >= (2 * ROWS) as u64, "node 1 holds {before} rows before cleanup");
+    let cleanup = nodes[0].tool(&["cleanup", KS]).ok();
+    assert!(cleanup.stdout.starts_with("Bs: kept the 1 ranges this node replicates"), "{cleanup:?}");
+    let after = keys_on(&nodes[0]);
+    assert!(after + second == (2 * ROWS) as u64, "node 1 kept {after}, node 2 holds {second}");
+    for node in &nodes {
+        let mut c = node.client_in(KS);
+        for i in 0..ROWS {
+            assert_eq!(value(&mut c, &format!("k{i}")), Some(b("v")), "k{i} through {} after cleanup", node.address());
+        }
+    }
 }

@@ -54,6 +54,20 @@ impl Coordinator {
             .collect())
     }
 
+    /// The ranges of `keyspace` whose data this node keeps: those it replicates and those it is
+    /// taking over (pending). Cleanup drops what lies outside them. `None` when it replicates
+    /// every range (alone, or with as many replicas as nodes): all its data is its own.
+    pub fn owned_ranges(&self, keyspace: &str) -> Result<Option<Vec<Range>>> {
+        let placement = self.placement(keyspace)?;
+        let local = self.membership.local();
+        let mut ranges = placement.map.ranges_of(local);
+        if ranges.len() == placement.map.len() || ranges.iter().any(Range::is_full_ring) {
+            return Ok(None);
+        }
+        ranges.extend(placement.map.pending_ranges().iter().filter(|(_, ep)| *ep == local).map(|(r, _)| r.clone()));
+        Ok(Some(ranges))
+    }
+
     /// Repairs `keyspace.cf` over `range` among `replicas` (from [`Coordinator::repair_ranges`]).
     /// Fails, naming the node, when a replica is down; nothing to do with one replica.
     pub async fn repair_range(

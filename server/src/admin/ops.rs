@@ -156,7 +156,11 @@ async fn run<W: AsyncWrite + Unpin>(
             let stores = select_stores(node, keyspace.as_deref(), &cfs)?;
             to_value(per_cf(node, &stores, Work::Compact, out).await?)
         }
-        Request::Cleanup { keyspace } => to_value(cleanup(node, keyspace.as_deref())?),
+        Request::Cleanup { keyspace } => {
+            let _shared = state.ops_lock.read().await;
+            state.check_not_drained("cleanup")?;
+            to_value(cleanup(node, keyspace.as_deref(), out).await?)
+        }
         Request::Drain => to_value(drain(state, out).await?),
         Request::NetStats => {
             to_value(NetStatsResult { mode: state.mode_name().into(), sending: Vec::new(), receiving: Vec::new() })
@@ -603,34 +607,69 @@ async fn repair<W: AsyncWrite + Unpin>(
     Ok(RepairResult { column_families: done })
 }
 
-fn cleanup(node: &Node, keyspace: Option<&str>) -> Result<CleanupResult, OpError> {
+/// Drops the data of ranges this node no longer replicates (Cassandra's `nodetool cleanup`,
+/// after a node joined and took ranges from it): each column family of each keyspace is
+/// flushed and rewritten without the partitions outside the node's ranges (those it replicates
+/// or is taking over). A keyspace whose ranges cover the ring (one node, or as many replicas
+/// as nodes) and the node-local system keyspaces have nothing to clean up, and say so.
+async fn cleanup<W: AsyncWrite + Unpin>(
+    node: &Node,
+    keyspace: Option<&str>,
+    out: &mut ReplyWriter<W>,
+) -> Result<CleanupResult, OpError> {
     let schema = node.storage.schema();
     let keyspaces: Vec<_> = match keyspace {
         Some(k) => vec![schema.keyspaces.get(k).cloned().ok_or_else(|| StorageError::UnknownKeyspace(k.into()))?],
         None => schema.keyspaces.values().cloned().collect(),
     };
-    // Alone in the ring, this node's range is the whole ring: every key it stores is its own.
-    // With others, a join may have taken ranges from it, and dropping them is not built: say
-    // so rather than report a clean-up that did not happen.
     let ring_size = node.coordinator.membership().ring().sorted_tokens().len();
-    if ring_size > 1 {
-        return Err(OpError::NotBuilt(format!(
-            "cleanup: not supported yet in a ring of {ring_size} tokens: removing the ranges this node no longer replicates is not built"
-        )));
+    let mut done = Vec::new();
+    for ks in keyspaces {
+        let column_families = ks.cf_defs.len() as u64;
+        let nothing = |reason: String| CleanupKeyspace {
+            keyspace: ks.name.clone(),
+            column_families,
+            removed_bytes: 0,
+            reason: format!("nothing to clean up: {reason}"),
+        };
+        if ring_size <= 1 {
+            done.push(nothing(format!("this node is the only one in the ring ({ring_size} token) and owns every key")));
+            continue;
+        }
+        if storage::system::is_builtin_keyspace(&ks.name) {
+            done.push(nothing("a system keyspace, local to this node".into()));
+            continue;
+        }
+        let Some(ranges) = node.coordinator.owned_ranges(&ks.name)? else {
+            done.push(nothing("this node replicates every range of it".into()));
+            continue;
+        };
+        let mut removed = 0u64;
+        for (i, cf) in ks.cf_defs.iter().enumerate() {
+            let store = (ks.name.clone(), cf.name.clone());
+            let progress = Progress {
+                done: i as u64,
+                total: column_families,
+                what: format!("cleaning up {}.{}", ks.name, cf.name),
+            };
+            out.progress(progress.clone()).await;
+            let (_, before) = sstable_totals(node, &store)?;
+            let storage = node.storage.clone();
+            let owned = ranges.clone();
+            let (k, c) = store.clone();
+            run_blocking(out, &progress, move || storage.cleanup(&k, &c, &|t| owned.iter().any(|r| r.contains(t))))
+                .await??;
+            let (_, after) = sstable_totals(node, &store)?;
+            removed += before.saturating_sub(after);
+        }
+        done.push(CleanupKeyspace {
+            keyspace: ks.name.clone(),
+            column_families,
+            removed_bytes: removed,
+            reason: format!("kept the {} ranges this node replicates", ranges.len()),
+        });
     }
-    Ok(CleanupResult {
-        keyspaces: keyspaces
-            .into_iter()
-            .map(|ks| CleanupKeyspace {
-                keyspace: ks.name,
-                column_families: ks.cf_defs.len() as u64,
-                removed_bytes: 0,
-                reason: format!(
-                    "nothing to clean up: this node is the only one in the ring ({ring_size} token) and owns every key"
-                ),
-            })
-            .collect(),
-    })
+    Ok(CleanupResult { keyspaces: done })
 }
 
 async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<W>) -> Result<DrainResult, OpError> {

@@ -203,6 +203,16 @@ impl Storage {
         Ok(())
     }
 
+    /// Drops the partitions whose token `keep` refuses from the column family (cleanup, after
+    /// the node gave ranges away): flushes, then rewrites its SSTables into one without them.
+    /// Secondary index entries of dropped partitions are left to the index reads, which delete
+    /// an entry whose base row is gone.
+    pub fn cleanup(&self, keyspace: &str, cf: &str, keep: &dyn Fn(&crate::dht::Token) -> bool) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)?;
+        compaction::compact_all_keeping(&self.compaction_env(), &store, &|key| keep(&key.token))
+    }
+
     /// Removes all data of a column family, durably: records before this point are never
     /// replayed again.
     pub fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
