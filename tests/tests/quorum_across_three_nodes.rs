@@ -100,11 +100,16 @@ fn keys_spread_over_the_nodes_by_token() {
         held.push(json["keyspaces"][0]["column_families"][0]["key_estimate"].as_u64().expect("keys"));
     }
     assert_eq!(held.iter().sum::<u64>(), 10_000, "each key on exactly one node with RF 1: {held:?}");
-    // Cleanup would have to drop the ranges a node no longer replicates; that is not built, and
-    // a node in a ring says so instead of reporting nothing to clean.
-    let cleanup = nodes[0].tool(&["cleanup", "Spread"]);
-    assert_ne!(cleanup.code, Some(0), "{cleanup:?}");
-    assert!(cleanup.stderr.contains("cleanup: not supported yet in a ring of 3 tokens"), "{cleanup:?}");
+    // Every node holds only keys of its own range: cleanup keeps them all.
+    let cleanup = nodes[0].tool(&["cleanup", "Spread"]).ok();
+    assert_eq!(cleanup.stdout, "Spread: kept the 1 ranges this node replicates (0 bytes removed)\n", "{cleanup:?}");
+    let stats = nodes[0].tool(&["--json", "cfstats", "Spread.Kv"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&stats.stdout).expect("json");
+    assert_eq!(
+        json["keyspaces"][0]["column_families"][0]["key_estimate"].as_u64(),
+        Some(held[0]),
+        "cleanup kept every key"
+    );
     for (i, n) in held.iter().enumerate() {
         assert!((2_600..=4_100).contains(n), "node {} holds {n} of 10,000 keys: {held:?}", i + 1);
     }
