@@ -16,6 +16,7 @@
 //! NORMAL at once. Not built yet: decommission and move.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -65,7 +66,7 @@ pub struct StorageService {
     stop: watch::Sender<bool>,
     ring_delay: Duration,
     /// This node announced LEFT (decommissioned): it says nothing more, not even its shutdown.
-    left: std::sync::atomic::AtomicBool,
+    left: AtomicBool,
 }
 
 impl StorageService {
@@ -107,7 +108,7 @@ impl StorageService {
             announced_schema: Mutex::new(schema_version),
             stop,
             ring_delay: me.ring_delay,
-            left: std::sync::atomic::AtomicBool::new(false),
+            left: AtomicBool::new(false),
         });
         for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
             service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
@@ -232,7 +233,7 @@ impl StorageService {
     /// Announces this node's shutdown to its live peers (they mark it down at once) and stops
     /// gossiping.
     pub fn shutdown(&self) {
-        if !self.left.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.left.load(Ordering::SeqCst) {
             let out = self.gossiper.lock().shutdown_message();
             self.send(out);
         }
@@ -284,7 +285,7 @@ impl StorageService {
     /// Stops gossip after LEFT has reached the other nodes: this node no longer takes part in
     /// the cluster, and says nothing when it shuts down.
     pub fn stop_after_leaving(&self) {
-        self.left.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.left.store(true, Ordering::SeqCst);
         let _ = self.stop.send(true);
     }
 

@@ -12,7 +12,7 @@ use storage::dht::Range;
 use storage::system::is_builtin_keyspace;
 use tracing::info;
 
-use super::{Coordinator, CoordinatorError, RepairReport, Result};
+use super::{Coordinator, CoordinatorError, Result, SyncReport};
 use crate::Endpoint;
 
 impl Coordinator {
@@ -20,21 +20,17 @@ impl Coordinator {
     /// pending ranges: its tokens must already be in the ring as bootstrap tokens), from the
     /// live current replicas of each. `progress` hears of each step. Fails, naming the range,
     /// when no current replica of a range is up.
-    pub async fn fetch_pending_ranges(&self, mut progress: impl FnMut(String)) -> Result<RepairReport> {
+    pub async fn fetch_pending_ranges(&self, mut progress: impl FnMut(String)) -> Result<SyncReport> {
         let local = self.membership.local();
         let partitioner = self.partitioner();
-        let mut total = RepairReport::default();
+        let mut total = SyncReport::default();
         let schema = self.storage.schema();
         for ks in schema.keyspaces.values().filter(|k| !is_builtin_keyspace(&k.name)) {
             let placement = self.placement(&ks.name)?;
             let ranges: Vec<Range> =
                 placement.map.pending_ranges().iter().filter(|(_, ep)| *ep == local).map(|(r, _)| r.clone()).collect();
             for range in &ranges {
-                let bounds = format!(
-                    "({}, {}]",
-                    partitioner.token_to_string(&range.left),
-                    partitioner.token_to_string(&range.right)
-                );
+                let bounds = partitioner.range_to_string(range);
                 let sources: Vec<Endpoint> = placement
                     .map
                     .endpoints_for(&range.right)

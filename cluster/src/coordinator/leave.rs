@@ -13,7 +13,7 @@
 use storage::dht::Range;
 use storage::system::is_builtin_keyspace;
 
-use super::{Coordinator, CoordinatorError, RepairReport, Result};
+use super::{Coordinator, CoordinatorError, Result, SyncReport};
 use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::Endpoint;
 
@@ -63,19 +63,18 @@ impl Coordinator {
 
     /// Writes the data of `transfer.range` (every column family of its keyspace), read from
     /// `transfer.from`, to `transfer.to`; `progress` hears of each column family.
-    pub async fn hand_over(&self, transfer: &Transfer, mut progress: impl FnMut(String)) -> Result<RepairReport> {
+    pub async fn hand_over(&self, transfer: &Transfer, mut progress: impl FnMut(String)) -> Result<SyncReport> {
         let partitioner = self.partitioner();
         let ks = self.storage.keyspace(&transfer.keyspace).ok_or_else(|| {
             CoordinatorError::Invalid(format!("keyspace {} was dropped during the handover", transfer.keyspace))
         })?;
-        let mut total = RepairReport::default();
+        let mut total = SyncReport::default();
         for cf in &ks.cf_defs {
             progress(format!(
-                "sending {}.{} ({}, {}] to {}",
+                "sending {}.{} {} to {}",
                 ks.name,
                 cf.name,
-                partitioner.token_to_string(&transfer.range.left),
-                partitioner.token_to_string(&transfer.range.right),
+                partitioner.range_to_string(&transfer.range),
                 transfer.to.ip()
             ));
             let report = self.sync_range(&ks.name, &cf.name, &transfer.range, &transfer.from, &[transfer.to]).await?;

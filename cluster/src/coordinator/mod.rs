@@ -59,7 +59,7 @@ use crate::Endpoint;
 pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use index::IndexCommand;
 pub use leave::Transfer;
-pub use repair::RepairReport;
+pub use repair::SyncReport;
 pub use ring::{RingEndpoint, RingRange};
 
 /// Why a request failed, in the terms a client sees.

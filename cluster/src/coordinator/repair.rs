@@ -30,9 +30,10 @@ use crate::Endpoint;
 /// Partitions read from each replica per page.
 const PAGE_ROWS: usize = 256;
 
-/// What repairing (or fetching) one column family over one range did.
+/// What bringing one column family up to date over one range did (repair, bootstrap, a
+/// handover).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RepairReport {
+pub struct SyncReport {
     /// Partitions found on any replica read.
     pub partitions: u64,
     /// Writes made to bring a replica up to date (one per partition and replica behind).
@@ -76,17 +77,15 @@ impl Coordinator {
         cf: &str,
         range: &Range,
         replicas: &[Endpoint],
-    ) -> Result<RepairReport> {
+    ) -> Result<SyncReport> {
         self.cf_metadata(keyspace, cf)?;
         if replicas.len() < 2 {
-            return Ok(RepairReport::default());
+            return Ok(SyncReport::default());
         }
         if let Some(down) = replicas.iter().find(|ep| !self.membership.is_alive(**ep)) {
-            let partitioner = self.partitioner();
             return Err(CoordinatorError::Invalid(format!(
-                "cannot repair {keyspace}.{cf} over ({}, {}]: replica {down} is down",
-                partitioner.token_to_string(&range.left),
-                partitioner.token_to_string(&range.right),
+                "cannot repair {keyspace}.{cf} over {}: replica {down} is down",
+                self.partitioner().range_to_string(range)
             )));
         }
         let report = self.sync_range(keyspace, cf, range, replicas, replicas).await?;
@@ -106,10 +105,10 @@ impl Coordinator {
         range: &Range,
         sources: &[Endpoint],
         targets: &[Endpoint],
-    ) -> Result<RepairReport> {
+    ) -> Result<SyncReport> {
         let meta = self.cf_metadata(keyspace, cf)?;
         let all = ReadFilter::all();
-        let mut report = RepairReport::default();
+        let mut report = SyncReport::default();
         for (start, end) in pieces_of(range) {
             let mut cursor = start;
             loop {

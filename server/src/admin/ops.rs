@@ -12,7 +12,8 @@ use tokio::io::AsyncWrite;
 
 use super::{ReplyWriter, HEARTBEAT};
 use crate::node::Node;
-use cluster::coordinator::CoordinatorError;
+use cluster::coordinator::{Coordinator, CoordinatorError, SyncReport, Transfer};
+use cluster::storage_service::StorageService;
 
 /// Operation mode, as `info` and `netstats` print it.
 const MODE_NORMAL: u8 = 0;
@@ -587,12 +588,7 @@ async fn repair<W: AsyncWrite + Unpin>(
     for (step, (i, range, replicas)) in steps.iter().enumerate() {
         let (ks, cf) = &stores[*i];
         let others: Vec<String> = replicas.iter().filter(|ep| **ep != local).map(|ep| ep.ip().to_string()).collect();
-        let what = format!(
-            "repairing {ks}.{cf} ({}, {}] with {}",
-            partitioner.token_to_string(&range.left),
-            partitioner.token_to_string(&range.right),
-            others.join(", ")
-        );
+        let what = format!("repairing {ks}.{cf} {} with {}", partitioner.range_to_string(range), others.join(", "));
         let progress = Progress { done: step as u64, total, what };
         out.progress(progress.clone()).await;
         let report =
@@ -751,10 +747,7 @@ async fn remove_node<W: AsyncWrite + Unpin>(
     let _shared = state.ops_lock.read().await;
     state.check_not_drained("removenode")?;
     let node = &state.node;
-    let service = node
-        .service
-        .as_ref()
-        .ok_or_else(|| OpError::NotBuilt("removenode: this node runs without the cluster service".into()))?;
+    let service = cluster_service(node, "removenode")?;
     let coordinator = &node.coordinator;
     let membership = coordinator.membership();
     let partitioner = coordinator.partitioner();
@@ -777,34 +770,16 @@ async fn remove_node<W: AsyncWrite + Unpin>(
             dead.ip()
         )));
     }
-    let transfers = coordinator.transfers_for_leaving(dead)?;
-    if let Some(t) = transfers.iter().find(|t| !membership.is_alive(t.to)) {
-        return Err(OpError::Unavailable(format!(
-            "removenode: {} would take ranges of keyspace {} but is down",
-            t.to.ip(),
-            t.keyspace
-        )));
-    }
+    let transfers = transfers_with_takers_up("removenode", coordinator, dead)?;
     if !service.advertise_removal(dead, false) {
         return Err(OpError::BadRequest(format!("removenode: {} is not a dead node gossip knows of", dead.ip())));
     }
-    let delay = service.ring_delay();
     let total = transfers.len() as u64 + 2;
-    let waiting = Progress {
-        done: 0,
-        total,
-        what: format!("announced {} REMOVING; waiting {delay:?} for the ring to hear it", dead.ip()),
-    };
-    out.progress(waiting.clone()).await;
-    with_heartbeat(out, &waiting, HEARTBEAT, tokio::time::sleep(delay)).await;
+    let announced = format!("announced {} REMOVING", dead.ip());
+    wait_for_the_ring(out, service, Progress { done: 0, total, what: announced }).await;
     let (mut partitions, mut lost) = (0, 0);
     for (i, transfer) in transfers.iter().enumerate() {
-        let range = format!(
-            "{} ({}, {}]",
-            transfer.keyspace,
-            partitioner.token_to_string(&transfer.range.left),
-            partitioner.token_to_string(&transfer.range.right)
-        );
+        let range = format!("{} {}", transfer.keyspace, partitioner.range_to_string(&transfer.range));
         if transfer.from.is_empty() {
             tracing::warn!("removenode: {range} had no replica but {}: its data is lost", dead.ip());
             lost += 1;
@@ -812,9 +787,7 @@ async fn remove_node<W: AsyncWrite + Unpin>(
         }
         let progress =
             Progress { done: i as u64 + 1, total, what: format!("restoring {range} on {}", transfer.to.ip()) };
-        out.progress(progress.clone()).await;
-        let restore = coordinator.hand_over(transfer, |step| tracing::info!("removenode: {step}"));
-        let report = with_heartbeat(out, &progress, HEARTBEAT, restore).await.map_err(|e| {
+        let report = hand_over("removenode", out, coordinator, transfer, progress).await.map_err(|e| {
             OpError::Unavailable(format!("removenode stopped; {} stays REMOVING, run it again: {e}", dead.ip()))
         })?;
         partitions += report.partitions;
@@ -843,10 +816,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
     let _exclusive = state.ops_lock.write().await;
     state.check_not_drained("decommission")?;
     let node = &state.node;
-    let service = node
-        .service
-        .as_ref()
-        .ok_or_else(|| OpError::NotBuilt("decommission: this node runs without the cluster service".into()))?;
+    let service = cluster_service(node, "decommission")?;
     let coordinator = &node.coordinator;
     let partitioner = coordinator.partitioner();
     let local = coordinator.membership().local();
@@ -855,36 +825,21 @@ async fn decommission<W: AsyncWrite + Unpin>(
             "decommission: this node is the only one in the ring; its data would have nowhere to go".into(),
         ));
     }
-    let transfers = coordinator.transfers_for_leaving(local)?;
-    if let Some(t) = transfers.iter().find(|t| !coordinator.membership().is_alive(t.to)) {
-        return Err(OpError::Unavailable(format!(
-            "decommission: {} would take ranges of keyspace {} but is down",
-            t.to.ip(),
-            t.keyspace
-        )));
-    }
+    let transfers = transfers_with_takers_up("decommission", coordinator, local)?;
     state.mode.store(MODE_LEAVING, Ordering::SeqCst);
     service.announce_leaving();
-    let delay = service.ring_delay();
     let total = transfers.len() as u64 + 2;
-    let waiting =
-        Progress { done: 0, total, what: format!("announced LEAVING; waiting {delay:?} for the ring to hear it") };
-    out.progress(waiting.clone()).await;
-    with_heartbeat(out, &waiting, HEARTBEAT, tokio::time::sleep(delay)).await;
+    wait_for_the_ring(out, service, Progress { done: 0, total, what: "announced LEAVING".into() }).await;
     let mut partitions = 0;
     for (i, transfer) in transfers.iter().enumerate() {
         let what = format!(
-            "sending {} ({}, {}] to {}",
+            "sending {} {} to {}",
             transfer.keyspace,
-            partitioner.token_to_string(&transfer.range.left),
-            partitioner.token_to_string(&transfer.range.right),
+            partitioner.range_to_string(&transfer.range),
             transfer.to.ip()
         );
         let progress = Progress { done: i as u64 + 1, total, what };
-        out.progress(progress.clone()).await;
-        let handover = coordinator.hand_over(transfer, |step| tracing::info!("decommission: {step}"));
-        let handed = with_heartbeat(out, &progress, HEARTBEAT, handover).await;
-        match handed {
+        match hand_over("decommission", out, coordinator, transfer, progress).await {
             Ok(report) => partitions += report.partitions,
             Err(e) => {
                 service.rejoin();
@@ -894,10 +849,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
         }
     }
     service.announce_left();
-    let leaving =
-        Progress { done: total - 1, total, what: format!("announced LEFT; waiting {delay:?} for the ring to hear it") };
-    out.progress(leaving.clone()).await;
-    with_heartbeat(out, &leaving, HEARTBEAT, tokio::time::sleep(delay)).await;
+    wait_for_the_ring(out, service, Progress { done: total - 1, total, what: "announced LEFT".into() }).await;
     service.stop_after_leaving();
     state.mode.store(MODE_DECOMMISSIONED, Ordering::SeqCst);
     node.storage.save_tokens(Vec::new())?;
@@ -906,6 +858,56 @@ async fn decommission<W: AsyncWrite + Unpin>(
     out.progress(Progress { done: total, total, what: "decommissioned".into() }).await;
     tracing::info!(transfers = transfers.len(), partitions, "decommissioned: this node left the ring");
     Ok(DecommissionResult { transfers: transfers.len() as u64, partitions, effect: DECOMMISSIONED_EFFECT.into() })
+}
+
+/// The node's gossip and ring service, which `op` needs.
+fn cluster_service<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<StorageService>, OpError> {
+    node.service.as_ref().ok_or_else(|| OpError::NotBuilt(format!("{op}: this node runs without the cluster service")))
+}
+
+/// What must move for `leaving` to leave the ring; refused (for `op`) when a node that would
+/// take a range is down.
+fn transfers_with_takers_up(
+    op: &str,
+    coordinator: &Coordinator,
+    leaving: cluster::Endpoint,
+) -> Result<Vec<Transfer>, OpError> {
+    let transfers = coordinator.transfers_for_leaving(leaving)?;
+    if let Some(t) = transfers.iter().find(|t| !coordinator.membership().is_alive(t.to)) {
+        return Err(OpError::Unavailable(format!(
+            "{op}: {} would take ranges of keyspace {} but is down",
+            t.to.ip(),
+            t.keyspace
+        )));
+    }
+    Ok(transfers)
+}
+
+/// After a status announcement (`announced.what` says which), waits `RingDelayInMillis` for
+/// every node to hear it, with a progress line.
+async fn wait_for_the_ring<W: AsyncWrite + Unpin>(
+    out: &mut ReplyWriter<W>,
+    service: &StorageService,
+    announced: Progress,
+) {
+    let delay = service.ring_delay();
+    let progress =
+        Progress { what: format!("{}; waiting {delay:?} for the ring to hear it", announced.what), ..announced };
+    out.progress(progress.clone()).await;
+    with_heartbeat(out, &progress, HEARTBEAT, tokio::time::sleep(delay)).await;
+}
+
+/// Moves one transfer's data (for `op`), announced by `progress` and repeating it while it runs.
+async fn hand_over<W: AsyncWrite + Unpin>(
+    op: &'static str,
+    out: &mut ReplyWriter<W>,
+    coordinator: &Coordinator,
+    transfer: &Transfer,
+    progress: Progress,
+) -> Result<SyncReport, CoordinatorError> {
+    out.progress(progress.clone()).await;
+    let moving = coordinator.hand_over(transfer, |step| tracing::info!("{op}: {step}"));
+    with_heartbeat(out, &progress, HEARTBEAT, moving).await
 }
 
 fn get_endpoints(node: &Node, keyspace: &str, cf: &str, key: &str) -> Result<GetEndpointsResult, OpError> {

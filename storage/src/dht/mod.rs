@@ -165,6 +165,12 @@ impl Partitioner {
         }
     }
 
+    /// The range as Cassandra prints one, `(left, right]`, with tokens as
+    /// [`Partitioner::token_to_string`] prints them.
+    pub fn range_to_string(&self, r: &Range) -> String {
+        format!("({}, {}]", self.token_to_string(&r.left), self.token_to_string(&r.right))
+    }
+
     /// Parses a token as Cassandra's `TokenFactory.fromString` does, refusing values outside the
     /// partitioner's token space.
     pub fn token_from_string(&self, s: &str) -> Result<Token, DhtError> {
