@@ -63,6 +63,10 @@ pub struct ColumnFamilyStore {
     pub(crate) flush_lock: Mutex<()>,
     /// A flush is queued for the background worker.
     pub(crate) flush_pending: std::sync::atomic::AtomicBool,
+    /// The last flush failed and its memtable waits to be written: the error, and a flag the
+    /// write path reads without a lock. Cleared by the next flush that succeeds.
+    pub(crate) flush_failing: std::sync::atomic::AtomicBool,
+    flush_error: Mutex<Option<String>>,
     /// Generations taking part in a running compaction.
     pub(crate) compacting: Mutex<std::collections::HashSet<u64>>,
     pub counters: CfCounters,
@@ -99,6 +103,8 @@ impl ColumnFamilyStore {
             next_generation: AtomicU64::new(next),
             flush_lock: Mutex::new(()),
             flush_pending: Default::default(),
+            flush_failing: Default::default(),
+            flush_error: Mutex::new(None),
             compacting: Mutex::new(Default::default()),
             counters: CfCounters::default(),
             indexes: RwLock::new(Arc::new(Vec::new())),
@@ -171,6 +177,20 @@ impl ColumnFamilyStore {
         let mut m = self.memtables.write();
         let old = std::mem::replace(&mut m.active, Arc::new(Memtable::new()));
         m.flushing.push(Switched { memtable: old, position });
+    }
+
+    /// Records how a flush ended, for [`ColumnFamilyStore::flush_failure`].
+    pub(crate) fn record_flush(&self, failure: Option<&crate::error::StorageError>) {
+        *self.flush_error.lock() = failure.map(ToString::to_string);
+        self.flush_failing.store(failure.is_some(), Ordering::Release);
+    }
+
+    /// Why the last flush failed, while its memtable is still waiting to be written.
+    pub fn flush_failure(&self) -> Option<String> {
+        if !self.flush_failing.load(Ordering::Acquire) {
+            return None;
+        }
+        self.flush_error.lock().clone()
     }
 
     /// The memtables switched out and not written yet, oldest first.

@@ -68,6 +68,10 @@ pub enum StorageError {
     Poisoned(String),
     #[error("storage is shutting down")]
     ShuttingDown,
+    /// A write refused because the column family's memtable reached its hard limit (twice a flush
+    /// threshold) while flushing it fails, typically on a full or unwritable data directory.
+    #[error("writes to {keyspace}.{cf} are refused until its memtable can be flushed: {reason}")]
+    FlushFailing { keyspace: String, cf: String, reason: String },
     /// A counter increment ([`crate::data::CellKind::CounterUpdate`]) reached the engine as it
     /// is: only a counter's leader may turn it into a stored counter cell.
     #[error("a counter update of {keyspace}.{cf} must be applied by its leader, not stored as it is")]

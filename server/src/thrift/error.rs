@@ -56,6 +56,12 @@ impl From<StorageError> for ThriftError {
             StorageError::InvalidSchema(m) => ire(m),
             StorageError::Marshal(m) => ire(m.to_string()),
             StorageError::Dht(d) => ire(d.to_string()),
+            // As when Cassandra's writers block on a flush queue that does not drain: the client
+            // times out, and may retry on another node. The engine logs each failed flush.
+            e @ StorageError::FlushFailing { .. } => {
+                tracing::debug!(error = %e, "write refused");
+                ThriftError::TimedOut { acknowledged_by: None, paxos_in_progress: None }
+            }
             other => {
                 tracing::error!(error = %other, "request failed in the storage engine");
                 ThriftError::Internal(other.to_string())

@@ -12,6 +12,7 @@ use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::ReplayPosition;
 use crate::compaction;
 use crate::error::{Result, StorageError};
+use crate::index::SecondaryIndex;
 use crate::memtable::Memtable;
 use crate::sstable::{self, SsTableReader, SsTableWriter, WriterOptions};
 
@@ -84,6 +85,25 @@ impl Storage {
         // Lock order: the base's flush lock, then its indexes' (an index flushed on its own, by
         // a build, takes only its own).
         let _index_flushing: Vec<_> = indexes.iter().map(|i| i.store.flush_lock.lock()).collect();
+        let flushed = self.flush_locked(store, &indexes, wanted);
+        store.record_flush(flushed.as_ref().err());
+        flushed
+    }
+
+    /// [`Storage::flush_store_if`] with the flush locks held.
+    fn flush_locked(
+        &self,
+        store: &Arc<ColumnFamilyStore>,
+        indexes: &[Arc<SecondaryIndex>],
+        wanted: impl Fn(&ColumnFamilyStore) -> bool,
+    ) -> Result<()> {
+        // While the memtables of an earlier failed flush still cannot be written, the active
+        // memtable stays in service: a disk that stays full then holds one failed memtable per
+        // column family, and writers are refused once the active one reaches the hard limit
+        // (`Storage::apply_at`), where switching it out too would pile memtables up without end.
+        if let Some(position) = self.write_all_switched(store, indexes)? {
+            self.inner.commitlog.discard_completed(store.id, position)?;
+        }
         let position = {
             let _switch = self.inner.switch_lock.write();
             if !wanted(store) {
@@ -104,20 +124,33 @@ impl Storage {
             }
             position
         };
-        // IMPORTANT: the index SSTables are committed before the base's: replay re-derives index
-        // entries only from records after the base's replay position, so the index must already
-        // hold everything before it.
-        for index in indexes.iter() {
-            if self.write_switched(&index.store)? {
-                self.request_compaction(&index.store);
-            }
-        }
-        if self.write_switched(store)? {
-            self.request_compaction(store);
-        }
+        self.write_all_switched(store, indexes)?;
         // Everything of this column family before `position` is in SSTables now.
         self.inner.commitlog.discard_completed(store.id, position)?;
         Ok(())
+    }
+
+    /// Writes the switched-out memtables of the column family's indexes, then its own; the
+    /// replay position of the newest one it wrote.
+    ///
+    /// IMPORTANT: the index SSTables are committed before the base's: replay re-derives index
+    /// entries only from records after the base's replay position, so the index must already
+    /// hold everything before it.
+    fn write_all_switched(
+        &self,
+        store: &Arc<ColumnFamilyStore>,
+        indexes: &[Arc<SecondaryIndex>],
+    ) -> Result<Option<ReplayPosition>> {
+        for index in indexes.iter() {
+            if self.write_switched(&index.store)?.is_some() {
+                self.request_compaction(&index.store);
+            }
+        }
+        let written = self.write_switched(store)?;
+        if written.is_some() {
+            self.request_compaction(store);
+        }
+        Ok(written)
     }
 
     /// Switches the store's active memtable out for a flush. The caller holds the switch lock
@@ -129,14 +162,15 @@ impl Storage {
 
     /// Writes the store's switched-out memtables to SSTables, oldest first; stops at the first
     /// failure, which leaves that memtable and the ones after it for the next flush to retry.
-    /// True when any was written. The caller holds the store's flush lock.
-    pub(super) fn write_switched(&self, store: &Arc<ColumnFamilyStore>) -> Result<bool> {
+    /// The replay position of the last one written, if any. The caller holds the store's flush
+    /// lock.
+    pub(super) fn write_switched(&self, store: &Arc<ColumnFamilyStore>) -> Result<Option<ReplayPosition>> {
         let switched = store.switched();
         for (memtable, position) in &switched {
             self.write_memtable(store, memtable, *position)?;
             self.inner.flushing_memtables.fetch_sub(1, Ordering::SeqCst);
         }
-        Ok(!switched.is_empty())
+        Ok(switched.last().map(|(_, position)| *position))
     }
 
     /// The flush thread's periodic check: flushes every column family whose memtable is older
@@ -229,6 +263,8 @@ impl Storage {
                 self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::SeqCst);
                 m.flushing.clear();
             }
+            // A failed flush's memtable is gone with the rest.
+            store.record_flush(None);
             position
         };
         self.update_local(|state| {

@@ -188,3 +188,49 @@ fn the_flush_thread_retries_a_failed_flush() {
     assert_eq!(columns_of(&s, "a"), 1);
     s.shutdown().expect("shutdown");
 }
+
+/// On a data directory that stays unwritable, memtables do not pile up: the failed one waits,
+/// the active one takes writes up to twice the threshold, then writes are refused with the
+/// reason. Once the directory is back, the flush thread writes both and writes are taken again;
+/// every acknowledged write survives a crash.
+#[test]
+fn an_unwritable_disk_bounds_the_memtables_and_refuses_writes() {
+    const THRESHOLD: usize = 16 << 10;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.memtable_flush_bytes = THRESHOLD;
+    c.memtable_flush_after = Duration::from_millis(200);
+    let s = Storage::open(c.clone()).expect("opens");
+    let store = s.store("ks", "cf").expect("store");
+    let unwritable = Unwritable::new(&s);
+    let mut acknowledged = 0;
+    let refusal = loop {
+        assert!(acknowledged < 10_000, "10,000 writes taken with no flush possible");
+        let mut m = RowMutation::new("ks", format!("key{acknowledged}").into_bytes());
+        m.row_mut("cf").cells.push(Cell::live("c", vec![7; 100], 1));
+        match s.apply(m) {
+            Ok(()) => acknowledged += 1,
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(refusal.contains("writes to ks.cf are refused"), "{refusal}");
+    assert!(refusal.contains(&unwritable.dir.display().to_string()), "the reason names the directory: {refusal}");
+    assert_eq!(store.switched().len(), 1, "one failed memtable waits; no more are switched out");
+    let held = store.active_memtable().size();
+    assert!((2 * THRESHOLD..2 * THRESHOLD + 1024).contains(&held), "the active memtable holds {held} bytes");
+    // Still refused a while later: nothing was written meanwhile.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut late = RowMutation::new("ks", b"late".to_vec());
+    late.row_mut("cf").cells.push(Cell::live("c", b"v".to_vec(), 1));
+    assert!(s.apply(late).is_err());
+    unwritable.restore();
+    wait_for("the flush thread's retry", || store.flush_failure().is_none() && store.switched().is_empty());
+    put(&s, "after the disk came back", 1);
+    s.abandon();
+    let s = Storage::open(c).expect("reopens");
+    for i in (0..acknowledged).step_by(7).chain([acknowledged - 1]) {
+        assert_eq!(columns_of(&s, &format!("key{i}")), 1, "key{i}");
+    }
+    assert_eq!(columns_of(&s, "after the disk came back"), 1);
+    s.shutdown().expect("shutdown");
+}

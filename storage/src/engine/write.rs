@@ -69,7 +69,9 @@ impl Storage {
         // Nearly every mutation touches one column family: these per-CF lists stay inline.
         let mut targets: SmallVec<[(Arc<ColumnFamilyStore>, Row); 1]> = SmallVec::with_capacity(m.updates.len());
         for (cf, row) in m.updates {
-            targets.push((self.store(&m.keyspace, &cf)?, row));
+            let store = self.store(&m.keyspace, &cf)?;
+            self.check_flushing(&store)?;
+            targets.push((store, row));
         }
         let durable = {
             let stores = self.inner.stores.read();
@@ -103,6 +105,26 @@ impl Storage {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a write to a column family whose flushes fail once its memtable has reached the
+    /// hard limit: the memtable would otherwise grow until the node runs out of memory. Cassandra
+    /// stops taking writes on a disk failure too (its writers block on the full flush queue, or
+    /// the node stops under `disk_failure_policy: stop`). The flush thread keeps retrying, and
+    /// writes are taken again once a flush succeeds.
+    fn check_flushing(&self, store: &ColumnFamilyStore) -> Result<()> {
+        if !store.flush_failing.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let m = store.active_memtable();
+        if !self.over_flush_threshold(m.size(), m.operations(), MEMTABLE_HARD_LIMIT_FACTOR) {
+            return Ok(());
+        }
+        Err(StorageError::FlushFailing {
+            keyspace: store.keyspace.clone(),
+            cf: store.name.clone(),
+            reason: store.flush_failure().unwrap_or_else(|| "the last flush failed".into()),
+        })
     }
 
     /// True when a memtable of `bytes` and `operations` has reached `factor` times either flush
