@@ -501,6 +501,11 @@ pub struct DecommissionResult {
     pub transfers: u64,
     /// Partitions sent.
     pub partitions: u64,
+    /// Hints replayed to their replicas, and hints handed to another node to keep.
+    #[serde(default)]
+    pub hints_delivered: u64,
+    #[serde(default)]
+    pub hints_handed_over: u64,
     /// What the node does now.
     pub effect: String,
 }

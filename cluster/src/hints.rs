@@ -59,9 +59,90 @@ pub async fn delivery_loop(
     }
 }
 
+/// What a leaving node did with the hints it kept.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HintHandover {
+    /// Replayed to their replicas, which were up.
+    pub delivered: usize,
+    /// Handed to another node, which keeps them until their replicas are up.
+    pub handed_over: usize,
+}
+
+/// Before this node leaves the ring (decommission), so that no hint, sometimes a write's only
+/// copy (consistency ANY), leaves with it: replays the hints of replicas that are up, and hands
+/// every other hint to a live node that keeps it and replays it once its replica is back
+/// (Cassandra hands its hints to another node on decommission as well). Each hint is deleted
+/// here once delivered or taken. Fails when no other live node can take a hint, or one refuses;
+/// the hints not yet taken stay here.
+pub async fn hand_over_hints(
+    storage: &Storage,
+    messaging: &MessagingService,
+    membership: &Membership,
+    mut progress: impl FnMut(String),
+) -> Result<HintHandover, String> {
+    let local = membership.local();
+    let s = storage.clone();
+    let targets = tokio::task::spawn_blocking(move || s.hinted_targets())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot list hinted replicas: {e}"))?;
+    let mut done = HintHandover::default();
+    for target in targets {
+        let Ok(ep) = target.parse::<Endpoint>() else { continue };
+        if membership.is_alive(ep) && ep != local {
+            progress(format!("replaying hints to {}", ep.ip()));
+            done.delivered += deliver(storage, messaging, ep, &target, 0).await;
+        }
+        // What is left: the replica is down, or stopped taking them.
+        let keeper = membership
+            .ring()
+            .sorted_owners()
+            .iter()
+            .copied()
+            .find(|other| *other != local && *other != ep && membership.is_alive(*other));
+        loop {
+            let (s, t) = (storage.clone(), target.clone());
+            let hints = tokio::task::spawn_blocking(move || s.hints_for(&t, HINT_PAGE))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("cannot read the hints for {target}: {e}"))?;
+            if hints.is_empty() {
+                break;
+            }
+            let keeper =
+                keeper.ok_or_else(|| format!("hints for {target} are left and no other live node can take them"))?;
+            progress(format!("handing hints for {} to {}", ep.ip(), keeper.ip()));
+            for hint in hints {
+                let payload = messages::encode_store_hint(ep, &hint.mutation);
+                messaging
+                    .send_request(keeper, Verb::StoreHint, payload)
+                    .await
+                    .map_err(|e| format!("{keeper} did not take a hint for {target}: {e}"))?;
+                let (s, t) = (storage.clone(), target.clone());
+                tokio::task::spawn_blocking(move || s.delete_hint(&t, hint.id))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("cannot delete a hint handed over for {target}: {e}"))?;
+                done.handed_over += 1;
+            }
+        }
+    }
+    if done.handed_over > 0 {
+        info!(hints = done.handed_over, "handed hints over to other nodes before leaving");
+    }
+    Ok(done)
+}
+
 /// Sends every hint kept for `ep`, deleting each once `ep` acknowledged it; stops at the first
-/// failure (the replica went down again, or is overloaded) to retry on a later round.
-async fn deliver(storage: &Storage, messaging: &MessagingService, ep: Endpoint, target: &str, throttle_kb: u32) {
+/// failure (the replica went down again, or is overloaded) to retry on a later round. Returns
+/// how many were delivered.
+async fn deliver(
+    storage: &Storage,
+    messaging: &MessagingService,
+    ep: Endpoint,
+    target: &str,
+    throttle_kb: u32,
+) -> usize {
     let started = Instant::now();
     let mut sent_bytes = 0u64;
     let mut delivered = 0usize;
@@ -80,7 +161,7 @@ async fn deliver(storage: &Storage, messaging: &MessagingService, ep: Endpoint, 
             if let Err(e) = messaging.send_request(ep, Verb::Hint, payload).await {
                 debug!(%ep, error = %e, "hint replay stopped; retrying later");
                 log_delivered(ep, delivered);
-                return;
+                return delivered;
             }
             let (s, t) = (storage.clone(), target.to_string());
             if let Ok(Err(e)) = tokio::task::spawn_blocking(move || s.delete_hint(&t, hint.id)).await {
@@ -96,6 +177,7 @@ async fn deliver(storage: &Storage, messaging: &MessagingService, ep: Endpoint, 
         }
     }
     log_delivered(ep, delivered);
+    delivered
 }
 
 fn log_delivered(ep: Endpoint, delivered: usize) {

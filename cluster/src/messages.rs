@@ -13,6 +13,7 @@
 //! RangeSlice reply      count:u32 (token key row)*
 //! Truncate              keyspace cf
 //! CounterMutation       consistency-level-name mutation (as above, without its format byte)
+//! StoreHint             target-endpoint mutation (as above, without its format byte)
 //! SchemaPush / reply of SchemaPull   count:u32 (mutation as above, u32-length-prefixed)*
 //! filter                reversed:u8 count:u64 unit:u8 ranges:u32 (low high)*
 //! bound                 0 (unbounded) | 1 token key inclusive:u8 | 2 token inclusive:u8
@@ -382,6 +383,25 @@ pub fn decode_counter_mutation(
     Ok((decode_mutation(&framed)?, cl))
 }
 
+// ----- hints handed over -----
+
+/// A hint for `target` that a leaving node hands to another node to keep and replay.
+pub fn encode_store_hint(target: crate::Endpoint, m: &RowMutation) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, target.to_string().as_bytes());
+    out.extend_from_slice(encode_mutation(m).get(1..).unwrap_or_default());
+    out
+}
+
+pub fn decode_store_hint(bytes: &[u8]) -> Result<(crate::Endpoint, RowMutation), PayloadError> {
+    let mut r = open(bytes)?;
+    let target = string(&mut r)?.parse().map_err(|_| PayloadError::Invalid("a hint's target is not an endpoint"))?;
+    let rest = r.bytes(r.remaining())?;
+    let mut framed = begin();
+    framed.extend_from_slice(rest);
+    Ok((target, decode_mutation(&framed)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +428,16 @@ mod tests {
         assert_eq!(decode_mutation(&encode_mutation(&m)), Ok(m.clone()));
         let cl = crate::consistency::ConsistencyLevel::LocalQuorum;
         assert_eq!(decode_counter_mutation(&encode_counter_mutation(&m, cl)), Ok((m.clone(), cl)));
+        let target: crate::Endpoint = "127.0.0.2:7000".parse().expect("endpoint");
+        let hint = encode_store_hint(target, &m);
+        assert_eq!(decode_store_hint(&hint), Ok((target, m.clone())));
+        let mut not_an_endpoint = begin();
+        put_short(&mut not_an_endpoint, b"node two");
+        not_an_endpoint.extend_from_slice(&hint[1 + 2 + "127.0.0.2:7000".len()..]);
+        assert_eq!(
+            decode_store_hint(&not_an_endpoint),
+            Err(PayloadError::Invalid("a hint's target is not an endpoint"))
+        );
 
         let filter = ReadFilter {
             ranges: vec![(b"a".to_vec(), Vec::new())],

@@ -15,7 +15,8 @@ use crate::messages::{self, ReadReply};
 use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
 
-/// Serves Mutation, Hint, Read, ReadDigest, RangeSlice and Truncate for other coordinators.
+/// Serves Mutation, Hint, Read, ReadDigest, RangeSlice and Truncate for other coordinators, and
+/// StoreHint for a leaving node handing its hints over.
 pub struct Replica {
     storage: Storage,
     executor: Executor,
@@ -25,7 +26,15 @@ impl Replica {
     /// Registers this node's replica handlers with `messaging`.
     pub fn register(storage: Storage, executor: Executor, messaging: &MessagingService) {
         let replica = Arc::new(Replica { storage, executor });
-        for verb in [Verb::Mutation, Verb::Hint, Verb::Read, Verb::ReadDigest, Verb::RangeSlice, Verb::Truncate] {
+        for verb in [
+            Verb::Mutation,
+            Verb::Hint,
+            Verb::Read,
+            Verb::ReadDigest,
+            Verb::RangeSlice,
+            Verb::Truncate,
+            Verb::StoreHint,
+        ] {
             messaging.register(verb, replica.clone());
         }
         crate::paxos::PaxosHandler::register(replica.storage.clone(), replica.executor.clone(), messaging);
@@ -122,6 +131,19 @@ impl Replica {
         });
     }
 
+    /// Keeps a hint another node handed over; this node's delivery loop replays it.
+    fn store_hint(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let (target, mutation) = match messages::decode_store_hint(&payload) {
+            Ok(h) => h,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        let storage = self.storage.clone();
+        self.run(reply, move |reply| match storage.store_hint(&crate::hints::target_key(target), &mutation) {
+            Ok(()) => reply.respond(Vec::new()),
+            Err(e) => reply.fail(e.to_string()),
+        });
+    }
+
     /// Runs `job` on the executor; if the executor is gone (shutdown), the request fails.
     fn run(&self, reply: Responder, job: impl FnOnce(Responder) + Send + 'static) {
         // The responder travels with the job; if the pool refuses it, the requester times out.
@@ -143,6 +165,7 @@ impl VerbHandler for Replica {
             Verb::Read | Verb::ReadDigest => self.read(from, payload, reply),
             Verb::RangeSlice => self.range(from, payload, reply),
             Verb::Truncate => self.truncate(from, payload, reply),
+            Verb::StoreHint => self.store_hint(from, payload, reply),
             other => reply.fail(format!("{other} is not a replica verb")),
         }
     }

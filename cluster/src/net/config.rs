@@ -110,7 +110,12 @@ impl Timeouts {
         match verb {
             Verb::Read | Verb::ReadDigest => self.read,
             Verb::RangeSlice => self.range,
-            Verb::Mutation | Verb::Hint | Verb::PaxosPrepare | Verb::PaxosPropose | Verb::PaxosCommit => self.write,
+            Verb::Mutation
+            | Verb::Hint
+            | Verb::StoreHint
+            | Verb::PaxosPrepare
+            | Verb::PaxosPropose
+            | Verb::PaxosCommit => self.write,
             Verb::CounterMutation => self.counter_write,
             Verb::Truncate => self.truncate,
             Verb::SchemaPull

@@ -46,11 +46,14 @@ pub enum Verb {
     Echo = 16,
     /// What is your schema version? (describe_schema_versions asks every live node)
     SchemaCheck = 17,
+    /// Keep a hint for another node and replay it once that node is up (a leaving node hands
+    /// its hints over).
+    StoreHint = 18,
 }
 
 impl Verb {
     /// Every verb, in wire-number order.
-    pub const ALL: [Verb; 17] = [
+    pub const ALL: [Verb; 18] = [
         Verb::Mutation,
         Verb::Read,
         Verb::ReadDigest,
@@ -68,6 +71,7 @@ impl Verb {
         Verb::PaxosCommit,
         Verb::Echo,
         Verb::SchemaCheck,
+        Verb::StoreHint,
     ];
 
     /// The verb's number on the wire.
@@ -95,6 +99,7 @@ impl Verb {
             Verb::PaxosCommit => "PAXOS_COMMIT",
             Verb::Echo => "ECHO",
             Verb::SchemaCheck => "SCHEMA_CHECK",
+            Verb::StoreHint => "STORE_HINT",
         }
     }
 
@@ -168,12 +173,13 @@ mod tests {
         assert_eq!(Verb::Mutation.code(), 1);
         assert_eq!(Verb::GossipSyn.code(), 8);
         assert_eq!(Verb::Echo.code(), 16);
+        assert_eq!(Verb::StoreHint.code(), 18);
     }
 
     #[test]
     fn unknown_codes_are_errors() {
         assert_eq!(Verb::try_from(0), Err(UnknownVerb(0)));
-        assert_eq!(Verb::try_from(18), Err(UnknownVerb(18)));
+        assert_eq!(Verb::try_from(19), Err(UnknownVerb(19)));
         assert_eq!(Verb::try_from(255), Err(UnknownVerb(255)));
     }
 

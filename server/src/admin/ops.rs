@@ -828,7 +828,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
     let transfers = transfers_with_takers_up("decommission", coordinator, local)?;
     state.mode.store(MODE_LEAVING, Ordering::SeqCst);
     service.announce_leaving();
-    let total = transfers.len() as u64 + 2;
+    let total = transfers.len() as u64 + 3;
     wait_for_the_ring(out, service, Progress { done: 0, total, what: "announced LEAVING".into() }).await;
     let mut partitions = 0;
     for (i, transfer) in transfers.iter().enumerate() {
@@ -848,6 +848,21 @@ async fn decommission<W: AsyncWrite + Unpin>(
             }
         }
     }
+    // The hints this node keeps go too: some are a write's only copy (consistency ANY).
+    out.progress(Progress { done: total - 2, total, what: "handing over hints".into() }).await;
+    let messaging = coordinator.messaging().ok_or_else(|| OpError::NotBuilt("decommission: no messaging".into()))?;
+    let hints = match cluster::hints::hand_over_hints(&node.storage, messaging, coordinator.membership(), |what| {
+        tracing::info!("decommission: {what}")
+    })
+    .await
+    {
+        Ok(hints) => hints,
+        Err(e) => {
+            service.rejoin();
+            state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+            return Err(OpError::Unavailable(format!("decommission stopped, the node is NORMAL again: {e}")));
+        }
+    };
     service.announce_left();
     wait_for_the_ring(out, service, Progress { done: total - 1, total, what: "announced LEFT".into() }).await;
     service.stop_after_leaving();
@@ -857,7 +872,13 @@ async fn decommission<W: AsyncWrite + Unpin>(
     stop_engine(state, out, flushed.len() as u64).await?;
     out.progress(Progress { done: total, total, what: "decommissioned".into() }).await;
     tracing::info!(transfers = transfers.len(), partitions, "decommissioned: this node left the ring");
-    Ok(DecommissionResult { transfers: transfers.len() as u64, partitions, effect: DECOMMISSIONED_EFFECT.into() })
+    Ok(DecommissionResult {
+        transfers: transfers.len() as u64,
+        partitions,
+        hints_delivered: hints.delivered as u64,
+        hints_handed_over: hints.handed_over as u64,
+        effect: DECOMMISSIONED_EFFECT.into(),
+    })
 }
 
 /// The node's gossip and ring service, which `op` needs.

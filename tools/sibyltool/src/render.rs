@@ -312,7 +312,12 @@ pub fn remove_node(r: &RemoveNodeResult) -> String {
 }
 
 pub fn decommission(d: &DecommissionResult) -> String {
-    format!("Decommissioned: {} range transfers, {} partitions sent. {}\n", d.transfers, d.partitions, d.effect)
+    let mut s = format!("Decommissioned: {} range transfers, {} partitions sent", d.transfers, d.partitions);
+    if d.hints_delivered + d.hints_handed_over > 0 {
+        let _ = write!(s, "; {} hints replayed, {} handed over", d.hints_delivered, d.hints_handed_over);
+    }
+    let _ = writeln!(s, ". {}", d.effect);
+    s
 }
 
 pub fn drain(d: &DrainResult) -> String {
