@@ -14,7 +14,7 @@ use tracing::info;
 use crate::block_cache::BlockCache;
 use crate::cfs::ColumnFamilyStore;
 use crate::data::{now_seconds, CellKind, Row};
-use crate::dht::DecoratedKey;
+use crate::dht::{DecoratedKey, Range, Token};
 use crate::error::{Result, StorageError};
 use crate::filter::compact_row;
 use crate::sstable::{SsTableReader, SsTableWriter, WriterOptions};
@@ -97,27 +97,60 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
 
 /// Merges every SSTable of the column family (major compaction).
 pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
-    compact_all_keeping(env, store, &|_| true)
-}
-
-/// Merges every SSTable of the column family into one that holds only the partitions `keep`
-/// accepts (cleanup: the partitions of ranges this node still replicates).
-pub(crate) fn compact_all_keeping(
-    env: &CompactionEnv,
-    store: &Arc<ColumnFamilyStore>,
-    keep: &dyn Fn(&DecoratedKey) -> bool,
-) -> Result<()> {
     let inputs = store.sstables();
     if inputs.is_empty() {
         return Ok(());
     }
     if !reserve(store, &inputs) {
-        return Err(StorageError::InvalidSchema(format!(
-            "a compaction of {}.{} is already running; try again when it ends",
-            store.keyspace, store.name
-        )));
+        return Err(already_compacting(store));
     }
-    compact(env, store, inputs, keep)
+    compact(env, store, inputs, &|_| true)
+}
+
+/// What cleanup did to a column family's SSTables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CleanupSummary {
+    /// SSTables rewritten without the partitions outside the owned ranges.
+    pub rewritten: usize,
+    /// SSTables whose keys all lie in one owned range, left as they are.
+    pub untouched: usize,
+}
+
+/// Drops the partitions outside `owned` by rewriting each SSTable that may hold one on its own,
+/// as Cassandra's cleanup does: it needs free space for one SSTable at a time, not for the
+/// whole column family, and leaves the SSTables' sizes (their compaction tiers) as they were.
+/// An SSTable whose first and last keys fall in one owned range holds nothing to drop.
+pub(crate) fn cleanup(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, owned: &[Range]) -> Result<CleanupSummary> {
+    let mut summary = CleanupSummary::default();
+    let keep = |key: &DecoratedKey| owned.iter().any(|r| r.contains(&key.token));
+    for sstable in store.sstables() {
+        if env.stopping() {
+            return Err(StorageError::ShuttingDown);
+        }
+        let (first, last) = (&sstable.metadata().first_key.token, &sstable.metadata().last_key.token);
+        if owned.iter().any(|r| holds_span(r, first, last)) {
+            summary.untouched += 1;
+            continue;
+        }
+        if !reserve(store, std::slice::from_ref(&sstable)) {
+            return Err(already_compacting(store));
+        }
+        compact(env, store, vec![sstable], &keep)?;
+        summary.rewritten += 1;
+    }
+    Ok(summary)
+}
+
+/// Whether every token from `first` to `last` (`first <= last`, both included) lies in `range`.
+fn holds_span(range: &Range, first: &Token, last: &Token) -> bool {
+    range.contains(first) && (first == last || range.contains_range(&Range::new(first.clone(), last.clone())))
+}
+
+fn already_compacting(store: &ColumnFamilyStore) -> StorageError {
+    StorageError::InvalidSchema(format!(
+        "a compaction of {}.{} is already running; try again when it ends",
+        store.keyspace, store.name
+    ))
 }
 
 /// Marks `inputs` as being compacted; false if any already is.
@@ -264,5 +297,34 @@ impl Throttle {
         if due > elapsed {
             std::thread::sleep(due - elapsed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(b: u8) -> Token {
+        Token(vec![b])
+    }
+
+    #[test]
+    fn a_span_is_held_only_if_no_token_between_its_ends_falls_outside() {
+        let plain = Range::new(t(10), t(20));
+        assert!(holds_span(&plain, &t(11), &t(20)));
+        assert!(holds_span(&plain, &t(15), &t(15)));
+        assert!(!holds_span(&plain, &t(10), &t(15)), "the left end is excluded");
+        assert!(!holds_span(&plain, &t(15), &t(21)));
+        // (200, 5] wraps: it holds (200, max] and [min, 5], not the tokens in between.
+        let wrapping = Range::new(t(200), t(5));
+        assert!(holds_span(&wrapping, &t(201), &t(255)));
+        assert!(holds_span(&wrapping, &t(1), &t(5)));
+        assert!(!holds_span(&wrapping, &t(1), &t(201)), "the span crosses the tokens the range skips");
+        assert!(!holds_span(&wrapping, &t(6), &t(6)));
+        assert!(holds_span(&Range::full_ring(), &t(0), &t(255)));
+        // (100, min] runs to the end of the ring.
+        let to_end = Range::new(t(100), Token::minimum());
+        assert!(holds_span(&to_end, &t(101), &t(255)));
+        assert!(!holds_span(&to_end, &t(50), &t(255)));
     }
 }

@@ -7,7 +7,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use storage::data::{compose_super, Cell, DeletionTime, RangeTombstone};
-use storage::dht::Partitioner;
+use storage::dht::{Partitioner, Range, Token};
 use storage::engine::{Storage, StorageConfig};
 use storage::filter::{CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
@@ -190,5 +190,49 @@ fn schema_changes_stay_ordered_when_the_clock_goes_back() {
     s.abandon();
     let s = Storage::open(config(dir.path())).unwrap();
     assert!(s.keyspace("Later").is_some(), "a keyspace created after a clock step back was lost at restart");
+    s.shutdown().unwrap();
+}
+
+#[test]
+fn cleanup_rewrites_only_the_sstables_holding_unowned_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    let p = Partitioner::Murmur3;
+    let mut keys: Vec<(Token, String)> =
+        (0..300).map(|i| format!("k{i}")).map(|k| (p.token_for_key(k.as_bytes()), k)).collect();
+    keys.sort();
+    // This node keeps (min, split]: the lower half of the keys.
+    let split = keys[149].0.clone();
+    let owned = vec![Range::new(Token::minimum(), split.clone())];
+    let is_owned = |k: &str| owned[0].contains(&p.token_for_key(k.as_bytes()));
+    // Two SSTables spanning the whole ring, and one holding only owned keys.
+    let (lower, upper) = keys.split_at(150);
+    let batches: [Vec<&String>; 3] = [
+        lower.iter().step_by(2).chain(upper.iter().step_by(2)).map(|(_, k)| k).collect(),
+        lower.iter().skip(1).step_by(2).chain(upper.iter().skip(1).step_by(2)).map(|(_, k)| k).collect(),
+        lower.iter().step_by(3).map(|(_, k)| k).collect(),
+    ];
+    for batch in &batches {
+        for k in batch {
+            put(&s, "cf", k, b"c", &format!("value of {k}"));
+        }
+        s.flush("ks", "cf").unwrap();
+    }
+    let before = s.data_files("ks", "cf").unwrap();
+    assert_eq!(before.len(), 3);
+
+    let summary = s.cleanup("ks", "cf", &owned).unwrap();
+    assert_eq!((summary.rewritten, summary.untouched), (2, 1));
+    let after = s.data_files("ks", "cf").unwrap();
+    assert_eq!(after.len(), 3, "each SSTable is rewritten on its own, not merged: {after:?}");
+    assert!(after.contains(&before[2]), "the SSTable holding only owned keys was rewritten: {after:?}");
+    for (_, k) in &keys {
+        let want = if is_owned(k) { vec![format!("value of {k}").into_bytes()] } else { vec![] };
+        assert_eq!(get(&s, k), want, "{k} (owned: {})", is_owned(k));
+    }
+    // Nothing left to drop: a second cleanup rewrites nothing.
+    let again = s.cleanup("ks", "cf", &owned).unwrap();
+    assert_eq!((again.rewritten, again.untouched), (0, 3));
+    assert_eq!(s.data_files("ks", "cf").unwrap(), after);
     s.shutdown().unwrap();
 }

@@ -653,8 +653,9 @@ async fn cleanup<W: AsyncWrite + Unpin>(
             let storage = node.storage.clone();
             let owned = ranges.clone();
             let (k, c) = store.clone();
-            run_blocking(out, &progress, move || storage.cleanup(&k, &c, &|t| owned.iter().any(|r| r.contains(t))))
-                .await??;
+            let summary = run_blocking(out, &progress, move || storage.cleanup(&k, &c, &owned)).await??;
+            tracing::info!(keyspace = %ks.name, cf = %cf.name, rewritten = summary.rewritten, untouched = summary.untouched,
+                   "cleaned up");
             let (_, after) = sstable_totals(node, &store)?;
             removed += before.saturating_sub(after);
         }

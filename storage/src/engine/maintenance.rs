@@ -10,7 +10,7 @@ use tracing::{info, warn};
 use super::Storage;
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::ReplayPosition;
-use crate::compaction;
+use crate::compaction::{self, CleanupSummary};
 use crate::error::{Result, StorageError};
 use crate::index::SecondaryIndex;
 use crate::memtable::Memtable;
@@ -237,14 +237,14 @@ impl Storage {
         Ok(())
     }
 
-    /// Drops the partitions whose token `keep` refuses from the column family (cleanup, after
-    /// the node gave ranges away): flushes, then rewrites its SSTables into one without them.
-    /// Secondary index entries of dropped partitions are left to the index reads, which delete
-    /// an entry whose base row is gone.
-    pub fn cleanup(&self, keyspace: &str, cf: &str, keep: &dyn Fn(&crate::dht::Token) -> bool) -> Result<()> {
+    /// Drops the partitions outside `owned` from the column family (cleanup, after the node gave
+    /// ranges away): flushes, then rewrites each SSTable that may hold such a partition on its
+    /// own (`compaction::cleanup`). Secondary index entries of dropped partitions are left to
+    /// the index reads, which delete an entry whose base row is gone.
+    pub fn cleanup(&self, keyspace: &str, cf: &str, owned: &[crate::dht::Range]) -> Result<CleanupSummary> {
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
-        compaction::compact_all_keeping(&self.compaction_env(), &store, &|key| keep(&key.token))
+        compaction::cleanup(&self.compaction_env(), &store, owned)
     }
 
     /// Removes all data of a column family, durably: records before this point are never
