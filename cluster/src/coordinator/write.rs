@@ -213,6 +213,11 @@ impl Coordinator {
         }
         match self.storage.apply_deferred_at(mutation, token) {
             Ok(durable) => Box::pin(async move { (i, local, durable.await.is_ok()) }),
+            // Refusals while flushes fail come once per write; the flush's own error is logged.
+            Err(e @ storage::StorageError::FlushFailing { .. }) => {
+                tracing::debug!(error = %e, "local write refused");
+                Box::pin(async move { (i, local, false) })
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "local write failed");
                 Box::pin(async move { (i, local, false) })
