@@ -62,13 +62,27 @@ struct Tally {
     unknown: Vec<String>,
 }
 
+/// `get` at SERIAL for a client racing others on the same partition: under contention a serial
+/// read may time out, as Cassandra's does (its Paxos round keeps losing to the cas calls), so it
+/// is retried until `limit`.
+fn serial_get_contended(c: &mut Client, cf: &str, key: &str, name: &str, limit: Instant) -> Option<String> {
+    loop {
+        match c.get(b(key), path(cf, b(name)), SERIAL) {
+            Ok(cosc) => return cosc.column.and_then(|c| c.value).map(|v| String::from_utf8_lossy(&v).into_owned()),
+            Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => return None,
+            Err(e) if is_timeout(&e) && Instant::now() < limit => {}
+            Err(e) => panic!("serial get {key}/{name}: {e:?}"),
+        }
+    }
+}
+
 /// Increments column `n` of `key` `INCREMENTS` times by read-modify-cas, retrying until each
 /// succeeds; every cas also writes `inc-<new value>` = the attempt's id, the history checked
 /// at the end.
 fn increment(mut c: Client, cf: &str, key: &str, who: usize, limit: Instant) -> Tally {
     let mut tally = Tally::default();
     let mut attempt = 0;
-    let mut current = get(&mut c, cf, key, "n", SERIAL);
+    let mut current = serial_get_contended(&mut c, cf, key, "n", limit);
     while tally.applied.len() < INCREMENTS {
         assert!(Instant::now() < limit, "client {who}: {} increments done when time ran out", tally.applied.len());
         attempt += 1;
@@ -92,7 +106,7 @@ fn increment(mut c: Client, cf: &str, key: &str, who: usize, limit: Instant) -> 
             }
             Err(e) if is_cas_timeout(&e) => {
                 tally.unknown.push(id);
-                current = get(&mut c, cf, key, "n", SERIAL);
+                current = serial_get_contended(&mut c, cf, key, "n", limit);
             }
             Err(e) => panic!("client {who}: cas failed: {e:?}"),
         }
