@@ -175,6 +175,10 @@ pub struct Config {
     /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
     /// memory for point reads (the engine's block cache); default 64, 0 turns it off.
     pub block_cache_size_mb: u32,
+    /// Extension `CommitLogTotalSpaceInMB` (Cassandra 1.0+'s `commitlog_total_space_in_mb`):
+    /// once the commit log segments hold more, the column families keeping the oldest segment
+    /// alive are flushed; default 8192.
+    pub commit_log_total_space_mb: u32,
     /// Extension `AdminAddress` for the admin interface; default the `ListenAddress` as
     /// written, so nodes sharing a machine on 127.0.0.1, 127.0.0.2, ... each get their own.
     pub admin_address: String,

@@ -43,6 +43,7 @@ fn sample_config_is_a_single_local_node() {
     assert_eq!(c.listen_endpoint, addr("127.0.0.1:7000"));
     // AdminAddress is left to its default, the listen address.
     assert_eq!((c.admin_address.as_str(), c.admin_port), ("127.0.0.1", 7199));
+    assert_eq!(c.commit_log_total_space_mb, 8192);
     assert_eq!(c.authenticator, "org.apache.cassandra.auth.AllowAllAuthenticator");
     let names: Vec<&str> = c.keyspaces.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["Keyspace1", "BloggyAppy", "MusicApp"]);

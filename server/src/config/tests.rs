@@ -62,6 +62,7 @@ fn defaults_of_a_minimal_file() {
     assert!(!c.thrift_framed_transport);
     assert_eq!(c.thrift_max_message_length_mb, 15);
     assert_eq!((c.thrift_event_loops, c.block_cache_size_mb), (0, 64));
+    assert_eq!(c.commit_log_total_space_mb, 8192);
     assert_eq!((c.admin_address.as_str(), c.admin_port), ("127.0.0.1", 7199));
     assert_eq!(c.disk_access_mode, DiskAccessMode::Auto);
     assert_eq!(c.commit_log_sync, CommitLogSync::Periodic { period_ms: 10_000 });
@@ -485,4 +486,12 @@ fn event_loops_and_block_cache_size() {
     assert_eq!((c.thrift_event_loops, c.block_cache_size_mb), (3, 0));
     let e = err(&doc("<ThriftEventLoops>-1</ThriftEventLoops>", "")).to_string();
     assert!(e.contains("ThriftEventLoops") && e.contains("-1"), "{e}");
+}
+
+#[test]
+fn commit_log_total_space() {
+    let c = ok(&doc("<CommitLogTotalSpaceInMB>512</CommitLogTotalSpaceInMB>", ""));
+    assert_eq!(c.commit_log_total_space_mb, 512);
+    let e = err(&doc("<CommitLogTotalSpaceInMB>0</CommitLogTotalSpaceInMB>", "")).to_string();
+    assert!(e.contains("CommitLogTotalSpaceInMB") && e.contains('0'), "{e}");
 }

@@ -140,6 +140,35 @@ fn rotation_when_a_record_would_pass_the_segment_size() {
 }
 
 #[test]
+fn the_oldest_segments_dirty_column_families_are_named_once_the_log_is_over_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let frame = RECORD_HEADER_LEN + 400;
+    let segment = HEADER_LEN + 2 * frame;
+    let log = open(dir.path(), segment, BATCH);
+    let (idle, busy) = (Uuid::new_v4(), Uuid::new_v4());
+    // One record of an idle column family, then a busy one fills segments.
+    log.append(&[1; 400], &[idle, busy]).unwrap();
+    for _ in 0..7 {
+        log.append(&[2; 400], &[busy]).unwrap();
+    }
+    // Four full segments; the active one just got its second record.
+    assert_eq!(log.live_bytes(), 4 * segment);
+    assert!(log.dirty_in_oldest_over(4 * segment).is_empty(), "at the limit, not over it");
+    let mut named = log.dirty_in_oldest_over(3 * segment);
+    named.sort();
+    let mut both = vec![idle, busy];
+    both.sort();
+    assert_eq!(named, both);
+    // Flushing the busy one is not enough: the idle one still holds the oldest segment.
+    log.discard_completed(busy, log.current_position()).unwrap();
+    assert_eq!(log.dirty_in_oldest_over(0), vec![idle]);
+    log.discard_completed(idle, log.current_position()).unwrap();
+    assert_eq!(log.live_bytes(), segment, "only the active segment is left");
+    assert!(log.dirty_in_oldest_over(0).is_empty(), "the active segment is never named");
+    log.shutdown().unwrap();
+}
+
+#[test]
 fn discard_completed_deletes_exactly_the_clean_segments() {
     let dir = tempfile::tempdir().unwrap();
     let (cf_a, cf_b, cf_c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());

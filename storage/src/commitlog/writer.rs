@@ -157,6 +157,8 @@ struct ActiveSegment {
 /// A live segment file and the column families with unflushed records in it.
 struct SegmentState {
     path: PathBuf,
+    /// Bytes in the file once rotated out (the active segment's are `State::end`).
+    len: u64,
     /// CF → offset of the last record touching it in this segment.
     /// FxHash: updated on every append, keyed by the node's own column-family ids.
     dirty: FxHashMap<Uuid, u64>,
@@ -275,7 +277,7 @@ impl CommitLog {
         let newest = existing.last().map_or(0, |(id, _, _)| *id);
         let active = create_segment(&dir, next_segment_id(newest))?;
         let mut segments = BTreeMap::new();
-        segments.insert(active.id, SegmentState { path: active.path.clone(), dirty: FxHashMap::default() });
+        segments.insert(active.id, SegmentState { path: active.path.clone(), len: 0, dirty: FxHashMap::default() });
         let state = State {
             active: Arc::new(active),
             end: HEADER_LEN,
@@ -391,6 +393,27 @@ impl CommitLog {
             segment.dirty.remove(&cf_id);
         }
         delete_clean_segments(&mut st)
+    }
+
+    /// Bytes in the live segment files, the active one's buffered records included.
+    pub fn live_bytes(&self) -> u64 {
+        let st = self.shared.state.lock();
+        let active = st.active.id;
+        st.segments.iter().map(|(id, s)| if *id == active { st.end } else { s.len }).sum()
+    }
+
+    /// When the live segments hold more than `limit` bytes: the column families with records
+    /// in the oldest one, whose flushes would let it (and maybe more) be deleted. Empty when
+    /// under the limit, or when the oldest segment is the active one.
+    pub fn dirty_in_oldest_over(&self, limit: u64) -> Vec<Uuid> {
+        if self.live_bytes() <= limit {
+            return Vec::new();
+        }
+        let st = self.shared.state.lock();
+        match st.segments.iter().next() {
+            Some((id, oldest)) if *id != st.active.id => oldest.dirty.keys().copied().collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// The live segment files, oldest first (the last is the active one).
@@ -570,7 +593,12 @@ impl Shared {
             Err(other) => return Err(other),
         };
         tracing::debug!(old = %old.path.display(), new = %segment.path.display(), "commit log segment rotated");
-        st.segments.insert(segment.id, SegmentState { path: segment.path.clone(), dirty: FxHashMap::default() });
+        let end = st.end;
+        if let Some(rotated) = st.segments.get_mut(&old.id) {
+            rotated.len = end;
+        }
+        st.segments
+            .insert(segment.id, SegmentState { path: segment.path.clone(), len: 0, dirty: FxHashMap::default() });
         st.active = Arc::new(segment);
         st.end = HEADER_LEN;
         // The old segment may hold only records of already flushed or forgotten CFs.

@@ -193,6 +193,37 @@ impl Storage {
         }
     }
 
+    /// While the commit log holds more than `commitlog_total_space`, flushes the column families
+    /// with records in its oldest segment, so that segment is deleted; then looks again. Without
+    /// it a column family written once keeps every segment since alive until its memtable is
+    /// `MemtableFlushAfterMinutes` old, however fast the others fill the log (Cassandra 1.0+
+    /// bounds the log the same way). Stops at a flush that fails: its flush is retried by the
+    /// timer, and the segments stay until it succeeds.
+    pub(super) fn reclaim_commitlog(&self) {
+        let limit = self.inner.config.commitlog_total_space;
+        let log = &self.inner.commitlog;
+        // Each round frees the oldest segment or stops, so this many rounds suffice.
+        for _ in 0..log.segment_paths().len() {
+            let pinning = log.dirty_in_oldest_over(limit);
+            if pinning.is_empty() {
+                return;
+            }
+            let stores = self.all_stores();
+            for id in pinning {
+                let Some(store) = stores.iter().find(|s| s.id == id) else {
+                    warn!(cf_id = %id, "a column family unknown to the schema holds the oldest commit log segment");
+                    return;
+                };
+                info!(keyspace = %store.keyspace, cf = %store.name, live_bytes = log.live_bytes(), limit,
+                      "commit log over its total space; flushing to free its oldest segment");
+                if let Err(e) = self.flush_store(store) {
+                    warn!(keyspace = %store.keyspace, cf = %store.name, error = %e, "flush failed; retried later");
+                    return;
+                }
+            }
+        }
+    }
+
     /// Writes a switched-out memtable to an SSTable recording `position` as its replay position,
     /// and puts it in place of the memtable.
     pub(super) fn write_memtable(

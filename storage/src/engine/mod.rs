@@ -80,6 +80,10 @@ pub struct StorageConfig {
     pub memtable_flush_operations: usize,
     /// or when it is this old and holds anything (`MemtableFlushAfterMinutes`).
     pub memtable_flush_after: Duration,
+    /// Once the commit log's segments hold more than this many bytes, the column families
+    /// keeping the oldest segment alive are flushed so it can be deleted (Cassandra 1.0+'s
+    /// `commitlog_total_space_in_mb`).
+    pub commitlog_total_space: u64,
     /// One index entry in this many goes into an SSTable's in-memory summary.
     pub index_interval: usize,
     /// Background compaction after flushes (tests turn it off to control SSTable counts).
@@ -112,6 +116,8 @@ impl StorageConfig {
             // the node's MemtableOperationsInMillions.
             memtable_flush_operations: usize::MAX,
             memtable_flush_after: Duration::from_secs(60 * 60),
+            // Cassandra's default on 64-bit machines.
+            commitlog_total_space: 8192 << 20,
             index_interval: 128,
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
@@ -138,6 +144,8 @@ const FLUSH_CHECK_PERIOD: Duration = Duration::from_secs(10);
 /// Background work requests.
 enum Work {
     Flush(Arc<ColumnFamilyStore>),
+    /// A commit log segment filled up: flush what pins old segments if the log is over its limit.
+    ReclaimCommitLog,
     Compact(Arc<ColumnFamilyStore>),
     Stop,
 }
@@ -400,6 +408,10 @@ impl Storage {
                     Some(Work::Flush(store)) if !store.flush_pending.load(Ordering::SeqCst) => Ok(()),
                     Some(Work::Flush(store)) => storage.flush_store(store),
                     Some(Work::Compact(store)) => compaction::compact_if_needed(&storage.compaction_env(), store),
+                    Some(Work::ReclaimCommitLog) => {
+                        storage.reclaim_commitlog();
+                        Ok(())
+                    }
                     Some(Work::Stop) => break,
                 };
                 if let Err(e) = result {
@@ -408,6 +420,7 @@ impl Storage {
                 if tick.is_some_and(|tick| last_check.elapsed() >= tick) {
                     if !storage.is_shutting_down() {
                         storage.flush_expired();
+                        storage.reclaim_commitlog();
                     }
                     last_check = std::time::Instant::now();
                 }
@@ -421,7 +434,7 @@ impl Storage {
 
     fn submit(&self, work: Work) {
         let tx = match &work {
-            Work::Flush(_) => &self.inner.flush_tx,
+            Work::Flush(_) | Work::ReclaimCommitLog => &self.inner.flush_tx,
             _ => &self.inner.compaction_tx,
         };
         let _ = tx.lock().send(work);

@@ -234,3 +234,41 @@ fn an_unwritable_disk_bounds_the_memtables_and_refuses_writes() {
     assert_eq!(columns_of(&s, "after the disk came back"), 1);
     s.shutdown().expect("shutdown");
 }
+
+/// Writes one column to `idle`, then enough to `cf` to fill about twenty 4 KiB segments; the
+/// commit log segments left and whether `idle` was flushed.
+fn fill_the_log_past_an_idle_column_family(dir: &Path, total_space: u64) -> (usize, usize) {
+    let mut c = config(dir);
+    c.segment_size = 4096;
+    c.commitlog_total_space = total_space;
+    let s = Storage::open(c).expect("opens");
+    let mut m = RowMutation::new("ks", b"rare".to_vec());
+    m.row_mut("idle").cells.push(Cell::live("c", b"written once".to_vec(), 1));
+    s.apply(m).expect("applied");
+    for i in 0..400 {
+        put(&s, &format!("k{i}"), 4);
+    }
+    // The segments fill on writers' threads; the flush thread frees them afterwards.
+    let segments = || s.inner.commitlog.segment_paths().len();
+    if total_space < u64::MAX {
+        wait_for("the log to shrink to its limit", || s.inner.commitlog.live_bytes() <= total_space);
+    }
+    let left = (segments(), sstables(&s, "idle"));
+    assert_eq!(s.read("ks", "idle", b"rare", &ReadFilter::all()).expect("read").len(), 1);
+    assert_eq!(columns_of(&s, "k399"), 4);
+    s.shutdown().expect("shutdown");
+    left
+}
+
+#[test]
+fn a_full_commit_log_flushes_the_column_families_holding_its_oldest_segment() {
+    let unbounded = tempfile::tempdir().expect("tempdir");
+    let (segments, idle_sstables) = fill_the_log_past_an_idle_column_family(unbounded.path(), u64::MAX);
+    assert!(segments > 10, "without a limit every segment stays: {segments}");
+    assert_eq!(idle_sstables, 0);
+
+    let bounded = tempfile::tempdir().expect("tempdir");
+    let (segments, idle_sstables) = fill_the_log_past_an_idle_column_family(bounded.path(), 3 * 4096);
+    assert!(segments <= 3, "{segments} segments left over a limit of three");
+    assert_eq!(idle_sstables, 1, "the idle column family pinned the oldest segment");
+}

@@ -85,7 +85,11 @@ impl Storage {
                 let ids: SmallVec<[Uuid; 1]> = targets.iter().map(|(s, _)| s.id).collect();
                 let parts: SmallVec<[(Uuid, &Row); 1]> = targets.iter().map(|(s, r)| (s.id, r)).collect();
                 let record = encode_record(&dk.key, &parts);
-                self.inner.commitlog.append(&record, &ids)?;
+                let position = self.inner.commitlog.append(&record, &ids)?;
+                // The first record of a new segment: the log grew by one segment.
+                if position.offset == commitlog::segment::HEADER_LEN && !self.is_shutting_down() {
+                    self.submit(Work::ReclaimCommitLog);
+                }
             }
             for (store, row) in targets.iter_mut() {
                 // The memtable's size after this write; a flush is started after the lock.
