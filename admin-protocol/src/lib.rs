@@ -80,8 +80,7 @@ pub enum Request {
     },
     /// Release and protocol versions of the node.
     Version,
-    /// Ring operations not built yet (move, load_balance, join): accepted by the protocol so
-    /// clients need no change when they land; answered with `not_supported` until then.
+    /// Moves this node (it must have one token) to `token`; answered with a [`MoveResult`].
     Move {
         token: String,
     },
@@ -89,6 +88,8 @@ pub enum Request {
     RemoveNode {
         node: String,
     },
+    /// Moves this node to the middle of the most loaded node's largest range (0.6's
+    /// loadbalance); answered with a [`MoveResult`].
     LoadBalance,
     /// Anti-entropy repair of the ranges this node replicates: of `keyspace` (every keyspace
     /// but the system ones when absent), of the column families `cfs` (all when empty), only
@@ -101,6 +102,7 @@ pub enum Request {
         #[serde(default)]
         primary_range: bool,
     },
+    /// Not built yet (a node started outside the ring joining it): answered `not_supported`.
     Join,
 }
 
@@ -311,7 +313,7 @@ pub struct RingResult {
 pub struct InfoResult {
     pub host_id: String,
     pub token: String,
-    /// `NORMAL`, `DRAINING` or `DRAINED`.
+    /// `NORMAL`, `MOVING`, `LEAVING`, `DECOMMISSIONED`, `DRAINING` or `DRAINED`.
     pub mode: String,
     pub cluster_name: String,
     pub listen_address: String,
@@ -492,6 +494,19 @@ pub struct RemoveNodeResult {
     pub partitions: u64,
     /// Ranges whose only replica was the removed node: their data is gone.
     pub lost_ranges: u64,
+}
+
+/// What a move (or loadbalance) did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MoveResult {
+    /// The token the node left and the one it holds now.
+    pub from_token: String,
+    pub token: String,
+    /// (keyspace, range, new replica) transfers made, and the partitions they carried.
+    pub transfers: u64,
+    pub partitions: u64,
+    /// What to do next.
+    pub effect: String,
 }
 
 /// What a decommission handed over before the node left the ring.

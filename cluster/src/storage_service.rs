@@ -7,13 +7,15 @@
 //! gossip_loop: every GOSSIP_INTERVAL  gossiper.tick → SYNs to peers, convictions
 //! GossipSyn/Ack/Ack2 verbs            gossiper.handle → replies, events
 //! events → Membership                 NORMAL+TOKENS: ring member; BOOT: pending tokens;
-//!                                     LEAVING; LEFT/removed: out of the ring; up/down; DC/rack;
+//!                                     LEAVING; MOVING,token; LEFT/removed: out of the ring;
+//!                                     up/down; DC/rack;
 //!                                     rpc address, host id, load, schema version
 //! ```
 //!
 //! A node joining with `AutoBootstrap` announces its tokens as bootstrapping, fetches its
 //! ranges' data from their current replicas, then announces NORMAL; without it, it announces
-//! NORMAL at once. Not built yet: decommission and move.
+//! NORMAL at once. Decommission, removenode and move announce LEAVING, removing and MOVING
+//! while their data moves (the admin operations in the server drive them).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -254,6 +256,19 @@ impl StorageService {
         info!("leaving the ring: announced LEAVING");
     }
 
+    /// Announces that this node is moving to `token` (move, loadbalance): every node (this one
+    /// too) then also writes the ranges it will take to it, and those it gives up to the nodes
+    /// taking them. [`StorageService::join`] at the new token ends the move, and
+    /// [`StorageService::rejoin`] abandons it.
+    pub fn announce_moving(&self, token: &Token) -> Result<(), crate::token_metadata::RingError> {
+        let local = self.membership.local();
+        self.membership.update_ring(|ring| ring.add_moving_endpoint(local, token.clone()))?;
+        let value = Status::moving(&self.membership.partitioner().token_to_string(token));
+        self.gossiper.lock().add_local_state(ApplicationState::Status, value);
+        info!(token = %self.membership.partitioner().token_to_string(token), "moving: announced MOVING");
+        Ok(())
+    }
+
     /// Announces that this node has left the ring, its data handed over: peers drop it from
     /// their rings and forget it after three days, as Cassandra's do.
     pub fn announce_left(&self) {
@@ -391,10 +406,11 @@ impl StorageService {
     /// Places `ep` in the ring by its STATUS and TOKENS.
     fn update_ring_member(&self, ep: Endpoint) {
         let partitioner = self.membership.partitioner();
-        let (status, tokens) = {
+        let (status, tokens, moving_to) = {
             let g = self.gossiper.lock();
             let Some(s) = g.endpoint_state(&ep) else { return };
-            (s.status(), s.value(ApplicationState::Tokens).map(|t| decode_tokens(partitioner, t)))
+            let moving_to = s.value(ApplicationState::Status).and_then(Status::moving_to).map(str::to_string);
+            (s.status(), s.value(ApplicationState::Tokens).map(|t| decode_tokens(partitioner, t)), moving_to)
         };
         let status_name = status.map(|s| s.name().to_string());
         self.membership.update_peer(ep, |p| p.status = status_name);
@@ -414,6 +430,18 @@ impl StorageService {
             Some(Status::Boot) if !tokens.is_empty() => {
                 if let Err(e) = self.membership.update_ring(|ring| ring.add_bootstrap_tokens(ep, tokens)) {
                     warn!(%ep, error = %e, "cannot take a bootstrapping node's tokens");
+                }
+            }
+            Some(Status::Moving) if !tokens.is_empty() => {
+                let Some(to) = moving_to.and_then(|t| partitioner.token_from_string(&t).ok()) else {
+                    warn!(%ep, "a MOVING status without a valid token");
+                    return;
+                };
+                let moved = self.membership.update_ring(|ring| {
+                    ring.update_normal_tokens(ep, tokens).and_then(|_| ring.add_moving_endpoint(ep, to))
+                });
+                if let Err(e) = moved {
+                    warn!(%ep, error = %e, "cannot take a moving node's new token");
                 }
             }
             // A dead node being removed (removenode) leaves like a decommissioned one: its ranges

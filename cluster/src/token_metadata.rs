@@ -1,7 +1,8 @@
 //! The token ring: which endpoint owns which tokens (Cassandra's `locator.TokenMetadata`).
 //!
 //! A [`TokenMetadata`] holds the normal tokens of every member (several per endpoint with
-//! virtual nodes), the tokens of bootstrapping endpoints and the set of leaving endpoints. It is a
+//! virtual nodes), the tokens of bootstrapping endpoints, the set of leaving endpoints and the
+//! new token of each moving one. It is a
 //! plain value: the coordinator keeps an `Arc<TokenMetadata>` and, on a ring change, clones it,
 //! changes the clone and swaps the `Arc` (clone-on-write), so readers never lock. Lookups are
 //! binary searches over the sorted token list.
@@ -23,6 +24,12 @@ pub enum RingError {
     /// Two nodes may not claim one token while joining (Cassandra's "Bootstrap Token collision").
     #[error("bootstrap token collision between {existing} and {endpoint} (token {token})")]
     BootstrapTokenCollision { token: String, existing: Endpoint, endpoint: Endpoint },
+    /// A node may move only to a token nobody holds or claims.
+    #[error("{endpoint} cannot move to token {token}: {existing} holds it")]
+    MoveTokenCollision { token: String, existing: Endpoint, endpoint: Endpoint },
+    /// Only a member with one token moves (Cassandra refuses to move a node with virtual nodes).
+    #[error("{endpoint} cannot move: it has {tokens} tokens, and only a node with one token moves")]
+    NotMovable { endpoint: Endpoint, tokens: usize },
 }
 
 /// The ring. See the module documentation for how it is shared.
@@ -40,6 +47,9 @@ pub struct TokenMetadata {
     /// Members that are streaming their data away before they leave (their tokens stay normal
     /// until they are removed).
     leaving: BTreeSet<Endpoint>,
+    /// Members moving to a new token (`nodetool move`): their current token stays normal until
+    /// they announce NORMAL at the new one.
+    moving: BTreeMap<Endpoint, Token>,
 }
 
 impl TokenMetadata {
@@ -51,6 +61,7 @@ impl TokenMetadata {
             endpoint_tokens: BTreeMap::new(),
             bootstrap_tokens: BTreeMap::new(),
             leaving: BTreeSet::new(),
+            moving: BTreeMap::new(),
         }
     }
 
@@ -61,7 +72,7 @@ impl TokenMetadata {
     /// Makes `tokens` the normal tokens of `endpoint`, replacing any it had. A token that
     /// belonged to another endpoint is taken from it (the last node to claim a token wins, as
     /// in Cassandra); those are returned with their previous owner so the caller can log them.
-    /// The endpoint stops being bootstrapping or leaving.
+    /// The endpoint stops being bootstrapping, leaving or moving.
     pub fn update_normal_tokens(
         &mut self,
         endpoint: Endpoint,
@@ -73,6 +84,7 @@ impl TokenMetadata {
         }
         self.bootstrap_tokens.retain(|_, ep| *ep != endpoint);
         self.leaving.remove(&endpoint);
+        self.moving.remove(&endpoint);
 
         let mut ring = self.ring_map();
         ring.retain(|_, ep| *ep != endpoint);
@@ -121,10 +133,31 @@ impl TokenMetadata {
         self.leaving.insert(endpoint);
     }
 
-    /// Forgets the endpoint entirely: normal and bootstrap tokens, leaving state.
+    /// Marks a member with one token as moving to `token`: the ranges it will take become
+    /// pending on it, and those it gives up on the nodes that will take them.
+    pub fn add_moving_endpoint(&mut self, endpoint: Endpoint, token: Token) -> Result<(), RingError> {
+        let tokens = self.tokens_of(endpoint).len();
+        if tokens != 1 {
+            return Err(RingError::NotMovable { endpoint, tokens });
+        }
+        let claimed = self.moving.iter().find(|(ep, t)| **t == token && **ep != endpoint).map(|(ep, _)| *ep);
+        let existing = self.normal_owner(&token).or_else(|| self.bootstrap_tokens.get(&token).copied()).or(claimed);
+        if let Some(existing) = existing {
+            return Err(RingError::MoveTokenCollision {
+                token: self.partitioner.token_to_string(&token),
+                existing,
+                endpoint,
+            });
+        }
+        self.moving.insert(endpoint, token);
+        Ok(())
+    }
+
+    /// Forgets the endpoint entirely: normal and bootstrap tokens, leaving and moving state.
     pub fn remove_endpoint(&mut self, endpoint: Endpoint) {
         self.bootstrap_tokens.retain(|_, ep| *ep != endpoint);
         self.leaving.remove(&endpoint);
+        self.moving.remove(&endpoint);
         if self.endpoint_tokens.contains_key(&endpoint) {
             let mut ring = self.ring_map();
             ring.retain(|_, ep| *ep != endpoint);
@@ -173,8 +206,17 @@ impl TokenMetadata {
         &self.leaving
     }
 
-    /// A copy with the normal tokens only: no bootstrapping tokens, nobody leaving (Cassandra's
-    /// `cloneOnlyTokenMap`).
+    /// Each moving member with the token it is moving to.
+    pub fn moving_endpoints(&self) -> &BTreeMap<Endpoint, Token> {
+        &self.moving
+    }
+
+    pub fn is_moving(&self, endpoint: Endpoint) -> bool {
+        self.moving.contains_key(&endpoint)
+    }
+
+    /// A copy with the normal tokens only: no bootstrapping tokens, nobody leaving or moving
+    /// (Cassandra's `cloneOnlyTokenMap`).
     pub fn normal_ring(&self) -> TokenMetadata {
         TokenMetadata {
             partitioner: self.partitioner,
@@ -183,6 +225,7 @@ impl TokenMetadata {
             endpoint_tokens: self.endpoint_tokens.clone(),
             bootstrap_tokens: BTreeMap::new(),
             leaving: BTreeSet::new(),
+            moving: BTreeMap::new(),
         }
     }
 

@@ -127,7 +127,8 @@ pub fn each_of_two_alone_answers_every_row(nodes: &mut [Node], keyspace: &str, r
     }
 }
 
-fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
+/// Column `c` of row `key` of `Kv`, read at ONE; `None` when the row has none.
+pub fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
     match c.get(b(key), path("Kv", b("c")), ONE) {
         Ok(cosc) => cosc.column.and_then(|c| c.value),
         Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,

@@ -53,7 +53,7 @@ mod thrift_helpers;
 
 pub use cluster::{
     each_of_two_alone_answers_every_row, marked_down, random_partitioner_tokens, start_cluster, status_lines,
-    three_nodes_at_rf2_with_rows, wait_for_ring, wait_until_gone, Ports,
+    three_nodes_at_rf2_with_rows, value_at_one, wait_for_ring, wait_until_gone, Ports,
 };
 pub use thrift_helpers::*;
 

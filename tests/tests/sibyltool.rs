@@ -153,8 +153,13 @@ fn sibyltool_reports_and_operates_a_running_node() {
     // Errors: exit code 1 and the node's message.
     for (args, needle) in [
         (
-            &["move", "12345"][..],
-            "move: not supported yet: data moves between nodes only for bootstrap, decommission and removenode so far",
+            &["move", "abc"][..],
+            "move: invalid token \"abc\" for RandomPartitioner: not an integer: invalid digit found in string",
+        ),
+        (&["loadbalance"][..], "loadbalance: this node is the only one in the ring"),
+        (
+            &["join"][..],
+            "join: not supported yet: data moves between nodes only for bootstrap, decommission, removenode and move so far",
         ),
         (
             &["decommission"][..],

@@ -15,18 +15,27 @@ use storage::system::is_builtin_keyspace;
 
 use super::{Coordinator, CoordinatorError, Result, SyncReport};
 use crate::replication::{ReplicaMap, ReplicationStrategy};
+use crate::token_metadata::TokenMetadata;
 use crate::Endpoint;
 
-/// A range of a keyspace that a leaving node replicates, a node that will replicate it once it
-/// has left, and where its data is read from: the leaving node itself when it is this one
-/// (decommission), else the range's other live replicas (removenode; none when the leaving node
-/// was the only replica, and its data is lost).
+/// A range of a keyspace, a node that will replicate it once a node has left or moved, and where
+/// its data is read from: the leaving or moving node itself when it replicates the range and is
+/// this one (decommission, move), else the range's other live replicas (removenode, or a range a
+/// moving node takes; none when the leaving node was the only replica, and its data is lost).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transfer {
     pub keyspace: String,
     pub range: Range,
     pub to: Endpoint,
     pub from: Vec<Endpoint>,
+}
+
+/// A pending range of one keyspace: who takes it, and who replicates it now.
+pub(super) struct PendingChange {
+    pub keyspace: String,
+    pub range: Range,
+    pub to: Endpoint,
+    pub replicas: Vec<Endpoint>,
 }
 
 impl Coordinator {
@@ -37,28 +46,43 @@ impl Coordinator {
         let local = self.membership.local();
         let mut ring = (*self.membership.ring()).clone();
         ring.add_leaving_endpoint(leaving);
-        let snitch = self.membership.snitch().clone();
         let mut transfers = Vec::new();
+        for pending in self.pending_changes(&ring)? {
+            // Only what the leaving node holds: another node's join may be pending too.
+            if !pending.replicas.contains(&leaving) {
+                continue;
+            }
+            let from = if leaving == local {
+                vec![local]
+            } else {
+                pending.replicas.iter().copied().filter(|ep| *ep != leaving && self.membership.is_alive(*ep)).collect()
+            };
+            transfers.push(Transfer { keyspace: pending.keyspace, range: pending.range, to: pending.to, from });
+        }
+        Ok(transfers)
+    }
+
+    /// Every pending range of `ring` (the ring now, with a join, leave or move marked) in every
+    /// non-system keyspace, with the node taking it and the range's replicas now.
+    pub(super) fn pending_changes(&self, ring: &TokenMetadata) -> Result<Vec<PendingChange>> {
+        let local = self.membership.local();
+        let snitch = self.membership.snitch().clone();
+        let mut changes = Vec::new();
         for ks in self.storage.schema().keyspaces.values().filter(|k| !is_builtin_keyspace(&k.name)) {
             let strategy =
                 ReplicationStrategy::from_keyspace(ks).map_err(|e| CoordinatorError::Invalid(e.to_string()))?;
             let now = self.placement(&ks.name)?;
-            let after = ReplicaMap::build(&strategy, &ring, &*snitch, local);
-            for (range, to) in after.pending_ranges() {
-                // Only what the leaving node holds: another node's join may be pending too.
-                let replicas = now.map.endpoints_for(&range.right);
-                if !replicas.contains(&leaving) {
-                    continue;
-                }
-                let from = if leaving == local {
-                    vec![local]
-                } else {
-                    replicas.iter().copied().filter(|ep| *ep != leaving && self.membership.is_alive(*ep)).collect()
-                };
-                transfers.push(Transfer { keyspace: ks.name.clone(), range: range.clone(), to: *to, from });
+            let during = ReplicaMap::build(&strategy, ring, &*snitch, local);
+            for (range, to) in during.pending_ranges() {
+                changes.push(PendingChange {
+                    keyspace: ks.name.clone(),
+                    range: range.clone(),
+                    to: *to,
+                    replicas: now.map.endpoints_for(&range.right).to_vec(),
+                });
             }
         }
-        Ok(transfers)
+        Ok(changes)
     }
 
     /// Writes the data of `transfer.range` (every column family of its keyspace), read from

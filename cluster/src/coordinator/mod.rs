@@ -21,6 +21,7 @@ mod cas;
 mod counter;
 mod index;
 mod leave;
+mod moving;
 mod plan;
 mod range;
 mod read;

@@ -163,6 +163,9 @@ pub enum Status {
     Boot,
     /// Decommissioning: streaming its ranges away.
     Leaving,
+    /// Moving to the token written after the name (`MOVING,<token>`, see [`Status::moving_to`]):
+    /// taking the ranges of its new place and giving up those of its old one.
+    Moving,
     /// Gone after a decommission; peers forget it at `expire_at_ms` (milliseconds since the Unix
     /// epoch, wall clock, because the value travels between nodes).
     Left { expire_at_ms: u64 },
@@ -189,6 +192,7 @@ impl Status {
     pub const NORMAL: &'static str = "NORMAL";
     pub const BOOT: &'static str = "BOOT";
     pub const LEAVING: &'static str = "LEAVING";
+    pub const MOVING: &'static str = "MOVING";
     pub const LEFT: &'static str = "LEFT";
     pub const REMOVING: &'static str = "removing";
     pub const REMOVED: &'static str = "removed";
@@ -201,12 +205,24 @@ impl Status {
             Status::Normal => Status::NORMAL,
             Status::Boot => Status::BOOT,
             Status::Leaving => Status::LEAVING,
+            Status::Moving => Status::MOVING,
             Status::Left { .. } => Status::LEFT,
             Status::Removing => Status::REMOVING,
             Status::Removed { .. } => Status::REMOVED,
             Status::Hibernate => Status::HIBERNATE,
             Status::Shutdown => Status::SHUTDOWN,
         }
+    }
+
+    /// The STATUS value of a node moving to `token` (a token string).
+    pub fn moving(token: &str) -> String {
+        format!("{},{token}", Status::MOVING)
+    }
+
+    /// The token string of a `MOVING,<token>` STATUS value; `None` for any other status. The
+    /// token is everything after the first comma (an order-preserving token may hold commas).
+    pub fn moving_to(value: &str) -> Option<&str> {
+        value.strip_prefix(Status::MOVING)?.strip_prefix(',').filter(|t| !t.is_empty())
     }
 
     /// Cassandra's dead states: a node in one is known but never marked alive.
@@ -254,6 +270,7 @@ impl std::str::FromStr for Status {
             Status::NORMAL => Status::Normal,
             Status::BOOT => Status::Boot,
             Status::LEAVING => Status::Leaving,
+            Status::MOVING => Status::Moving,
             Status::LEFT => Status::Left { expire_at_ms: expiry(Status::LEFT)? },
             Status::REMOVING => Status::Removing,
             Status::REMOVED => Status::Removed { expire_at_ms: expiry(Status::REMOVED)? },
@@ -306,6 +323,10 @@ mod tests {
         assert_eq!("bogus".parse::<Status>(), Err(StatusError::Unknown("bogus".into())));
         assert!(matches!("LEFT".parse::<Status>(), Err(StatusError::BadExpiry { .. })));
         assert!(matches!("LEFT,soon".parse::<Status>(), Err(StatusError::BadExpiry { .. })));
+        assert_eq!(Status::moving("-42").parse(), Ok(Status::Moving));
+        assert_eq!(Status::moving_to(&Status::moving("a,b")), Some("a,b"));
+        assert_eq!(Status::moving_to("MOVING"), None);
+        assert_eq!(Status::moving_to("NORMAL,5"), None);
         assert!(Status::Left { expire_at_ms: 1 }.is_dead_state());
         assert!(!Status::Shutdown.is_dead_state());
         assert!(!Status::Leaving.is_dead_state());

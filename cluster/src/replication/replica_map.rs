@@ -1,13 +1,16 @@
 //! [`ReplicaMap`]: every range of the ring with its replicas, computed once per ring or schema
-//! change, plus the pending replicas of nodes that are joining or leaving.
+//! change, plus the pending replicas of nodes that are joining, leaving or moving.
 //!
-//! Pending ranges follow Cassandra's `TokenMetadata.calculatePendingRanges`, without moves (Sibyl
-//! has no `nodetool move`):
+//! Pending ranges follow Cassandra's `TokenMetadata.calculatePendingRanges`:
 //! 1. *Leaving.* Take the ring with every leaving node removed. For each range a leaving node
 //!    replicates now, the nodes that replicate it in that ring but not in the current one get it
 //!    as pending.
 //! 2. *Joining.* For each joining node alone, add its bootstrap tokens to the ring of step 1; every
 //!    range it would replicate there is pending on it.
+//! 3. *Moving.* For each moving node alone, give it its new token in the ring of step 1, and cut
+//!    the ring at the tokens of both rings: in each piece, a node that replicates it after the
+//!    move and not now gets it as pending (the moving node for the ranges it takes, others for
+//!    those it gives up).
 //!
 //! Writes go to the natural replicas and the pending ones, so that a node that finishes joining,
 //! or takes over from one that left, has every write made meanwhile. As in Cassandra this can
@@ -103,7 +106,9 @@ impl ReplicaMap {
     ) -> ReplicaMap {
         let natural = ReplicaMap::natural(strategy, tm, snitch, local);
         if *strategy == ReplicationStrategy::Local
-            || (tm.bootstrap_tokens().is_empty() && tm.leaving_endpoints().is_empty())
+            || (tm.bootstrap_tokens().is_empty()
+                && tm.leaving_endpoints().is_empty()
+                && tm.moving_endpoints().is_empty())
         {
             return natural;
         }
@@ -302,6 +307,24 @@ fn pending_ranges(
         }
         let future = ReplicaMap::natural(strategy, &ring, snitch, local);
         pending.extend(future.ranges_of(ep).into_iter().map(|range| (range, ep)));
+    }
+
+    for (ep, token) in tm.moving_endpoints() {
+        let mut ring = all_left.clone();
+        if ring.update_normal_tokens(*ep, [token.clone()]).is_err() {
+            continue;
+        }
+        let future = ReplicaMap::natural(strategy, &ring, snitch, local);
+        let bounds: Vec<Token> =
+            current.tokens.iter().chain(&future.tokens).cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        let n = bounds.len();
+        for (i, right) in bounds.iter().enumerate() {
+            let Some(left) = bounds.get((i + n - 1) % n) else { continue };
+            let now = current.endpoints_for(right);
+            for taker in future.endpoints_for(right).iter().filter(|t| !now.contains(t)) {
+                pending.push((Range::new(left.clone(), right.clone()), *taker));
+            }
+        }
     }
     pending
 }

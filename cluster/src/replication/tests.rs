@@ -585,6 +585,73 @@ fn pending_ranges_of_a_leaving_node() {
 }
 
 #[test]
+fn pending_ranges_of_a_moving_node() {
+    // A 10, B 20, C 30, D 40; B moves to 35. RF 2.
+    let mut tm = TokenMetadata::new(Partitioner::Murmur3);
+    for (n, token) in [(1, 10), (2, 20), (3, 30), (4, 40)] {
+        assert!(tm.update_normal_tokens(node(n), [t(token)]).is_ok());
+    }
+    assert_eq!(tm.add_moving_endpoint(node(2), t(35)), Ok(()));
+    let strategy = ReplicationStrategy::Simple { replication_factor: 2 };
+    let map = ReplicaMap::build(&strategy, &tm, &crate::snitch::SimpleSnitch, node(1));
+    let nodes = |ns: &[usize]| ns.iter().map(|&n| node(n)).collect::<Vec<_>>();
+    // After: A 10, C 30, B 35, D 40. (10, 20] goes from B, C to C, B: nothing to take.
+    // (30, 35] goes from D, A to B, D: B takes it. (35, 40] from D, A to D, A: nothing.
+    // (40, 10] from A, B to A, C: C takes it. (20, 30] from C, D to C, B: B takes it.
+    let mut pending: Vec<(Range, Endpoint)> = map.pending_ranges().to_vec();
+    pending.sort_by(|a, b| a.0.right.cmp(&b.0.right));
+    assert_eq!(
+        pending,
+        vec![
+            (Range::new(t(40), t(10)), node(3)),
+            (Range::new(t(20), t(30)), node(2)),
+            (Range::new(t(30), t(35)), node(2)),
+        ]
+    );
+    assert_eq!(map.write_endpoints(&t(5)), nodes(&[1, 2, 3]));
+    assert_eq!(map.write_endpoints(&t(25)), nodes(&[3, 4, 2]));
+    assert_eq!(map.write_endpoints(&t(33)), nodes(&[4, 1, 2]));
+    assert_eq!(map.write_endpoints(&t(38)), nodes(&[4, 1]));
+    // Reads stay on the ring as it is until the move ends.
+    assert_eq!(map.endpoints_for(&t(33)), nodes(&[4, 1]));
+}
+
+#[test]
+fn pending_writes_match_a_model_for_moves() {
+    for seed in 0..6u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut tm = TokenMetadata::new(Partitioner::Murmur3);
+        for n in 1..=6 {
+            let token = random_tokens_with(Partitioner::Murmur3, 1, &tm, &mut rng);
+            assert!(tm.update_normal_tokens(node(n), token).is_ok());
+        }
+        let mover = node(1 + (seed as usize % 6));
+        let destination = random_tokens_with(Partitioner::Murmur3, 1, &tm, &mut rng).remove(0);
+        let mut moving = tm.clone();
+        assert_eq!(moving.add_moving_endpoint(mover, destination.clone()), Ok(()));
+        let mut after = tm.clone();
+        assert!(after.update_normal_tokens(mover, [destination.clone()]).is_ok());
+        let mut probes: Vec<Token> = (0..64).map(|_| Partitioner::Murmur3.random_token(&mut rng)).collect();
+        probes.push(destination);
+        probes.extend(tm.sorted_tokens().iter().cloned());
+        for rf in [1, 2, 3] {
+            let strategy = ReplicationStrategy::Simple { replication_factor: rf };
+            let map = ReplicaMap::build(&strategy, &moving, &crate::snitch::SimpleSnitch, node(1));
+            for token in &probes {
+                let mut expected: Vec<Endpoint> = model_simple(rf, &tm, token);
+                for ep in model_simple(rf, &after, token) {
+                    if !expected.contains(&ep) {
+                        expected.push(ep);
+                    }
+                }
+                assert_eq!(map.write_endpoints(token), expected, "move, seed {seed}, rf {rf}, token {token:?}");
+                assert_eq!(map.endpoints_for(token), model_simple(rf, &tm, token));
+            }
+        }
+    }
+}
+
+#[test]
 fn pending_writes_match_a_model_for_joins_and_leaves() {
     for seed in 0..6u64 {
         let c = cluster(6, 4, 1, 1, seed, None);

@@ -116,6 +116,31 @@ fn bootstrap_token_collisions_are_refused() {
 }
 
 #[test]
+fn only_a_one_token_member_moves_and_only_to_a_free_token() {
+    let mut tm = ring(&[(1, &[10]), (2, &[20, 25]), (3, &[30])]);
+    tm.add_bootstrap_tokens(ep(4), [t(40)]).expect("bootstrap");
+    assert!(matches!(tm.add_moving_endpoint(ep(2), t(50)), Err(RingError::NotMovable { tokens: 2, .. })));
+    assert!(matches!(tm.add_moving_endpoint(ep(9), t(50)), Err(RingError::NotMovable { tokens: 0, .. })));
+    for (taken, holder) in [(20, ep(2)), (40, ep(4)), (10, ep(1))] {
+        let refused = tm.add_moving_endpoint(ep(1), t(taken));
+        assert!(
+            matches!(&refused, Err(RingError::MoveTokenCollision { existing, .. }) if *existing == holder),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(tm.add_moving_endpoint(ep(1), t(15)), Ok(()));
+    let claimed = tm.add_moving_endpoint(ep(3), t(15));
+    assert!(matches!(claimed, Err(RingError::MoveTokenCollision { existing, .. }) if existing == ep(1)));
+    assert_eq!(tm.moving_endpoints().get(&ep(1)), Some(&t(15)));
+    assert_eq!(tm.tokens_of(ep(1)), &[t(10)], "the old token stays until the move ends");
+    assert!(tm.normal_ring().moving_endpoints().is_empty());
+    // Taking the new token as normal ends the move.
+    tm.update_normal_tokens(ep(1), [t(15)]).expect("normal");
+    assert!(!tm.is_moving(ep(1)));
+    assert_eq!(tm.tokens_of(ep(1)), &[t(15)]);
+}
+
+#[test]
 fn ring_walk_starts_at_the_first_token_at_or_after_and_wraps() {
     let tm = ring(&[(1, &[10, 40]), (2, &[20]), (3, &[30])]);
     let walk = |start: i64| tm.ring_walk(&t(start)).map(|(tok, ep)| (tok.clone(), ep)).collect::<Vec<_>>();

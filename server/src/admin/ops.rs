@@ -21,11 +21,17 @@ const MODE_DRAINING: u8 = 1;
 const MODE_DRAINED: u8 = 2;
 const MODE_LEAVING: u8 = 3;
 const MODE_DECOMMISSIONED: u8 = 4;
+const MODE_MOVING: u8 = 5;
 
 /// What a client sees after a drain (checked by the sibyltool integration test).
 pub const DRAINED_EFFECT: &str = "writes are refused: Thrift clients get an internal error \
      (TApplicationException INTERNAL_ERROR \"storage is shutting down\"); reads still work. \
      Restart the node to accept writes again.";
+
+/// What to do after a move, as Cassandra's documentation says.
+pub const MOVED_EFFECT: &str = "the data of the ranges this node gave up stays on it until \
+     `sibyltool cleanup`; run cleanup on this node, and on the nodes whose ranges it took, to \
+     reclaim the space.";
 
 /// What a client sees after a decommission.
 pub const DECOMMISSIONED_EFFECT: &str = "this node has left the ring and handed its ranges over; \
@@ -58,13 +64,15 @@ impl AdminState {
             MODE_DRAINING => "DRAINING",
             MODE_LEAVING => "LEAVING",
             MODE_DECOMMISSIONED => "DECOMMISSIONED",
+            MODE_MOVING => "MOVING",
             _ => "DRAINED",
         }
     }
 
     fn check_not_drained(&self, op: &'static str) -> Result<(), OpError> {
         match self.mode.load(Ordering::SeqCst) {
-            MODE_NORMAL => Ok(()),
+            // A move holds the operations lock until it ends: what waited for it runs after.
+            MODE_NORMAL | MODE_MOVING => Ok(()),
             MODE_LEAVING | MODE_DECOMMISSIONED => Err(OpError::Left(op)),
             _ => Err(OpError::Drained(op)),
         }
@@ -78,7 +86,9 @@ pub enum OpError {
     Storage(#[from] StorageError),
     #[error("{0}")]
     BadRequest(String),
-    #[error("{0}: not supported yet: data moves between nodes only for bootstrap, decommission and removenode so far")]
+    #[error(
+        "{0}: not supported yet: data moves between nodes only for bootstrap, decommission, removenode and move so far"
+    )]
     NeedsStreaming(&'static str),
     #[error("{0}")]
     NotBuilt(String),
@@ -172,10 +182,10 @@ async fn run<W: AsyncWrite + Unpin>(
             thrift_api_version: thrift_idl::VERSION.into(),
             protocol_version: PROTOCOL_VERSION,
         }),
-        Request::Move { .. } => Err(OpError::NeedsStreaming("move")),
+        Request::Move { token } => to_value(move_node(state, Some(&token), out).await?),
         Request::Decommission => to_value(decommission(state, out).await?),
         Request::RemoveNode { node: which } => to_value(remove_node(state, &which, out).await?),
-        Request::LoadBalance => Err(OpError::NeedsStreaming("loadbalance")),
+        Request::LoadBalance => to_value(move_node(state, None, out).await?),
         Request::Repair { keyspace, cfs, primary_range } => {
             let _shared = state.ops_lock.read().await;
             state.check_not_drained("repair")?;
@@ -221,7 +231,16 @@ fn ring(node: &Node) -> RingResult {
         .cloned()
         .zip(ring.sorted_owners().iter().copied())
         .zip(partitioner.describe_ownership(ring.sorted_tokens()))
-        .map(|((t, ep), owns)| (t, ep, owns, if ring.is_leaving(ep) { "Leaving" } else { "Normal" }))
+        .map(|((t, ep), owns)| {
+            let state = if ring.is_leaving(ep) {
+                "Leaving"
+            } else if ring.is_moving(ep) {
+                "Moving"
+            } else {
+                "Normal"
+            };
+            (t, ep, owns, state)
+        })
         .collect();
     for (t, ep) in ring.bootstrap_tokens() {
         entries.push((t.clone(), *ep, 0.0, "Joining"));
@@ -879,6 +898,117 @@ async fn decommission<W: AsyncWrite + Unpin>(
         hints_delivered: hints.delivered as u64,
         hints_handed_over: hints.handed_over as u64,
         effect: DECOMMISSIONED_EFFECT.into(),
+    })
+}
+
+/// Moves this node to `token`, or with `None` (loadbalance, as in 0.6) to the middle of the
+/// largest range of the member owning the most of the ring without it (Cassandra's `nodetool
+/// move`). Refused for a node with several tokens, a token another node holds, while another
+/// node joins, leaves or moves, or when a node that would take a range, or every node that could
+/// give one, is down. Announces MOVING and waits `RingDelayInMillis` (from then on every
+/// coordinator also writes the ranges changing hands to their new replicas), moves each range's
+/// data (`cluster::coordinator::moving`), then saves the new token, announces NORMAL at it and
+/// waits again for the ring to hear it. A failed transfer announces NORMAL at the old token
+/// again. The node keeps the data of the ranges it gave up until cleanup.
+async fn move_node<W: AsyncWrite + Unpin>(
+    state: &AdminState,
+    token: Option<&str>,
+    out: &mut ReplyWriter<W>,
+) -> Result<MoveResult, OpError> {
+    let op = if token.is_some() { "move" } else { "loadbalance" };
+    let _exclusive = state.ops_lock.write().await;
+    state.check_not_drained(op)?;
+    let node = &state.node;
+    let service = cluster_service(node, op)?;
+    let coordinator = &node.coordinator;
+    let partitioner = coordinator.partitioner();
+    let membership = coordinator.membership();
+    let local = membership.local();
+    let ring = membership.ring();
+    let old = match ring.tokens_of(local) {
+        [old] => old.clone(),
+        tokens => {
+            return Err(OpError::BadRequest(format!(
+                "{op}: this node has {} tokens; only a node with one token moves (a node with virtual nodes cannot)",
+                tokens.len()
+            )))
+        }
+    };
+    if !ring.bootstrap_tokens().is_empty()
+        || !ring.leaving_endpoints().is_empty()
+        || !ring.moving_endpoints().is_empty()
+    {
+        return Err(OpError::Unavailable(format!(
+            "{op}: another node is joining, leaving or moving; wait until it is done (one ring change at a time)"
+        )));
+    }
+    let new = match token {
+        Some(t) => partitioner.token_from_string(t).map_err(|e| OpError::BadRequest(format!("move: {e}")))?,
+        None => {
+            let mut others = ring.normal_ring();
+            others.remove_endpoint(local);
+            if others.member_count() == 0 {
+                return Err(OpError::BadRequest("loadbalance: this node is the only one in the ring".into()));
+            }
+            cluster::token_metadata::choose_token(partitioner, &others)
+        }
+    };
+    let (old_text, new_text) = (partitioner.token_to_string(&old), partitioner.token_to_string(&new));
+    if new == old {
+        return Err(OpError::BadRequest(format!("{op}: this node is already at token {new_text}")));
+    }
+    let transfers =
+        coordinator.transfers_for_moving(local, &new).map_err(|e| OpError::BadRequest(format!("{op}: {e}")))?;
+    for t in &transfers {
+        let range = format!("keyspace {} range {}", t.keyspace, partitioner.range_to_string(&t.range));
+        if !membership.is_alive(t.to) {
+            return Err(OpError::Unavailable(format!("{op}: {} would take {range} but is down", t.to.ip())));
+        }
+        if t.from.is_empty() {
+            return Err(OpError::Unavailable(format!("{op}: no live replica of {range} to take its data from")));
+        }
+    }
+    state.mode.store(MODE_MOVING, Ordering::SeqCst);
+    if let Err(e) = service.announce_moving(&new) {
+        state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+        return Err(OpError::BadRequest(format!("{op}: {e}")));
+    }
+    let total = transfers.len() as u64 + 2;
+    let announced = format!("announced MOVING from {old_text} to {new_text}");
+    wait_for_the_ring(out, service, Progress { done: 0, total, what: announced }).await;
+    let abandon = |e: String| {
+        service.rejoin();
+        state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+        OpError::Unavailable(format!("{op} stopped, the node is NORMAL at token {old_text} again: {e}"))
+    };
+    let mut partitions = 0;
+    for (i, transfer) in transfers.iter().enumerate() {
+        let range = format!("{} {}", transfer.keyspace, partitioner.range_to_string(&transfer.range));
+        let what = if transfer.to == local {
+            let from: Vec<String> = transfer.from.iter().map(|ep| ep.ip().to_string()).collect();
+            format!("fetching {range} from {}", from.join(", "))
+        } else {
+            format!("sending {range} to {}", transfer.to.ip())
+        };
+        let progress = Progress { done: i as u64 + 1, total, what };
+        match hand_over(op, out, coordinator, transfer, progress).await {
+            Ok(report) => partitions += report.partitions,
+            Err(e) => return Err(abandon(e.to_string())),
+        }
+    }
+    node.storage.save_tokens(vec![new_text.clone()]).map_err(|e| abandon(e.to_string()))?;
+    service.join(vec![new]);
+    let announced = format!("announced NORMAL at {new_text}");
+    wait_for_the_ring(out, service, Progress { done: total - 1, total, what: announced }).await;
+    state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+    out.progress(Progress { done: total, total, what: format!("moved to {new_text}") }).await;
+    tracing::info!(from = %old_text, to = %new_text, transfers = transfers.len(), partitions, "{op}: moved");
+    Ok(MoveResult {
+        from_token: old_text,
+        token: new_text,
+        transfers: transfers.len() as u64,
+        partitions,
+        effect: MOVED_EFFECT.into(),
     })
 }
 

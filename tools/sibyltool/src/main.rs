@@ -76,7 +76,7 @@ enum Command {
     Getendpoints { keyspace: String, cf: String, key: String },
     /// The node's release and protocol versions.
     Version,
-    /// Move this node to a new token (not supported yet).
+    /// Move this node (one token) to a new token; run cleanup afterwards.
     Move { token: String },
     /// Hand this node's ranges and their data to the nodes that take them over, then leave
     /// the ring (the node stops gossiping and refuses writes; stop it afterwards).
@@ -86,7 +86,7 @@ enum Command {
     Removenode { node: String },
     /// Remove a dead node's token from the ring (0.6 name of removenode).
     Removetoken { token: String },
-    /// Move this node to even out the ring (not supported yet).
+    /// Move this node to the middle of the most loaded node's largest range (0.6's loadbalance).
     Loadbalance,
     /// Make every replica of this node's ranges hold the newest data (anti-entropy repair):
     /// of KEYSPACE (all keyspaces when absent), of the column families CFS (all when none).
@@ -188,9 +188,10 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Version => render::version(&decode(request, value)?),
         Command::Repair { .. } => render::repair(&decode(request, value)?),
         Command::Decommission => render::decommission(&decode(request, value)?),
+        Command::Move { .. } | Command::Loadbalance => render::moved(&decode(request, value)?),
         Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
-        // The node answers ring operations with an error until the cluster layer exists; a
-        // success would carry nothing to show.
-        _ => format!("{value}\n"),
+        // The node answers join with an error (not supported yet); a success would carry
+        // nothing to show.
+        Command::Join => format!("{value}\n"),
     })
 }

@@ -311,6 +311,13 @@ pub fn remove_node(r: &RemoveNodeResult) -> String {
     s
 }
 
+pub fn moved(m: &MoveResult) -> String {
+    format!(
+        "Moved from token {} to {}: {} range transfers, {} partitions moved. {}\n",
+        m.from_token, m.token, m.transfers, m.partitions, m.effect
+    )
+}
+
 pub fn decommission(d: &DecommissionResult) -> String {
     let mut s = format!("Decommissioned: {} range transfers, {} partitions sent", d.transfers, d.partitions);
     if d.hints_delivered + d.hints_handed_over > 0 {
