@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tracing::{info, warn};
 
 use super::Storage;
+use crate::block_cache::BlockCache;
 use crate::cfs::ColumnFamilyStore;
 use crate::commitlog::ReplayPosition;
 use crate::compaction::{self, CleanupSummary};
@@ -41,6 +42,38 @@ pub struct CfStats {
     /// Oldest and newest cell timestamps in the SSTables.
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
+}
+
+/// [`Storage::write_memtable`] for callers without a `Storage` (commit log replay).
+pub(super) fn write_memtable_with(
+    store: &Arc<ColumnFamilyStore>,
+    memtable: &Arc<Memtable>,
+    position: ReplayPosition,
+    options: WriterOptions,
+    cache: &Arc<BlockCache>,
+) -> Result<()> {
+    let desc = store.new_descriptor();
+    let mut writer = SsTableWriter::create(desc, memtable.partitions(), options)?;
+    let written = (|| {
+        for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
+            writer.append(&key, &row)?;
+        }
+        Ok::<_, StorageError>(())
+    })();
+    if let Err(e) = written {
+        writer.abort();
+        return Err(e);
+    }
+    let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new(), cache)?);
+    info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
+          partitions = memtable.partitions(), "flushed memtable");
+    store.finish_flush(memtable, Some(reader));
+    store.counters.flushes.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+pub(super) fn writer_options(config: &super::StorageConfig) -> WriterOptions {
+    WriterOptions { index_interval: config.index_interval as u32, ..WriterOptions::default() }
 }
 
 /// The block cache's size and use.
@@ -232,28 +265,11 @@ impl Storage {
         memtable: &Arc<Memtable>,
         position: ReplayPosition,
     ) -> Result<()> {
-        let desc = store.new_descriptor();
-        let mut writer = SsTableWriter::create(desc, memtable.partitions(), self.writer_options())?;
-        let written = (|| {
-            for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
-                writer.append(&key, &row)?;
-            }
-            Ok::<_, StorageError>(())
-        })();
-        if let Err(e) = written {
-            writer.abort();
-            return Err(e);
-        }
-        let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new(), &self.inner.cache)?);
-        info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
-              partitions = memtable.partitions(), "flushed memtable");
-        store.finish_flush(memtable, Some(reader));
-        store.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        write_memtable_with(store, memtable, position, self.writer_options(), &self.inner.cache)
     }
 
     pub(super) fn writer_options(&self) -> WriterOptions {
-        WriterOptions { index_interval: self.inner.config.index_interval as u32, ..WriterOptions::default() }
+        writer_options(&self.inner.config)
     }
 
     /// Flushes, then merges every SSTable of the column family into one.

@@ -230,7 +230,8 @@ impl Storage {
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
-        let (replayed_system, _) = recovery::replay_into(&config, &stores, &no_truncations, system::is_system_cf)?;
+        let (replayed_system, _) =
+            recovery::replay_into(&config, &cache, &stores, &no_truncations, system::is_system_cf)?;
         let recovery::LoadedSystem { state, schema: decoded, newest_write } = recovery::load_system_state(&stores)?;
         let first_start = !state.bootstrapped;
         if first_start {
@@ -263,7 +264,7 @@ impl Storage {
         }
         // Pass 2 replays everything else, skipping what SSTables or a truncate already cover.
         let (replayed, report) =
-            recovery::replay_into(&config, &stores, &state.truncated_at, |id| !system::is_system_cf(id))?;
+            recovery::replay_into(&config, &cache, &stores, &state.truncated_at, |id| !system::is_system_cf(id))?;
         if replayed + replayed_system > 0 {
             info!(records = replayed + replayed_system, segments = report.segments.len(), "replayed commit log");
         }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::{StorageConfig, Stores};
+use super::{maintenance, StorageConfig, Stores};
 use crate::block_cache::BlockCache;
 use crate::cfs::ColumnFamilyStore;
+use crate::commitlog::segment::RECORD_HEADER_LEN;
 use crate::commitlog::{CommitLog, ReplayPosition, ReplayReport};
 use crate::data::{now_seconds, Cell};
 use crate::dht::KeyBound;
@@ -27,9 +28,13 @@ pub(super) fn add_store(stores: &mut Stores, store: Arc<ColumnFamilyStore>) {
 }
 
 /// Replays the commit log into the memtables of the column families `wanted` selects, skipping
-/// records their SSTables or a truncate already cover. Returns the records applied.
+/// records their SSTables or a truncate already cover. Returns the records applied. A memtable
+/// that reaches a flush threshold (`MemtableThroughputInMB`, `MemtableOperationsInMillions`) is
+/// written out on the way, as Cassandra's replay does, so replaying a commit log of any size
+/// holds about one memtable per column family in memory.
 pub(super) fn replay_into(
     config: &StorageConfig,
+    cache: &Arc<BlockCache>,
     stores: &Stores,
     truncated_at: &BTreeMap<Uuid, (u64, u64)>,
     wanted: impl Fn(&Uuid) -> bool,
@@ -52,6 +57,7 @@ pub(super) fn replay_into(
     }
     let mut replayed = 0u64;
     let report = CommitLog::replay_with(&config.commitlog_dir, config.commitlog_recovery, |pos, bytes| {
+        let frame_len = RECORD_HEADER_LEN + bytes.len() as u64;
         let record = decode_record(bytes).map_err(|detail| StorageError::Corrupt { file: None, detail })?;
         let dk = config.partitioner.decorate(&record.key);
         for (id, row) in record.updates {
@@ -61,12 +67,38 @@ pub(super) fn replay_into(
             if pos < *floor {
                 continue;
             }
-            store.apply(&dk, row);
+            let (bytes, operations) = store.apply(&dk, row);
             replayed += 1;
+            if bytes >= config.memtable_flush_bytes || operations >= config.memtable_flush_operations {
+                // The SSTable holds every record of this column family up to this one: a replay
+                // after a crash from here on starts after it.
+                let next = ReplayPosition { segment_id: pos.segment_id, offset: pos.offset + frame_len };
+                flush_replayed(config, cache, store, next)?;
+            }
         }
         Ok(())
     })?;
     Ok((replayed, report))
+}
+
+/// Writes a column family's memtable filled by replay, and its indexes' first, to SSTables with
+/// replay position `next`.
+fn flush_replayed(
+    config: &StorageConfig,
+    cache: &Arc<BlockCache>,
+    store: &Arc<ColumnFamilyStore>,
+    next: ReplayPosition,
+) -> Result<()> {
+    let indexes = store.indexes();
+    for s in indexes.iter().map(|i| &i.store).chain([store]) {
+        let memtable = s.active_memtable();
+        if memtable.is_empty() {
+            continue;
+        }
+        s.switch_memtable(next);
+        maintenance::write_memtable_with(s, &memtable, next, maintenance::writer_options(config), cache)?;
+    }
+    Ok(())
 }
 
 /// What the (replayed) system keyspace says at start.

@@ -12,6 +12,7 @@ use crate::dht::Partitioner;
 use crate::filter::ReadFilter;
 use crate::mutation::RowMutation;
 use crate::schema::{CfDef, KeyspaceDef};
+use crate::sstable;
 
 fn config(dir: &Path) -> StorageConfig {
     let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
@@ -271,4 +272,52 @@ fn a_full_commit_log_flushes_the_column_families_holding_its_oldest_segment() {
     let (segments, idle_sstables) = fill_the_log_past_an_idle_column_family(bounded.path(), 3 * 4096);
     assert!(segments <= 3, "{segments} segments left over a limit of three");
     assert_eq!(idle_sstables, 1, "the idle column family pinned the oldest segment");
+}
+
+/// Copies the files of `from` (a commit log directory) into a new directory `to`.
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, to.join(path.file_name().expect("name"))).expect("copy");
+    }
+}
+
+#[test]
+fn replay_flushes_memtables_at_their_threshold_and_a_replay_after_a_crash_resumes_after_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let keys: Vec<String> = (0..301).map(|i| format!("key{i:03}")).collect();
+    let s = Storage::open(config(dir.path())).expect("opens");
+    for key in &keys {
+        put(&s, key, 3);
+    }
+    s.abandon(); // the rows live in the commit log only
+    let saved_log = dir.path().join("saved-commitlog");
+    copy_files(&dir.path().join("commitlog"), &saved_log);
+
+    // 903 columns replayed with a threshold of 100: eight flushes of 102 during the replay,
+    // and the rest at the end of the start.
+    let mut c = config(dir.path());
+    c.memtable_flush_operations = 100;
+    let s = Storage::open(c.clone()).expect("replays");
+    let store = s.store("ks", "cf").expect("store");
+    let tables = store.sstables();
+    assert_eq!(tables.len(), 9);
+    assert!(keys.iter().all(|k| columns_of(&s, k) == 3));
+    let last = tables.iter().max_by_key(|t| t.descriptor().generation).expect("an SSTable").descriptor().clone();
+    s.abandon();
+
+    // As if the node had crashed before the replay ended: the SSTables written during it are
+    // there, the last one and the commit log's deletion are not. The next replay starts after
+    // the newest of them and must find every row.
+    for component in sstable::Component::ALL {
+        std::fs::remove_file(last.path(component)).expect("remove");
+    }
+    std::fs::remove_dir_all(dir.path().join("commitlog")).expect("rm commitlog");
+    copy_files(&saved_log, &dir.path().join("commitlog"));
+    let s = Storage::open(c).expect("replays again");
+    let missing: Vec<&String> = keys.iter().filter(|k| columns_of(&s, k) != 3).collect();
+    assert!(missing.is_empty(), "rows lost by the second replay: {missing:?}");
+    assert_eq!(sstables(&s, "cf"), 9, "eight kept, and the rest flushed again");
+    s.shutdown().expect("shutdown");
 }
