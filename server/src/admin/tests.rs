@@ -227,18 +227,21 @@ async fn unknown_names_are_typed_errors_checked_before_any_work() {
 }
 
 #[tokio::test]
-async fn ring_operations_are_not_supported_yet() {
+async fn join_is_not_supported_yet_and_move_needs_the_cluster_service() {
     let dir = tempfile::tempdir().expect("tempdir");
     let state = AdminState::new(open_node(dir.path()));
     let replies =
         exchange(&state, b"{\"op\":\"move\",\"token\":\"5\"}\n{\"op\":\"load_balance\"}\n{\"op\":\"join\"}\n").await;
     assert_eq!(replies.len(), 3);
-    for r in &replies {
-        assert!(
-            matches!(r, Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.contains("not supported yet: data moves between nodes only for bootstrap")),
-            "{r:?}"
-        );
+    for (r, op) in replies[..2].iter().zip(["move", "loadbalance"]) {
+        let expected = format!("{op}: this node runs without the cluster service");
+        assert!(matches!(r, Reply::Error(e) if e.message == expected), "{r:?}");
     }
+    assert!(
+        matches!(&replies[2], Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.starts_with("join: not supported yet")),
+        "{:?}",
+        replies[2]
+    );
 }
 
 /// Alone in the ring, every range has one replica: repair compares nothing and says so per
