@@ -104,6 +104,23 @@ pub enum Request {
     },
     /// Not built yet (a node started outside the ring joining it): answered `not_supported`.
     Join,
+    /// Flushes, then hard-links the SSTables of every column family of `keyspaces` (every
+    /// keyspace when empty) into snapshot `tag` (the time in milliseconds when absent).
+    Snapshot {
+        #[serde(default)]
+        keyspaces: Vec<String>,
+        #[serde(default)]
+        tag: Option<String>,
+    },
+    /// Removes snapshot `tag` (every snapshot when absent) of `keyspaces` (all when empty).
+    ClearSnapshot {
+        #[serde(default)]
+        keyspaces: Vec<String>,
+        #[serde(default)]
+        tag: Option<String>,
+    },
+    /// The snapshots on disk.
+    ListSnapshots,
 }
 
 impl Request {
@@ -129,6 +146,9 @@ impl Request {
             Request::LoadBalance => "load_balance",
             Request::Repair { .. } => "repair",
             Request::Join => "join",
+            Request::Snapshot { .. } => "snapshot",
+            Request::ClearSnapshot { .. } => "clear_snapshot",
+            Request::ListSnapshots => "list_snapshots",
         }
     }
 
@@ -465,6 +485,37 @@ pub struct CleanupResult {
     pub keyspaces: Vec<CleanupKeyspace>,
 }
 
+/// One column family's snapshot: taken (`snapshot`) or found on disk (`list_snapshots`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotCf {
+    pub keyspace: String,
+    /// The column family's name (`snapshot`), or its directory's (`<cf>-<id>`, `list_snapshots`:
+    /// a dropped column family's snapshots are there too).
+    pub column_family: String,
+    pub tag: String,
+    /// Hard links (SSTable components, its indexes' included) and their bytes.
+    pub files: u64,
+    pub bytes: u64,
+    pub directory: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotResult {
+    pub tag: String,
+    pub column_families: Vec<SnapshotCf>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClearSnapshotResult {
+    /// The snapshot directories removed.
+    pub removed: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListSnapshotsResult {
+    pub snapshots: Vec<SnapshotCf>,
+}
+
 /// What repair did to one column family.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairCf {
@@ -586,6 +637,9 @@ mod tests {
             Request::LoadBalance,
             Request::Repair { keyspace: None, cfs: Vec::new(), primary_range: false },
             Request::Join,
+            Request::Snapshot { keyspaces: vec!["ks".into()], tag: Some("t".into()) },
+            Request::ClearSnapshot { keyspaces: Vec::new(), tag: None },
+            Request::ListSnapshots,
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");

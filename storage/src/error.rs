@@ -76,6 +76,10 @@ pub enum StorageError {
     /// is: only a counter's leader may turn it into a stored counter cell.
     #[error("a counter update of {keyspace}.{cf} must be applied by its leader, not stored as it is")]
     UnledCounterUpdate { keyspace: String, cf: String },
+    #[error("invalid snapshot name {tag:?}: {reason}")]
+    InvalidSnapshotTag { tag: String, reason: String },
+    #[error("snapshot {} already exists", path.display())]
+    SnapshotExists { path: PathBuf },
 }
 
 impl StorageError {

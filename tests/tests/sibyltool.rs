@@ -223,3 +223,53 @@ fn unreachable_node_and_bad_usage_have_their_own_exit_codes() {
     let usage = run_sibyltool(dir.path(), &["getendpoints", "Keyspace1"]);
     assert_eq!(usage.code, Some(2), "{usage:?}");
 }
+
+/// `snapshot`, `listsnapshots` and `clearsnapshot`: the snapshot holds the data as it was when
+/// taken (its files are hard links that stay when compaction replaces the originals).
+#[test]
+fn snapshots_are_taken_listed_and_cleared() {
+    let node = start();
+    let mut client = node.client_in("Keyspace1");
+    for key in ["key1", "key2"] {
+        insert(&mut client, "Standard1", key).expect("insert");
+    }
+    let taken = node.tool(&["snapshot", "-t", "nightly", "Keyspace1"]).ok();
+    assert!(taken.stdout.starts_with("Snapshot directory: nightly (2 column families, 5 files, "), "{taken:?}");
+    assert!(taken.stderr.contains("snapshot nightly of Keyspace1.Standard1"), "{taken:?}");
+    let json = parse_json(&node.tool(&["--json", "snapshot", "-t", "second", "Keyspace1"]).ok());
+    let dir = std::path::PathBuf::from(json["column_families"][0]["directory"].as_str().expect("a directory"));
+    assert!(dir.ends_with("snapshots/second"), "{json}");
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("snapshot dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("-Data.db")), "{files:?}");
+
+    // Compaction replaces the SSTable; the snapshot's links keep the old one's data.
+    insert(&mut client, "Standard1", "key3").expect("insert");
+    node.tool(&["compact", "Keyspace1", "Standard1"]).ok();
+    let data = files.iter().find(|f| f.ends_with("-Data.db")).expect("Data");
+    assert!(!dir.parent().unwrap().parent().unwrap().join(data).exists(), "compaction removed the original");
+    assert!(std::fs::metadata(dir.join(data)).expect("still linked").len() > 0);
+
+    let listed = node.tool(&["listsnapshots"]).ok();
+    assert_eq!(listed.stdout.lines().filter(|l| l.starts_with("nightly ")).count(), 2, "{listed:?}");
+    assert_eq!(listed.stdout.lines().filter(|l| l.starts_with("second ")).count(), 2, "{listed:?}");
+
+    for (args, needle) in [
+        (&["snapshot", "-t", "nightly"][..], "snapshot nightly already exists for Keyspace1.Standard1"),
+        (&["snapshot", "-t", "../up"][..], "invalid snapshot name \"../up\": it holds a path separator or NUL"),
+        (&["snapshot", "Nope"][..], "keyspace Nope does not exist"),
+    ] {
+        let run = node.tool(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run:?}");
+        assert!(run.stderr.starts_with(&format!("sibyltool: {needle}")), "{args:?}: {run:?}");
+    }
+
+    let cleared = node.tool(&["clearsnapshot", "-t", "nightly"]).ok();
+    assert!(cleared.stdout.starts_with("Removed 2 snapshot directories\n"), "{cleared:?}");
+    let listed = node.tool(&["listsnapshots"]).ok();
+    assert!(!listed.stdout.contains("nightly") && listed.stdout.contains("second"), "{listed:?}");
+    node.tool(&["clearsnapshot"]).ok();
+    assert_eq!(node.tool(&["listsnapshots"]).ok().stdout, "There are no snapshots\n");
+}

@@ -116,6 +116,9 @@ impl OpError {
         match self {
             OpError::Storage(StorageError::UnknownKeyspace(_)) => ErrorKind::UnknownKeyspace,
             OpError::Storage(StorageError::UnknownColumnFamily { .. }) => ErrorKind::UnknownColumnFamily,
+            OpError::Storage(StorageError::InvalidSnapshotTag { .. } | StorageError::SnapshotExists { .. }) => {
+                ErrorKind::BadRequest
+            }
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
@@ -192,6 +195,13 @@ async fn run<W: AsyncWrite + Unpin>(
             to_value(repair(node, keyspace.as_deref(), &cfs, primary_range, out).await?)
         }
         Request::Join => Err(OpError::NeedsStreaming("join")),
+        Request::Snapshot { keyspaces, tag } => {
+            let _shared = state.ops_lock.read().await;
+            state.check_not_drained("snapshot")?;
+            to_value(snapshot(node, &keyspaces, tag, out).await?)
+        }
+        Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
+        Request::ListSnapshots => to_value(list_snapshots(node)?),
     }
 }
 
@@ -686,6 +696,101 @@ async fn cleanup<W: AsyncWrite + Unpin>(
         });
     }
     Ok(CleanupResult { keyspaces: done })
+}
+
+// ----- snapshots -----
+
+/// The keyspaces named (every keyspace when none), each checked to exist before any work.
+fn named_keyspaces(node: &Node, names: &[String]) -> Result<Vec<storage::schema::KeyspaceDef>, OpError> {
+    let schema = node.storage.schema();
+    if names.is_empty() {
+        return Ok(schema.keyspaces.values().cloned().collect());
+    }
+    names
+        .iter()
+        .map(|k| {
+            schema.keyspaces.get(k).cloned().ok_or_else(|| OpError::Storage(StorageError::UnknownKeyspace(k.clone())))
+        })
+        .collect()
+}
+
+/// Cassandra's `nodetool snapshot`: flushes each column family of the keyspaces and links its
+/// SSTables into snapshot `tag` (the time in milliseconds when absent), with a progress line per
+/// column family. Every keyspace is checked, and the tag found free everywhere, before any link.
+async fn snapshot<W: AsyncWrite + Unpin>(
+    node: &Node,
+    keyspaces: &[String],
+    tag: Option<String>,
+    out: &mut ReplyWriter<W>,
+) -> Result<SnapshotResult, OpError> {
+    let tag = tag.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis().to_string()
+    });
+    let cfs: Vec<(String, String)> = named_keyspaces(node, keyspaces)?
+        .into_iter()
+        .flat_map(|ks| ks.cf_defs.into_iter().map(move |cf| (ks.name.clone(), cf.name)))
+        .collect();
+    for (ks, cf) in &cfs {
+        let dir = node.storage.snapshot_dir(ks, cf, &tag)?;
+        if dir.exists() {
+            return Err(OpError::BadRequest(format!(
+                "snapshot {tag} already exists for {ks}.{cf} ({})",
+                dir.display()
+            )));
+        }
+    }
+    let total = cfs.len() as u64;
+    let mut taken = Vec::new();
+    for (i, (ks, cf)) in cfs.into_iter().enumerate() {
+        let progress = Progress { done: i as u64, total, what: format!("snapshot {tag} of {ks}.{cf}") };
+        out.progress(progress.clone()).await;
+        let storage = node.storage.clone();
+        let (k, c, t) = (ks.clone(), cf.clone(), tag.clone());
+        let summary = run_blocking(out, &progress, move || storage.snapshot(&k, &c, &t)).await??;
+        let directory = node.storage.snapshot_dir(&ks, &cf, &tag)?.display().to_string();
+        taken.push(SnapshotCf {
+            keyspace: ks,
+            column_family: cf,
+            tag: tag.clone(),
+            files: summary.files,
+            bytes: summary.bytes,
+            directory,
+        });
+    }
+    out.progress(Progress { done: total, total, what: format!("snapshot {tag} taken") }).await;
+    Ok(SnapshotResult { tag, column_families: taken })
+}
+
+/// Cassandra's `nodetool clearsnapshot`: removes snapshot `tag` (all of them without one) of the
+/// keyspaces (all without any), those of dropped column families included.
+fn clear_snapshot(node: &Node, keyspaces: &[String], tag: Option<&str>) -> Result<ClearSnapshotResult, OpError> {
+    let mut removed = Vec::new();
+    if keyspaces.is_empty() {
+        removed = node.storage.clear_snapshots(None, tag)?;
+    } else {
+        for ks in keyspaces {
+            removed.extend(node.storage.clear_snapshots(Some(ks), tag)?);
+        }
+    }
+    Ok(ClearSnapshotResult { removed: removed.iter().map(|p| p.display().to_string()).collect() })
+}
+
+/// Cassandra 2.1's `nodetool listsnapshots`.
+fn list_snapshots(node: &Node) -> Result<ListSnapshotsResult, OpError> {
+    let snapshots = node
+        .storage
+        .list_snapshots(None)?
+        .into_iter()
+        .map(|e| SnapshotCf {
+            keyspace: e.keyspace,
+            column_family: e.cf_dir,
+            tag: e.tag,
+            files: e.summary.files,
+            bytes: e.summary.bytes,
+            directory: e.directory.display().to_string(),
+        })
+        .collect();
+    Ok(ListSnapshotsResult { snapshots })
 }
 
 async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<W>) -> Result<DrainResult, OpError> {

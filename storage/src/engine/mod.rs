@@ -32,6 +32,7 @@ mod read;
 mod recovery;
 mod schema;
 mod schema_change;
+mod snapshot;
 #[cfg(test)]
 mod tests_flush;
 mod write;
@@ -64,6 +65,7 @@ pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
 pub use index::IndexStatus;
 pub use maintenance::{CacheStats, CfStats};
+pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, SNAPSHOTS_DIR};
 pub use write::Durable;
 
 /// What the engine needs to know; built by the server from its configuration.

@@ -231,14 +231,14 @@ impl Storage {
         for d in dropped {
             let _guard = d.flush_lock.lock();
             self.inner.commitlog.forget_cf(d.id)?;
-            if let Err(e) = std::fs::remove_dir_all(&d.dir) {
+            if let Err(e) = super::snapshot::remove_keeping_snapshots(&d.dir) {
                 warn!(dir = %d.dir.display(), error = %e, "cannot remove dropped column family's files");
             }
         }
         for name in removed_keyspaces {
             let dir = self.inner.config.data_dir.join(&name);
             if dir.exists() {
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                if let Err(e) = super::snapshot::remove_keeping_snapshots(&dir) {
                     warn!(dir = %dir.display(), error = %e, "cannot remove dropped keyspace's directory");
                 }
             }

@@ -110,7 +110,12 @@ fn index_cf_def(base: &CfDef, name: &str) -> CfDef {
 
 /// The directory of index `name` inside its base column family's directory.
 pub(crate) fn index_dir(base_dir: &Path, name: &str) -> PathBuf {
-    base_dir.join(format!(".{name}"))
+    base_dir.join(index_dir_name(name))
+}
+
+/// The name of index `name`'s directory (and of its directory in a snapshot).
+pub(crate) fn index_dir_name(name: &str) -> String {
+    format!(".{name}")
 }
 
 impl SecondaryIndex {

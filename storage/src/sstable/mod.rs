@@ -289,7 +289,7 @@ fn remove_file_if_exists(path: &Path) -> Result<()> {
 }
 
 /// Makes renames and removals in `dir` durable.
-fn sync_dir(dir: &Path) -> Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     let d = fs::File::open(dir).map_err(|e| StorageError::io(dir, e))?;
     d.sync_all().map_err(|e| StorageError::io(dir, e))
 }

@@ -100,6 +100,22 @@ enum Command {
     },
     /// Join the ring (not supported yet).
     Join,
+    /// Flush, then hard-link the SSTables of KEYSPACES (all keyspaces when none) into a
+    /// snapshot under each column family's directory (snapshots/TAG).
+    Snapshot {
+        /// The snapshot's name; the time in milliseconds when left out.
+        #[arg(short = 't', long = "tag")]
+        tag: Option<String>,
+        keyspaces: Vec<String>,
+    },
+    /// Remove snapshot TAG (every snapshot when left out) of KEYSPACES (all when none).
+    Clearsnapshot {
+        #[arg(short = 't', long = "tag")]
+        tag: Option<String>,
+        keyspaces: Vec<String>,
+    },
+    /// The snapshots on disk, with their files and sizes.
+    Listsnapshots,
 }
 
 fn main() -> ExitCode {
@@ -146,6 +162,11 @@ fn request_for(command: &Command) -> Request {
             Request::Repair { keyspace: keyspace.clone(), cfs: cfs.clone(), primary_range: *primary_range }
         }
         Command::Join => Request::Join,
+        Command::Snapshot { tag, keyspaces } => Request::Snapshot { keyspaces: keyspaces.clone(), tag: tag.clone() },
+        Command::Clearsnapshot { tag, keyspaces } => {
+            Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
+        }
+        Command::Listsnapshots => Request::ListSnapshots,
     }
 }
 
@@ -189,6 +210,9 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Repair { .. } => render::repair(&decode(request, value)?),
         Command::Decommission => render::decommission(&decode(request, value)?),
         Command::Move { .. } | Command::Loadbalance => render::moved(&decode(request, value)?),
+        Command::Snapshot { .. } => render::snapshot(&decode(request, value)?),
+        Command::Clearsnapshot { .. } => render::clear_snapshot(&decode(request, value)?),
+        Command::Listsnapshots => render::list_snapshots(&decode(request, value)?),
         Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.

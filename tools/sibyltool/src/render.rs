@@ -285,6 +285,45 @@ pub fn cleanup(c: &CleanupResult) -> String {
     s
 }
 
+pub fn snapshot(r: &SnapshotResult) -> String {
+    let files: u64 = r.column_families.iter().map(|c| c.files).sum();
+    let bytes: u64 = r.column_families.iter().map(|c| c.bytes).sum();
+    format!(
+        "Snapshot directory: {} ({} column families, {} files, {})\n",
+        r.tag,
+        r.column_families.len(),
+        files,
+        format_bytes(bytes)
+    )
+}
+
+pub fn clear_snapshot(r: &ClearSnapshotResult) -> String {
+    let mut s = format!("Removed {} snapshot directories\n", r.removed.len());
+    for dir in &r.removed {
+        let _ = writeln!(s, "  {dir}");
+    }
+    s
+}
+
+pub fn list_snapshots(r: &ListSnapshotsResult) -> String {
+    if r.snapshots.is_empty() {
+        return "There are no snapshots\n".into();
+    }
+    let mut s = format!("{:<24}{:<20}{:<48}{:>8}  Size\n", "Snapshot name", "Keyspace", "Column family", "Files");
+    for c in &r.snapshots {
+        let _ = writeln!(
+            s,
+            "{:<24}{:<20}{:<48}{:>8}  {}",
+            c.tag,
+            c.keyspace,
+            c.column_family,
+            c.files,
+            format_bytes(c.bytes)
+        );
+    }
+    s
+}
+
 pub fn repair(r: &RepairResult) -> String {
     let mut s = String::new();
     for cf in &r.column_families {

@@ -1,0 +1,262 @@
+//! Snapshots (`sibyltool snapshot`, `clearsnapshot`, `listsnapshots`): hard links to a column
+//! family's SSTables, taken after a flush, in Cassandra 1.x's layout: `<cf dir>/snapshots/<tag>/`,
+//! with each secondary index's SSTables in `.<index>/` inside it as in the column family's
+//! directory. A link costs no space until compaction deletes the original; the files never
+//! change, so a snapshot is a consistent copy of what was flushed. Restoring one is copying its
+//! files back into the column family's directory while the node is stopped
+//! (docs/admin-protocol.md, "Snapshots").
+//! Dropping a column family or keyspace keeps its snapshots.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tracing::info;
+
+use super::Storage;
+use crate::cfs::ColumnFamilyStore;
+use crate::error::{Result, StorageError};
+use crate::sstable::{self, Component};
+
+/// The directory under a column family's directory that holds its snapshots.
+pub const SNAPSHOTS_DIR: &str = "snapshots";
+
+/// Times a snapshot is retried when a compaction deletes an SSTable while it is being linked.
+const LINK_ATTEMPTS: usize = 5;
+
+/// What a snapshot of one column family holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotSummary {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// One column family's snapshot on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotEntry {
+    pub keyspace: String,
+    /// The column family's directory name (`<cf>-<id>`): a dropped one's snapshots are listed too.
+    pub cf_dir: String,
+    pub tag: String,
+    pub summary: SnapshotSummary,
+    pub directory: PathBuf,
+}
+
+/// Refuses a tag that is empty, `.`/`..`, holds a path separator or NUL, or is over 255 bytes.
+pub fn check_snapshot_tag(tag: &str) -> Result<()> {
+    let problem = if tag.is_empty() {
+        "it is empty"
+    } else if tag == "." || tag == ".." {
+        "it names a directory"
+    } else if tag.contains(['/', '\\', '\0']) {
+        "it holds a path separator or NUL"
+    } else if tag.len() > 255 {
+        "it is over 255 bytes"
+    } else {
+        return Ok(());
+    };
+    Err(StorageError::InvalidSnapshotTag { tag: tag.to_string(), reason: problem.into() })
+}
+
+impl Storage {
+    /// The snapshot directory `tag` of a column family.
+    pub fn snapshot_dir(&self, keyspace: &str, cf: &str, tag: &str) -> Result<PathBuf> {
+        check_snapshot_tag(tag)?;
+        Ok(self.store(keyspace, cf)?.sstable_dir().join(SNAPSHOTS_DIR).join(tag))
+    }
+
+    /// Flushes the column family, then links its SSTables and its indexes' into snapshot `tag`.
+    /// Refused when the snapshot exists.
+    pub fn snapshot(&self, keyspace: &str, cf: &str, tag: &str) -> Result<SnapshotSummary> {
+        let dir = self.snapshot_dir(keyspace, cf, tag)?;
+        if dir.exists() {
+            return Err(StorageError::SnapshotExists { path: dir });
+        }
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match link_all(&store, &dir) {
+                Ok(summary) => {
+                    info!(keyspace, cf, tag, files = summary.files, bytes = summary.bytes, dir = %dir.display(), "snapshot taken");
+                    return Ok(summary);
+                }
+                // A compaction replaced an SSTable between the listing and its link: the new
+                // one holds the same data, so start over with the current list.
+                Err(StorageError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound && attempt < LINK_ATTEMPTS =>
+                {
+                    remove_dir(&dir)?;
+                }
+                Err(e) => {
+                    let _ = fs::remove_dir_all(&dir);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Every snapshot on disk, of `keyspace` or of all keyspaces, ordered by keyspace, column
+    /// family directory and tag.
+    pub fn list_snapshots(&self, keyspace: Option<&str>) -> Result<Vec<SnapshotEntry>> {
+        let mut entries = Vec::new();
+        for (ks, cf_dir, snapshots) in self.snapshot_dirs(keyspace)? {
+            for tag_dir in sorted_entries(&snapshots)? {
+                let tag = file_name(&tag_dir);
+                let summary = sum_files(&tag_dir)?;
+                entries.push(SnapshotEntry {
+                    keyspace: ks.clone(),
+                    cf_dir: cf_dir.clone(),
+                    tag,
+                    summary,
+                    directory: tag_dir,
+                });
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Removes snapshot `tag` (every snapshot without one) of `keyspace` (of all keyspaces
+    /// without one); the directories removed.
+    pub fn clear_snapshots(&self, keyspace: Option<&str>, tag: Option<&str>) -> Result<Vec<PathBuf>> {
+        if let Some(tag) = tag {
+            check_snapshot_tag(tag)?;
+        }
+        let mut removed = Vec::new();
+        for (_, _, snapshots) in self.snapshot_dirs(keyspace)? {
+            for tag_dir in sorted_entries(&snapshots)? {
+                if tag.is_none_or(|t| file_name(&tag_dir) == t) {
+                    remove_dir(&tag_dir)?;
+                    removed.push(tag_dir);
+                }
+            }
+            // The snapshots directory goes too once empty; a failure here only leaves it.
+            let _ = fs::remove_dir(&snapshots);
+        }
+        info!(
+            keyspace = keyspace.unwrap_or("(all)"),
+            tag = tag.unwrap_or("(all)"),
+            removed = removed.len(),
+            "cleared snapshots"
+        );
+        Ok(removed)
+    }
+
+    /// (keyspace, column family directory name, its snapshots directory) for each column family
+    /// directory of `keyspace` (of every keyspace) that has one, dropped column families included.
+    fn snapshot_dirs(&self, keyspace: Option<&str>) -> Result<Vec<(String, String, PathBuf)>> {
+        let data_dir = &self.inner.config.data_dir;
+        if let Some(ks) = keyspace {
+            if self.keyspace(ks).is_none() && !data_dir.join(ks).is_dir() {
+                return Err(StorageError::UnknownKeyspace(ks.to_string()));
+            }
+        }
+        let keyspaces = match keyspace {
+            Some(ks) => vec![data_dir.join(ks)],
+            None => sorted_entries(data_dir)?,
+        };
+        let mut found = Vec::new();
+        for ks_dir in keyspaces.into_iter().filter(|d| d.is_dir()) {
+            for cf_dir in sorted_entries(&ks_dir)? {
+                let snapshots = cf_dir.join(SNAPSHOTS_DIR);
+                if snapshots.is_dir() {
+                    found.push((file_name(&ks_dir), file_name(&cf_dir), snapshots));
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Links every SSTable of `store` and of its indexes into `dir`, which it creates.
+fn link_all(store: &ColumnFamilyStore, dir: &Path) -> Result<SnapshotSummary> {
+    let mut summary = SnapshotSummary::default();
+    link_sstables(store, dir, &mut summary)?;
+    for index in store.indexes().iter() {
+        let index_dir = dir.join(crate::index::index_dir_name(&index.name));
+        link_sstables(&index.store, &index_dir, &mut summary)?;
+    }
+    sstable::sync_dir(dir)?;
+    Ok(summary)
+}
+
+fn link_sstables(store: &ColumnFamilyStore, dir: &Path, summary: &mut SnapshotSummary) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+    for table in store.sstables() {
+        let desc = table.descriptor();
+        for component in Component::ALL {
+            let from = desc.path(component);
+            let Some(name) = from.file_name() else { continue };
+            let to = dir.join(name);
+            fs::hard_link(&from, &to).map_err(|e| StorageError::io(&from, e))?;
+            summary.files += 1;
+            summary.bytes += fs::metadata(&to).map_err(|e| StorageError::io(&to, e))?.len();
+        }
+    }
+    sstable::sync_dir(dir)
+}
+
+/// The entries of `dir`, sorted; none when it does not exist.
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let read = match fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StorageError::io(dir, e)),
+    };
+    let mut paths =
+        read.map(|e| e.map(|e| e.path())).collect::<std::io::Result<Vec<_>>>().map_err(|e| StorageError::io(dir, e))?;
+    paths.sort();
+    Ok(paths)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Files and bytes under `dir`, subdirectories included.
+fn sum_files(dir: &Path) -> Result<SnapshotSummary> {
+    let mut summary = SnapshotSummary::default();
+    for path in sorted_entries(dir)? {
+        let meta = fs::metadata(&path).map_err(|e| StorageError::io(&path, e))?;
+        if meta.is_dir() {
+            let inner = sum_files(&path)?;
+            summary.files += inner.files;
+            summary.bytes += inner.bytes;
+        } else {
+            summary.files += 1;
+            summary.bytes += meta.len();
+        }
+    }
+    Ok(summary)
+}
+
+/// Removes `dir` (a dropped column family's or keyspace's directory) but for the `snapshots`
+/// directories in it, as Cassandra keeps the snapshots of what is dropped. Directories left
+/// empty go too.
+pub(super) fn remove_keeping_snapshots(dir: &Path) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            if entry.file_name() != SNAPSHOTS_DIR {
+                remove_keeping_snapshots(&path)?;
+            }
+        } else {
+            fs::remove_file(&path)?;
+        }
+    }
+    match fs::remove_dir(dir) {
+        Ok(()) => Ok(()),
+        // Snapshots are left in it.
+        Err(_) if fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn remove_dir(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StorageError::io(dir, e)),
+    }
+}
