@@ -527,6 +527,10 @@ pub struct RepairCf {
     pub partitions: u64,
     /// Partition versions written to replicas that were behind.
     pub writes: u64,
+    /// Sub-ranges (64 per range) whose replicas' digests differed: only those were compared
+    /// partition by partition.
+    #[serde(default)]
+    pub mismatched: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

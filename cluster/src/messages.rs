@@ -12,6 +12,8 @@
 //! row_filter            count:u16 (column op:u8 value)*   only when not empty: an index query
 //! RangeSlice reply      count:u32 (token key row)*
 //! Truncate              keyspace cf
+//! RangeDigest           keyspace cf count:u32 (start:bound end:bound)*
+//! RangeDigest reply     count:u32 (md5[16] partitions:u64)*
 //! CounterMutation       consistency-level-name mutation (as above, without its format byte)
 //! StoreHint             target-endpoint mutation (as above, without its format byte)
 //! SchemaPush / reply of SchemaPull   count:u32 (mutation as above, u32-length-prefixed)*
@@ -321,6 +323,64 @@ pub fn decode_rows(bytes: &[u8]) -> Result<Vec<(DecoratedKey, Row)>, PayloadErro
     finish(&r, rows)
 }
 
+// ----- range digests (repair) -----
+
+/// Digests of a column family over key bounds (each non-wrapping), as
+/// `storage::engine::Storage::digest_range` computes them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeDigestRequest {
+    pub keyspace: String,
+    pub cf: String,
+    pub bounds: Vec<(KeyBound, KeyBound)>,
+}
+
+pub fn encode_range_digest(q: &RangeDigestRequest) -> Vec<u8> {
+    let mut out = begin();
+    put_short(&mut out, q.keyspace.as_bytes());
+    put_short(&mut out, q.cf.as_bytes());
+    out.extend_from_slice(&(q.bounds.len() as u32).to_be_bytes());
+    for (start, end) in &q.bounds {
+        put_bound(&mut out, start);
+        put_bound(&mut out, end);
+    }
+    out
+}
+
+pub fn decode_range_digest(bytes: &[u8]) -> Result<RangeDigestRequest, PayloadError> {
+    let mut r = open(bytes)?;
+    let keyspace = string(&mut r)?;
+    let cf = string(&mut r)?;
+    let n = r.u32()? as usize;
+    let mut bounds = Vec::with_capacity(n.min(r.remaining() / 2));
+    for _ in 0..n {
+        bounds.push((bound(&mut r)?, bound(&mut r)?));
+    }
+    finish(&r, RangeDigestRequest { keyspace, cf, bounds })
+}
+
+/// One digest and partition count per requested pair of bounds.
+pub fn encode_range_digest_reply(digests: &[([u8; 16], u64)]) -> Vec<u8> {
+    let mut out = begin();
+    out.extend_from_slice(&(digests.len() as u32).to_be_bytes());
+    for (digest, partitions) in digests {
+        out.extend_from_slice(digest);
+        out.extend_from_slice(&partitions.to_be_bytes());
+    }
+    out
+}
+
+pub fn decode_range_digest_reply(bytes: &[u8]) -> Result<Vec<([u8; 16], u64)>, PayloadError> {
+    let mut r = open(bytes)?;
+    let n = r.u32()? as usize;
+    let mut digests = Vec::with_capacity(n.min(r.remaining() / 24));
+    for _ in 0..n {
+        let mut digest = [0u8; 16];
+        digest.copy_from_slice(r.bytes(16)?);
+        digests.push((digest, r.u64()?));
+    }
+    finish(&r, digests)
+}
+
 // ----- truncate -----
 
 pub fn encode_truncate(keyspace: &str, cf: &str) -> Vec<u8> {
@@ -489,6 +549,27 @@ mod tests {
     }
 
     #[test]
+    fn range_digest_requests_and_replies_round_trip() {
+        let q = RangeDigestRequest {
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            bounds: vec![
+                (KeyBound::Token { token: Token(vec![1]), inclusive: false }, KeyBound::Unbounded),
+                (KeyBound::Unbounded, KeyBound::Token { token: Token(vec![9]), inclusive: true }),
+            ],
+        };
+        let bytes = encode_range_digest(&q);
+        assert_eq!(decode_range_digest(&bytes), Ok(q));
+        for cut in 0..bytes.len() {
+            assert!(decode_range_digest(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let digests = vec![([7u8; 16], 3), ([0u8; 16], 0)];
+        let reply = encode_range_digest_reply(&digests);
+        assert_eq!(decode_range_digest_reply(&reply), Ok(digests));
+        assert!(decode_range_digest_reply(&reply[..reply.len() - 1]).is_err());
+    }
+
+    #[test]
     fn digests_tell_different_data_apart() {
         let mut other = row();
         other.cells[0].timestamp += 1;
@@ -526,6 +607,8 @@ mod tests {
             let _ = decode_rows(&bytes);
             let _ = decode_truncate(&bytes);
             let _ = decode_mutations(&bytes);
+            let _ = decode_range_digest(&bytes);
+            let _ = decode_range_digest_reply(&bytes);
         }
     }
 }

@@ -15,8 +15,8 @@ use crate::messages::{self, ReadReply};
 use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
 
-/// Serves Mutation, Hint, Read, ReadDigest, RangeSlice and Truncate for other coordinators, and
-/// StoreHint for a leaving node handing its hints over.
+/// Serves Mutation, Hint, Read, ReadDigest, RangeSlice, RangeDigest and Truncate for other
+/// coordinators, and StoreHint for a leaving node handing its hints over.
 pub struct Replica {
     storage: Storage,
     executor: Executor,
@@ -32,6 +32,7 @@ impl Replica {
             Verb::Read,
             Verb::ReadDigest,
             Verb::RangeSlice,
+            Verb::RangeDigest,
             Verb::Truncate,
             Verb::StoreHint,
         ] {
@@ -119,6 +120,18 @@ impl Replica {
         });
     }
 
+    fn range_digest(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
+        let request = match messages::decode_range_digest(&payload) {
+            Ok(r) => r,
+            Err(e) => return fail(reply, from, e.to_string()),
+        };
+        let storage = self.storage.clone();
+        self.run(reply, move |reply| match digest_ranges(&storage, &request) {
+            Ok(digests) => reply.respond(messages::encode_range_digest_reply(&digests)),
+            Err(e) => reply.fail(e.to_string()),
+        });
+    }
+
     fn truncate(&self, from: Endpoint, payload: Vec<u8>, reply: Responder) {
         let (keyspace, cf) = match messages::decode_truncate(&payload) {
             Ok(t) => t,
@@ -153,6 +166,14 @@ impl Replica {
     }
 }
 
+/// The digest of each pair of bounds of `request` on this node's engine.
+pub(crate) fn digest_ranges(
+    storage: &Storage,
+    request: &messages::RangeDigestRequest,
+) -> storage::Result<Vec<([u8; 16], u64)>> {
+    request.bounds.iter().map(|(start, end)| storage.digest_range(&request.keyspace, &request.cf, start, end)).collect()
+}
+
 fn fail(reply: Responder, from: Endpoint, reason: String) {
     debug!(%from, %reason, "refusing a malformed replica request");
     reply.fail(reason);
@@ -164,6 +185,7 @@ impl VerbHandler for Replica {
             Verb::Mutation | Verb::Hint => self.apply(from, payload, reply),
             Verb::Read | Verb::ReadDigest => self.read(from, payload, reply),
             Verb::RangeSlice => self.range(from, payload, reply),
+            Verb::RangeDigest => self.range_digest(from, payload, reply),
             Verb::Truncate => self.truncate(from, payload, reply),
             Verb::StoreHint => self.store_hint(from, payload, reply),
             other => reply.fail(format!("{other} is not a replica verb")),

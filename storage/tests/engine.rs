@@ -236,3 +236,36 @@ fn cleanup_rewrites_only_the_sstables_holding_unowned_keys() {
     assert_eq!(s.data_files("ks", "cf").unwrap(), after);
     s.shutdown().unwrap();
 }
+
+#[test]
+fn range_digests_depend_on_the_data_not_on_where_it_lives() {
+    use storage::dht::KeyBound;
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (Storage::open(config(da.path())).unwrap(), Storage::open(config(db.path())).unwrap());
+    for i in 0..20 {
+        let key = format!("k{i}");
+        put(&a, "cf", &key, b"c", "v");
+        put(&b, "cf", &key, b"c", "v");
+        if i == 9 {
+            a.flush("ks", "cf").unwrap(); // half of a's rows in an SSTable, all of b's in memory
+        }
+    }
+    let all = |s: &Storage| s.digest_range("ks", "cf", &KeyBound::Unbounded, &KeyBound::Unbounded).unwrap();
+    assert_eq!(all(&a), all(&b));
+    assert_eq!(all(&a).1, 20);
+    // A deletion only one of them holds tells them apart, and so does a newer timestamp.
+    let mut m = RowMutation::new("ks", b"k3".to_vec());
+    m.row_mut("cf").deletion = DeletionTime { marked_at: 2, local_deletion_time: 0 };
+    b.apply(m).unwrap();
+    assert_ne!(all(&a), all(&b));
+    let mut m = RowMutation::new("ks", b"k3".to_vec());
+    m.row_mut("cf").deletion = DeletionTime { marked_at: 2, local_deletion_time: 0 };
+    a.apply(m).unwrap();
+    assert_eq!(all(&a), all(&b));
+    let mut m = RowMutation::new("ks", b"k4".to_vec());
+    m.row_mut("cf").cells.push(Cell::live(b"c".to_vec(), b"v".to_vec(), 5));
+    a.apply(m).unwrap();
+    assert_ne!(all(&a), all(&b), "same value, newer timestamp");
+    a.shutdown().unwrap();
+    b.shutdown().unwrap();
+}

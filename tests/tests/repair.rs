@@ -28,13 +28,14 @@ fn marked_down(node: &Node, address: &str) -> bool {
     node.tool(&["status"]).stdout.lines().any(|l| l.starts_with("DN") && l.contains(&format!(" {address} ")))
 }
 
-/// `(ranges, partitions, writes)` of the one column family a `--json repair` run reports.
-fn repaired(run: &ToolRun) -> (u64, u64, u64) {
+/// `(ranges, partitions, writes, mismatched)` of the one column family a `--json repair` run
+/// reports.
+fn repaired(run: &ToolRun) -> (u64, u64, u64, u64) {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
     let cf = &json["column_families"][0];
     assert_eq!(cf["name"], format!("{KS}.Kv"), "{json}");
     let n = |field: &str| cf[field].as_u64().unwrap_or_else(|| panic!("no {field} in {json}"));
-    (n("ranges"), n("partitions"), n("writes"))
+    (n("ranges"), n("partitions"), n("writes"), n("mismatched"))
 }
 
 #[test]
@@ -72,14 +73,20 @@ fn repair_brings_a_replica_that_missed_writes_up_to_date() {
 
     // Every range of the ring has node 3 as a replica (RF 3): three ranges, each compared.
     let run = nodes[2].tool(&["--json", "repair", KS]).ok();
-    let (ranges, partitions, writes) = repaired(&run);
+    let (ranges, partitions, writes, mismatched) = repaired(&run);
     assert_eq!(ranges, 3, "{run:?}");
     assert_eq!(partitions, 350, "every partition, the deleted one included: {run:?}");
     assert_eq!(writes, 311, "300 new rows, 10 overwrites and the deletion, to node 3 alone: {run:?}");
+    // 300 new keys spread over the ring: most of the 64 sub-ranges of each range differ.
+    assert!((100..=192).contains(&mismatched), "sub-ranges whose digests differed: {run:?}");
     assert!(run.stderr.contains("repairing Rp.Kv ("), "progress: {run:?}");
-    // Converged: nothing left to write, and the plain output says what was compared.
+    // Converged: every digest agrees, nothing is compared partition by partition or written,
+    // and the plain output says so.
     let again = nodes[0].tool(&["repair", KS, "Kv"]).ok();
-    assert!(again.stdout.contains("Rp.Kv: 3 ranges, 350 partitions compared, 0 written"), "{again:?}");
+    assert!(
+        again.stdout.contains("Rp.Kv: 3 ranges, 350 partitions compared, 0 sub-ranges differed, 0 written"),
+        "{again:?}"
+    );
     let primary = nodes[0].tool(&["--json", "repair", "--partitioner-range", KS]).ok();
     assert_eq!(repaired(&primary).0, 1, "one primary range per node: {primary:?}");
 

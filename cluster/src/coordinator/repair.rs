@@ -2,11 +2,14 @@
 //! range ends up holding what the newest of them holds, deletions included.
 //!
 //! Cassandra builds a Merkle tree of each replica's data and streams the ranges whose hashes
-//! differ. Sibyl compares partitions instead: it reads the range from every replica page by page,
-//! as a range read at ALL does, reconciles each partition (cells by timestamp, tombstones
-//! included), and writes the reconciled partition to each replica whose version differs, waiting
-//! for their acknowledgements. So every partition crosses the network once per replica, not only
-//! the differing ones: the price of having no Merkle trees yet. The outcome is the same.
+//! differ. Sibyl does the same with one level of leaves: it cuts the range into 64 sub-ranges
+//! (halving it six times) and asks every replica for an MD5 of each sub-range's partitions
+//! (verb RANGE_DIGEST, `Storage::digest_range`; each replica reads its own data, nothing else
+//! crosses the network). Where the digests agree nothing moves. Where they differ, or a replica
+//! cannot digest (an older node), it compares partitions: it reads the sub-range from every
+//! replica page by page, as a range read at ALL does, reconciles each partition (cells by
+//! timestamp, tombstones included), and writes the reconciled partition to each replica whose
+//! version differs, waiting for their acknowledgements.
 //!
 //! As in Cassandra, a range is repaired only with all its replicas up: a repair that skipped a
 //! down replica would be reported done while that replica stayed behind.
@@ -38,7 +41,15 @@ pub struct SyncReport {
     pub partitions: u64,
     /// Writes made to bring a replica up to date (one per partition and replica behind).
     pub writes: u64,
+    /// Repair only: sub-ranges whose replicas' digests differed, compared partition by partition.
+    pub mismatched: u64,
 }
+
+/// A replica's MD5 of a piece of a range, and the partitions in it.
+type PieceDigest = ([u8; 16], u64);
+
+/// Repair digests a range in 2^this sub-ranges.
+const DIGEST_SPLIT_DEPTH: u32 = 6;
 
 impl Coordinator {
     /// The ranges of `keyspace` this node replicates, each with all its replicas, in ring order;
@@ -88,11 +99,56 @@ impl Coordinator {
                 self.partitioner().range_to_string(range)
             )));
         }
-        let report = self.sync_range(keyspace, cf, range, replicas, replicas).await?;
+        let mut report = SyncReport::default();
+        for sub in split_range(self.partitioner(), range, DIGEST_SPLIT_DEPTH) {
+            let bounds = pieces_of(&sub);
+            let asked = replicas.iter().map(|ep| self.range_digests(*ep, keyspace, cf, &bounds));
+            let digests: Result<Vec<Vec<PieceDigest>>> = join_all(asked).await.into_iter().collect();
+            match digests {
+                Ok(digests) if digests.windows(2).all(|pair| pair[0] == pair[1]) => {
+                    report.partitions += digests.first().map_or(0, |d| d.iter().map(|(_, n)| n).sum::<u64>());
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => info!(keyspace, cf, error = %e, "repair: a replica could not digest; comparing partitions"),
+            }
+            report.mismatched += 1;
+            let synced = self.sync_range(keyspace, cf, &sub, replicas, replicas).await?;
+            report.partitions += synced.partitions;
+            report.writes += synced.writes;
+        }
         if report.writes > 0 {
-            info!(keyspace, cf, partitions = report.partitions, writes = report.writes, "repaired a range");
+            info!(
+                keyspace,
+                cf,
+                partitions = report.partitions,
+                mismatched = report.mismatched,
+                writes = report.writes,
+                "repaired a range"
+            );
         }
         Ok(report)
+    }
+
+    /// `ep`'s digest of `keyspace.cf` over each pair of `bounds`.
+    async fn range_digests(
+        &self,
+        ep: Endpoint,
+        keyspace: &str,
+        cf: &str,
+        bounds: &[(KeyBound, KeyBound)],
+    ) -> Result<Vec<PieceDigest>> {
+        let request =
+            messages::RangeDigestRequest { keyspace: keyspace.into(), cf: cf.into(), bounds: bounds.to_vec() };
+        if ep == self.membership.local() {
+            let storage = self.storage.clone();
+            let run = self.executor.run(move || crate::replica::digest_ranges(&storage, &request));
+            return Ok(run.await.map_err(|_| CoordinatorError::Storage(storage::StorageError::ShuttingDown))??);
+        }
+        let reply = self.net()?.send_request(ep, Verb::RangeDigest, messages::encode_range_digest(&request));
+        let bytes = reply.await.map_err(|e| request_error("range digest", ep, e))?;
+        messages::decode_range_digest_reply(&bytes)
+            .map_err(|e| CoordinatorError::Invalid(format!("range digest from {ep}: {e}")))
     }
 
     /// Reads `range` of `keyspace.cf` from all of `sources` page by page, reconciles each
@@ -173,6 +229,18 @@ impl Coordinator {
     }
 }
 
+/// `range` cut in two at its midpoint, `depth` times over (a piece too narrow to cut stays
+/// whole), in ring order.
+fn split_range(partitioner: storage::dht::Partitioner, range: &Range, depth: u32) -> Vec<Range> {
+    let mid = partitioner.midpoint(&range.left, &range.right);
+    if depth == 0 || mid == range.left || mid == range.right {
+        return vec![range.clone()];
+    }
+    let mut pieces = split_range(partitioner, &Range::new(range.left.clone(), mid.clone()), depth - 1);
+    pieces.extend(split_range(partitioner, &Range::new(mid, range.right.clone()), depth - 1));
+    pieces
+}
+
 /// `range` as non-wrapping bounds: `(left, right]` itself, or, when it wraps past the end of the
 /// ring (or is the whole ring, `(t, t]`), its part after `left` and its part up to `right`.
 fn pieces_of(range: &Range) -> Vec<(KeyBound, KeyBound)> {
@@ -206,5 +274,20 @@ mod tests {
         assert_eq!(wrapping[0], (KeyBound::Token { token: b.clone(), inclusive: false }, KeyBound::Unbounded));
         assert_eq!(wrapping[1], (KeyBound::Unbounded, KeyBound::Token { token: a.clone(), inclusive: true }));
         assert_eq!(pieces_of(&Range::new(a.clone(), a.clone())).len(), 2, "(t, t] is the whole ring");
+    }
+
+    #[test]
+    fn a_range_splits_into_contiguous_pieces_that_cover_it() {
+        let p = storage::dht::Partitioner::Murmur3;
+        let t = |v: i64| p.token_from_string(&v.to_string()).expect("token");
+        for (left, right) in [(t(-100), t(1000)), (t(5000), t(-5000)), (t(7), t(7))] {
+            let pieces = split_range(p, &Range::new(left.clone(), right.clone()), DIGEST_SPLIT_DEPTH);
+            assert_eq!(pieces.len(), 64);
+            assert_eq!(pieces[0].left, left);
+            assert_eq!(pieces[63].right, right);
+            assert!(pieces.windows(2).all(|w| w[0].right == w[1].left), "contiguous");
+        }
+        // Adjacent tokens cannot be cut.
+        assert_eq!(split_range(p, &Range::new(t(1), t(2)), DIGEST_SPLIT_DEPTH), vec![Range::new(t(1), t(2))]);
     }
 }

@@ -75,7 +75,7 @@ impl NetConfig {
 pub struct Timeouts {
     /// Read, ReadDigest. Default 5 s.
     pub read: Duration,
-    /// RangeSlice. Default 10 s.
+    /// RangeSlice, RangeDigest. Default 10 s.
     pub range: Duration,
     /// Mutation, Hint and the Paxos phases. Default 2 s.
     pub write: Duration,
@@ -109,7 +109,7 @@ impl Timeouts {
     pub fn for_verb(&self, verb: Verb) -> Duration {
         match verb {
             Verb::Read | Verb::ReadDigest => self.read,
-            Verb::RangeSlice => self.range,
+            Verb::RangeSlice | Verb::RangeDigest => self.range,
             Verb::Mutation
             | Verb::Hint
             | Verb::StoreHint

@@ -49,11 +49,13 @@ pub enum Verb {
     /// Keep a hint for another node and replay it once that node is up (a leaving node hands
     /// its hints over).
     StoreHint = 18,
+    /// Digest a column family's partitions over key bounds (repair compares replicas with it).
+    RangeDigest = 19,
 }
 
 impl Verb {
     /// Every verb, in wire-number order.
-    pub const ALL: [Verb; 18] = [
+    pub const ALL: [Verb; 19] = [
         Verb::Mutation,
         Verb::Read,
         Verb::ReadDigest,
@@ -72,6 +74,7 @@ impl Verb {
         Verb::Echo,
         Verb::SchemaCheck,
         Verb::StoreHint,
+        Verb::RangeDigest,
     ];
 
     /// The verb's number on the wire.
@@ -100,6 +103,7 @@ impl Verb {
             Verb::Echo => "ECHO",
             Verb::SchemaCheck => "SCHEMA_CHECK",
             Verb::StoreHint => "STORE_HINT",
+            Verb::RangeDigest => "RANGE_DIGEST",
         }
     }
 
@@ -174,12 +178,13 @@ mod tests {
         assert_eq!(Verb::GossipSyn.code(), 8);
         assert_eq!(Verb::Echo.code(), 16);
         assert_eq!(Verb::StoreHint.code(), 18);
+        assert_eq!(Verb::RangeDigest.code(), 19);
     }
 
     #[test]
     fn unknown_codes_are_errors() {
         assert_eq!(Verb::try_from(0), Err(UnknownVerb(0)));
-        assert_eq!(Verb::try_from(19), Err(UnknownVerb(19)));
+        assert_eq!(Verb::try_from(20), Err(UnknownVerb(20)));
         assert_eq!(Verb::try_from(255), Err(UnknownVerb(255)));
     }
 

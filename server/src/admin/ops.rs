@@ -610,7 +610,7 @@ async fn repair<W: AsyncWrite + Unpin>(
     }
     let mut done: Vec<RepairCf> = stores
         .iter()
-        .map(|(ks, cf)| RepairCf { name: format!("{ks}.{cf}"), ranges: 0, partitions: 0, writes: 0 })
+        .map(|(ks, cf)| RepairCf { name: format!("{ks}.{cf}"), ranges: 0, partitions: 0, writes: 0, mismatched: 0 })
         .collect();
     let total = steps.len() as u64;
     let local = coordinator.membership().local();
@@ -626,6 +626,7 @@ async fn repair<W: AsyncWrite + Unpin>(
         cf.ranges += 1;
         cf.partitions += report.partitions;
         cf.writes += report.writes;
+        cf.mismatched += report.mismatched;
     }
     let noun = if total == 1 { "range" } else { "ranges" };
     out.progress(Progress { done: total, total, what: format!("repaired {total} {noun}") }).await;

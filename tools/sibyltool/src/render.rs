@@ -334,8 +334,8 @@ pub fn repair(r: &RepairResult) -> String {
         let ranges = if cf.ranges == 1 { "range" } else { "ranges" };
         let _ = writeln!(
             s,
-            "{}: {} {ranges}, {} partitions compared, {} written to replicas that were behind",
-            cf.name, cf.ranges, cf.partitions, cf.writes
+            "{}: {} {ranges}, {} partitions compared, {} sub-ranges differed, {} written to replicas that were behind",
+            cf.name, cf.ranges, cf.partitions, cf.mismatched, cf.writes
         );
     }
     s
