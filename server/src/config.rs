@@ -254,7 +254,9 @@ pub struct Config {
     /// `true` means false, with a warning for values other than `false`. Sets the default of
     /// every CF's `ReadRepairChance` (1.0 or 0.0).
     pub do_consistency_checks: bool,
-    /// `SnapshotBeforeCompaction`, strict boolean; default false.
+    /// `SnapshotBeforeCompaction`, strict boolean; default false. When true, each compaction
+    /// first links the column family's SSTables into snapshot `<ms>-compact-<cf>-<generation>`
+    /// (`sibyltool clearsnapshot` removes them; nothing else does).
     pub snapshot_before_compaction: bool,
     /// `Keyspaces/Keyspace`; may be empty (0.6 refused that). The `system` keyspace is not here.
     pub keyspaces: Vec<KeyspaceDef>,

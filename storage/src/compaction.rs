@@ -28,6 +28,8 @@ pub(crate) struct CompactionEnv<'a> {
     pub cache: &'a Arc<BlockCache>,
     /// Set when the engine shuts down: a running compaction gives up (its output is discarded).
     pub stopping: &'a AtomicBool,
+    /// `SnapshotBeforeCompaction`: link the column family's SSTables into a snapshot first.
+    pub snapshot_before: bool,
 }
 
 impl CompactionEnv<'_> {
@@ -91,7 +93,7 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
         if !reserve(store, &tier) {
             return Ok(());
         }
-        compact(env, store, tier, &|_| true)?;
+        compact(env, store, tier, &|_| true, true)?;
     }
 }
 
@@ -104,7 +106,7 @@ pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -
     if !reserve(store, &inputs) {
         return Err(already_compacting(store));
     }
-    compact(env, store, inputs, &|_| true)
+    compact(env, store, inputs, &|_| true, true)
 }
 
 /// What cleanup did to a column family's SSTables.
@@ -135,7 +137,7 @@ pub(crate) fn cleanup(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, owned
         if !reserve(store, std::slice::from_ref(&sstable)) {
             return Err(already_compacting(store));
         }
-        compact(env, store, vec![sstable], &keep)?;
+        compact(env, store, vec![sstable], &keep, false)?;
         summary.rewritten += 1;
     }
     Ok(summary)
@@ -163,13 +165,26 @@ fn reserve(store: &ColumnFamilyStore, inputs: &[Arc<SsTableReader>]) -> bool {
     true
 }
 
+/// Merges the reserved `inputs` into one SSTable, keeping the partitions `keep` admits, then
+/// releases them. With `SnapshotBeforeCompaction` and `may_snapshot` (merges, not cleanup, as in
+/// 0.6) the column family's SSTables are linked into snapshot `<ms>-compact-<cf>-<generation>`
+/// first; the engine never removes those.
 fn compact(
     env: &CompactionEnv,
     store: &Arc<ColumnFamilyStore>,
     inputs: Vec<Arc<SsTableReader>>,
     keep: &dyn Fn(&DecoratedKey) -> bool,
+    may_snapshot: bool,
 ) -> Result<()> {
-    let result = compact_reserved(env, store, &inputs, keep);
+    let result = (|| {
+        if env.snapshot_before && may_snapshot {
+            let millis =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+            let first = inputs.first().map_or(0, |s| s.descriptor().generation);
+            crate::engine::snapshot_store(store, &format!("{millis}-compact-{}-{first}", store.name), false)?;
+        }
+        compact_reserved(env, store, &inputs, keep)
+    })();
     let mut busy = store.compacting.lock();
     for s in &inputs {
         busy.remove(&s.descriptor().generation);

@@ -143,3 +143,30 @@ fn snapshots_are_listed_cleared_by_tag_and_kept_when_their_column_family_is_drop
     assert!(s.list_snapshots(None).unwrap().is_empty());
     s.shutdown().unwrap();
 }
+
+#[test]
+fn snapshot_before_compaction_links_the_sstables_each_compaction_merges() {
+    for wanted in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(dir.path());
+        c.snapshot_before_compaction = wanted;
+        let s = Storage::open(c).unwrap();
+        for key in ["a", "b"] {
+            put(&s, key, key);
+            s.flush("ks", "users").unwrap();
+        }
+        s.major_compact("ks", "users").unwrap();
+        let snapshots = s.list_snapshots(Some("ks")).unwrap();
+        if wanted {
+            // The column family's and its index's, each of the two SSTables merged; the
+            // index's lies in the base's snapshots directory, so it is listed (and cleared).
+            assert_eq!(snapshots.len(), 2, "{snapshots:?}");
+            assert!(snapshots.iter().all(|e| e.tag.contains("-compact-users")), "{snapshots:?}");
+            assert!(snapshots.iter().all(|e| e.summary.files == 10), "{snapshots:?}");
+            assert_eq!(s.clear_snapshots(None, None).unwrap().len(), 2);
+        } else {
+            assert!(snapshots.is_empty(), "{snapshots:?}");
+        }
+        s.shutdown().unwrap();
+    }
+}

@@ -65,6 +65,7 @@ pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
 pub use index::IndexStatus;
 pub use maintenance::{CacheStats, CfStats};
+pub(crate) use snapshot::snapshot_store;
 pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, SNAPSHOTS_DIR};
 pub use write::Durable;
 
@@ -92,6 +93,9 @@ pub struct StorageConfig {
     pub auto_compaction: bool,
     /// Compaction write rate limit in MB/s (0 = unthrottled).
     pub compaction_throughput_mb_per_sec: u32,
+    /// Snapshot a column family's SSTables before each compaction of it (0.6's
+    /// `SnapshotBeforeCompaction`); the snapshots are never removed by the engine.
+    pub snapshot_before_compaction: bool,
     /// Bytes of verified SSTable blocks kept in memory for point reads (0 = no cache).
     pub block_cache_bytes: usize,
     /// Whether SSTable components are mapped or read with pread.
@@ -123,6 +127,7 @@ impl StorageConfig {
             index_interval: 128,
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
+            snapshot_before_compaction: false,
             block_cache_bytes: block_cache::DEFAULT_CAPACITY,
             disk_access: DiskAccess::default(),
             initial_keyspaces: Vec::new(),
@@ -455,6 +460,7 @@ impl Storage {
             throughput_mb_per_sec: self.inner.config.compaction_throughput_mb_per_sec,
             cache: &self.inner.cache,
             stopping: &self.inner.shutting_down,
+            snapshot_before: self.inner.config.snapshot_before_compaction,
         }
     }
 }

@@ -73,27 +73,7 @@ impl Storage {
         }
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match link_all(&store, &dir) {
-                Ok(summary) => {
-                    info!(keyspace, cf, tag, files = summary.files, bytes = summary.bytes, dir = %dir.display(), "snapshot taken");
-                    return Ok(summary);
-                }
-                // A compaction replaced an SSTable between the listing and its link: the new
-                // one holds the same data, so start over with the current list.
-                Err(StorageError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound && attempt < LINK_ATTEMPTS =>
-                {
-                    remove_dir(&dir)?;
-                }
-                Err(e) => {
-                    let _ = fs::remove_dir_all(&dir);
-                    return Err(e);
-                }
-            }
-        }
+        snapshot_store(&store, tag, true)
     }
 
     /// Every snapshot on disk, of `keyspace` or of all keyspaces, ordered by keyspace, column
@@ -168,11 +148,57 @@ impl Storage {
     }
 }
 
-/// Links every SSTable of `store` and of its indexes into `dir`, which it creates.
-fn link_all(store: &ColumnFamilyStore, dir: &Path) -> Result<SnapshotSummary> {
+/// Links the SSTables of `store` (and of its indexes, `with_indexes`) into its snapshot `tag`,
+/// without a flush; refused when that snapshot exists. `SnapshotBeforeCompaction` takes its
+/// snapshots this way.
+pub(crate) fn snapshot_store(store: &ColumnFamilyStore, tag: &str, with_indexes: bool) -> Result<SnapshotSummary> {
+    check_snapshot_tag(tag)?;
+    let dir = snapshot_dir_of(store.sstable_dir(), tag);
+    if dir.exists() {
+        return Err(StorageError::SnapshotExists { path: dir });
+    }
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match link_all(store, &dir, with_indexes) {
+            Ok(summary) => {
+                info!(keyspace = %store.keyspace, cf = %store.name, tag, files = summary.files, bytes = summary.bytes,
+                      dir = %dir.display(), "snapshot taken");
+                return Ok(summary);
+            }
+            // A compaction replaced an SSTable between the listing and its link: the new one
+            // holds the same data, so start over with the current list.
+            Err(StorageError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && attempt < LINK_ATTEMPTS =>
+            {
+                remove_dir(&dir)?;
+            }
+            Err(e) => {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Where snapshot `tag` of the SSTables in `sstable_dir` goes: `snapshots/<tag>/` in it, or for
+/// an index's directory (`.<index>` inside its base's), `.<index>/` inside the base's snapshot,
+/// so that every snapshot is listed and cleared with its column family's.
+fn snapshot_dir_of(sstable_dir: &Path, tag: &str) -> PathBuf {
+    let name = sstable_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match sstable_dir.parent() {
+        Some(base) if name.starts_with('.') => base.join(SNAPSHOTS_DIR).join(tag).join(name),
+        _ => sstable_dir.join(SNAPSHOTS_DIR).join(tag),
+    }
+}
+
+/// Links every SSTable of `store`, and of its indexes with `with_indexes`, into `dir`, which it
+/// creates.
+fn link_all(store: &ColumnFamilyStore, dir: &Path, with_indexes: bool) -> Result<SnapshotSummary> {
     let mut summary = SnapshotSummary::default();
     link_sstables(store, dir, &mut summary)?;
-    for index in store.indexes().iter() {
+    let indexes = if with_indexes { store.indexes() } else { Default::default() };
+    for index in indexes.iter() {
         let index_dir = dir.join(crate::index::index_dir_name(&index.name));
         link_sstables(&index.store, &index_dir, &mut summary)?;
     }
