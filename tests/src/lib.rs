@@ -445,6 +445,19 @@ impl Node {
         run_sibyltool(self.dir.path(), &all)
     }
 
+    /// [`Node::tool`] to run on another thread, while the test does something else: its output
+    /// files go to a directory of their own, so the node's other tool runs do not clash.
+    pub fn tool_later(&self, args: &[&str]) -> impl FnOnce() -> ToolRun + Send + 'static {
+        let dir = self.dir.path().join("tool-later");
+        let mut all = vec!["-h".to_string(), self.config.address(), "-p".to_string(), self.admin_port.to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        move || {
+            std::fs::create_dir_all(&dir).expect("tool output directory");
+            let args: Vec<&str> = all.iter().map(String::as_str).collect();
+            run_sibyltool(&dir, &args)
+        }
+    }
+
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::from((self.config.ip, self.port))
     }

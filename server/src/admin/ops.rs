@@ -30,8 +30,8 @@ pub const DRAINED_EFFECT: &str = "writes are refused: Thrift clients get an inte
 
 /// What to do after a move, as Cassandra's documentation says.
 pub const MOVED_EFFECT: &str = "the data of the ranges this node gave up stays on it until \
-     `sibyltool cleanup`; run cleanup on this node, and on the nodes whose ranges it took, to \
-     reclaim the space.";
+     `sibyltool cleanup`; once every node's `sibyltool ring` shows the new token, run cleanup on \
+     this node, and on the nodes whose ranges it took, to reclaim the space.";
 
 /// What a client sees after a decommission.
 pub const DECOMMISSIONED_EFFECT: &str = "this node has left the ring and handed its ranges over; \
