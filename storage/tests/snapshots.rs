@@ -131,6 +131,10 @@ fn snapshots_are_listed_cleared_by_tag_and_kept_when_their_column_family_is_drop
     assert_eq!(removed.len(), 1);
     assert_eq!(tags(&s), ["two"]);
     assert!(matches!(s.list_snapshots(Some("nope")), Err(StorageError::UnknownKeyspace(_))));
+    // A path is not a keyspace, even one that leads to a directory.
+    for path in ["..", "ks/..", "../data"] {
+        assert!(matches!(s.clear_snapshots(Some(path), None), Err(StorageError::UnknownKeyspace(_))), "{path}");
+    }
 
     // A dropped column family's SSTables go, its snapshots stay (and stay listed).
     let cf_dir = s.cf_directory("ks", "users").unwrap();

@@ -127,7 +127,10 @@ impl Storage {
     fn snapshot_dirs(&self, keyspace: Option<&str>) -> Result<Vec<(String, String, PathBuf)>> {
         let data_dir = &self.inner.config.data_dir;
         if let Some(ks) = keyspace {
-            if self.keyspace(ks).is_none() && !data_dir.join(ks).is_dir() {
+            // A dropped keyspace's directory may still hold snapshots; only a plain name (word
+            // characters, as keyspace names are) is looked up on disk, never a path.
+            let plain = !ks.is_empty() && ks.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if self.keyspace(ks).is_none() && !(plain && data_dir.join(ks).is_dir()) {
                 return Err(StorageError::UnknownKeyspace(ks.to_string()));
             }
         }
