@@ -1040,14 +1040,7 @@ async fn move_node<W: AsyncWrite + Unpin>(
             )))
         }
     };
-    if !ring.bootstrap_tokens().is_empty()
-        || !ring.leaving_endpoints().is_empty()
-        || !ring.moving_endpoints().is_empty()
-    {
-        return Err(OpError::Unavailable(format!(
-            "{op}: another node is joining, leaving or moving; wait until it is done (one ring change at a time)"
-        )));
-    }
+    check_ring_settled(op, &ring, local)?;
     let new = match token {
         Some(t) => partitioner.token_from_string(t).map_err(|e| OpError::BadRequest(format!("move: {e}")))?,
         None => {
@@ -1123,13 +1116,34 @@ fn cluster_service<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<StorageServic
     node.service.as_ref().ok_or_else(|| OpError::NotBuilt(format!("{op}: this node runs without the cluster service")))
 }
 
-/// What must move for `leaving` to leave the ring; refused (for `op`) when a node that would
-/// take a range is down.
+/// Refuses `op` while a node other than `except` joins, leaves or moves: the transfers of one
+/// ring change are computed on the ring as it is, so two at once could miss a range. (`except`
+/// is the node the operation is about: a removenode run again finds its node still REMOVING.)
+pub(super) fn check_ring_settled(
+    op: &str,
+    ring: &cluster::token_metadata::TokenMetadata,
+    except: cluster::Endpoint,
+) -> Result<(), OpError> {
+    let other = |ep: &cluster::Endpoint| *ep != except;
+    if ring.bootstrap_tokens().values().any(other)
+        || ring.leaving_endpoints().iter().any(other)
+        || ring.moving_endpoints().keys().any(other)
+    {
+        return Err(OpError::Unavailable(format!(
+            "{op}: another node is joining, leaving or moving; wait until it is done (one ring change at a time)"
+        )));
+    }
+    Ok(())
+}
+
+/// What must move for `leaving` to leave the ring; refused (for `op`) while another node joins,
+/// leaves or moves, or when a node that would take a range is down.
 fn transfers_with_takers_up(
     op: &str,
     coordinator: &Coordinator,
     leaving: cluster::Endpoint,
 ) -> Result<Vec<Transfer>, OpError> {
+    check_ring_settled(op, &coordinator.membership().ring(), leaving)?;
     let transfers = coordinator.transfers_for_leaving(leaving)?;
     if let Some(t) = transfers.iter().find(|t| !coordinator.membership().is_alive(t.to)) {
         return Err(OpError::Unavailable(format!(
