@@ -263,9 +263,9 @@ impl StorageService {
     pub fn announce_moving(&self, token: &Token) -> Result<(), crate::token_metadata::RingError> {
         let local = self.membership.local();
         self.membership.update_ring(|ring| ring.add_moving_endpoint(local, token.clone()))?;
-        let value = Status::moving(&self.membership.partitioner().token_to_string(token));
-        self.gossiper.lock().add_local_state(ApplicationState::Status, value);
-        info!(token = %self.membership.partitioner().token_to_string(token), "moving: announced MOVING");
+        let token = self.membership.partitioner().token_to_string(token);
+        self.gossiper.lock().add_local_state(ApplicationState::Status, Status::moving(&token));
+        info!(%token, "moving: announced MOVING");
         Ok(())
     }
 

@@ -178,8 +178,7 @@ fn compact(
 ) -> Result<()> {
     let result = (|| {
         if env.snapshot_before && may_snapshot {
-            let millis =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+            let millis = crate::data::now_micros() / 1000;
             let first = inputs.first().map_or(0, |s| s.descriptor().generation);
             crate::engine::snapshot_store(store, &format!("{millis}-compact-{}-{first}", store.name), false)?;
         }

@@ -724,9 +724,7 @@ async fn snapshot<W: AsyncWrite + Unpin>(
     tag: Option<String>,
     out: &mut ReplyWriter<W>,
 ) -> Result<SnapshotResult, OpError> {
-    let tag = tag.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis().to_string()
-    });
+    let tag = tag.unwrap_or_else(|| (storage::data::now_micros() / 1000).to_string());
     let cfs: Vec<(String, String)> = named_keyspaces(node, keyspaces)?
         .into_iter()
         .flat_map(|ks| ks.cf_defs.into_iter().map(move |cf| (ks.name.clone(), cf.name)))
@@ -968,9 +966,11 @@ async fn decommission<W: AsyncWrite + Unpin>(
         match hand_over("decommission", out, coordinator, transfer, progress).await {
             Ok(report) => partitions += report.partitions,
             Err(e) => {
-                service.rejoin();
-                state.mode.store(MODE_NORMAL, Ordering::SeqCst);
-                return Err(OpError::Unavailable(format!("decommission stopped, the node is NORMAL again: {e}")));
+                return Err(back_to_normal(
+                    state,
+                    service,
+                    format!("decommission stopped, the node is NORMAL again: {e}"),
+                ))
             }
         }
     }
@@ -984,9 +984,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
     {
         Ok(hints) => hints,
         Err(e) => {
-            service.rejoin();
-            state.mode.store(MODE_NORMAL, Ordering::SeqCst);
-            return Err(OpError::Unavailable(format!("decommission stopped, the node is NORMAL again: {e}")));
+            return Err(back_to_normal(state, service, format!("decommission stopped, the node is NORMAL again: {e}")))
         }
     };
     service.announce_left();
@@ -1076,9 +1074,7 @@ async fn move_node<W: AsyncWrite + Unpin>(
     let announced = format!("announced MOVING from {old_text} to {new_text}");
     wait_for_the_ring(out, service, Progress { done: 0, total, what: announced }).await;
     let abandon = |e: String| {
-        service.rejoin();
-        state.mode.store(MODE_NORMAL, Ordering::SeqCst);
-        OpError::Unavailable(format!("{op} stopped, the node is NORMAL at token {old_text} again: {e}"))
+        back_to_normal(state, service, format!("{op} stopped, the node is NORMAL at token {old_text} again: {e}"))
     };
     let mut partitions = 0;
     for (i, transfer) in transfers.iter().enumerate() {
@@ -1109,6 +1105,14 @@ async fn move_node<W: AsyncWrite + Unpin>(
         partitions,
         effect: MOVED_EFFECT.into(),
     })
+}
+
+/// Ends a decommission or move that failed: announces NORMAL at the node's tokens again and
+/// gives the error `why` to answer with.
+fn back_to_normal(state: &AdminState, service: &StorageService, why: String) -> OpError {
+    service.rejoin();
+    state.mode.store(MODE_NORMAL, Ordering::SeqCst);
+    OpError::Unavailable(why)
 }
 
 /// The node's gossip and ring service, which `op` needs.

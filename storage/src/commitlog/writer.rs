@@ -197,6 +197,12 @@ struct State {
 }
 
 impl State {
+    /// Bytes in the live segment files, the active one's buffered records included.
+    fn live_bytes(&self) -> u64 {
+        let active = self.active.id;
+        self.segments.iter().map(|(id, s)| if *id == active { self.end } else { s.len }).sum()
+    }
+
     fn check_open(&self) -> Result<()> {
         if let Some(reason) = &self.poisoned {
             return Err(StorageError::Poisoned(reason.clone()));
@@ -397,19 +403,17 @@ impl CommitLog {
 
     /// Bytes in the live segment files, the active one's buffered records included.
     pub fn live_bytes(&self) -> u64 {
-        let st = self.shared.state.lock();
-        let active = st.active.id;
-        st.segments.iter().map(|(id, s)| if *id == active { st.end } else { s.len }).sum()
+        self.shared.state.lock().live_bytes()
     }
 
     /// When the live segments hold more than `limit` bytes: the column families with records
     /// in the oldest one, whose flushes would let it (and maybe more) be deleted. Empty when
     /// under the limit, or when the oldest segment is the active one.
     pub fn dirty_in_oldest_over(&self, limit: u64) -> Vec<Uuid> {
-        if self.live_bytes() <= limit {
+        let st = self.shared.state.lock();
+        if st.live_bytes() <= limit {
             return Vec::new();
         }
-        let st = self.shared.state.lock();
         match st.segments.iter().next() {
             Some((id, oldest)) if *id != st.active.id => oldest.dirty.keys().copied().collect(),
             _ => Vec::new(),

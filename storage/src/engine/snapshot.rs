@@ -61,16 +61,13 @@ impl Storage {
     /// The snapshot directory `tag` of a column family.
     pub fn snapshot_dir(&self, keyspace: &str, cf: &str, tag: &str) -> Result<PathBuf> {
         check_snapshot_tag(tag)?;
-        Ok(self.store(keyspace, cf)?.sstable_dir().join(SNAPSHOTS_DIR).join(tag))
+        Ok(snapshot_dir_of(self.store(keyspace, cf)?.sstable_dir(), tag))
     }
 
     /// Flushes the column family, then links its SSTables and its indexes' into snapshot `tag`.
     /// Refused when the snapshot exists.
     pub fn snapshot(&self, keyspace: &str, cf: &str, tag: &str) -> Result<SnapshotSummary> {
-        let dir = self.snapshot_dir(keyspace, cf, tag)?;
-        if dir.exists() {
-            return Err(StorageError::SnapshotExists { path: dir });
-        }
+        check_snapshot_tag(tag)?;
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
         snapshot_store(&store, tag, true)
