@@ -172,6 +172,8 @@ impl StorageService {
         let mut g = self.gossiper.lock();
         g.add_local_state(ApplicationState::Tokens, encode_tokens(partitioner, tokens));
         g.add_local_state(ApplicationState::Status, Status::Boot.to_string());
+        drop(g);
+        self.push_own_state();
         info!(tokens = tokens.len(), "bootstrapping: announced this node's tokens");
     }
 
@@ -218,6 +220,8 @@ impl StorageService {
         let mut g = self.gossiper.lock();
         g.add_local_state(ApplicationState::Tokens, encode_tokens(partitioner, &tokens));
         g.add_local_state(ApplicationState::Status, Status::Normal.to_string());
+        drop(g);
+        self.push_own_state();
         info!(tokens = tokens.len(), "joined the ring as a normal member");
     }
 
@@ -232,14 +236,17 @@ impl StorageService {
         }
     }
 
-    /// Announces this node's shutdown to its live peers (they mark it down at once) and stops
-    /// gossiping.
-    pub fn shutdown(&self) {
+    /// Announces this node's shutdown to its live peers (they mark it down at once), stops
+    /// gossiping, and returns the peers told: their gossip connections still have it to write.
+    pub fn shutdown(&self) -> Vec<Endpoint> {
+        let mut told = Vec::new();
         if !self.left.load(Ordering::SeqCst) {
             let out = self.gossiper.lock().shutdown_message();
+            told = out.iter().map(|(to, _)| *to).collect();
             self.send(out);
         }
         let _ = self.stop.send(true);
+        told
     }
 
     /// RingDelayInMillis: how long a change of this node's status takes to reach every node.
@@ -253,6 +260,7 @@ impl StorageService {
         let local = self.membership.local();
         self.membership.update_ring(|ring| ring.add_leaving_endpoint(local));
         self.gossiper.lock().add_local_state(ApplicationState::Status, Status::Leaving.to_string());
+        self.push_own_state();
         info!("leaving the ring: announced LEAVING");
     }
 
@@ -265,6 +273,7 @@ impl StorageService {
         self.membership.update_ring(|ring| ring.add_moving_endpoint(local, token.clone()))?;
         let token = self.membership.partitioner().token_to_string(token);
         self.gossiper.lock().add_local_state(ApplicationState::Status, Status::moving(&token));
+        self.push_own_state();
         info!(%token, "moving: announced MOVING");
         Ok(())
     }
@@ -276,6 +285,7 @@ impl StorageService {
         self.gossiper
             .lock()
             .add_local_state(ApplicationState::Status, Status::Left { expire_at_ms: forget_at_ms() }.to_string());
+        self.push_own_state();
         self.membership.update_ring(|ring| ring.remove_endpoint(local));
         info!("left the ring: announced LEFT");
     }
@@ -290,6 +300,7 @@ impl StorageService {
         match events {
             Some(events) => {
                 self.apply(events);
+                self.push_own_state();
                 info!(%ep, status = status.name(), "announced for a dead node (removenode)");
                 true
             }
@@ -308,6 +319,14 @@ impl StorageService {
     /// data over).
     pub fn rejoin(&self) {
         self.join(self.membership.local_tokens());
+    }
+
+    /// Sends our view to every live peer at once, after a change of a STATUS we announce:
+    /// the ring change reaches them in one exchange, well inside RingDelayInMillis, rather than
+    /// over gossip's random rounds.
+    fn push_own_state(&self) {
+        let out = self.gossiper.lock().syn_to_live_members();
+        self.send(out);
     }
 
     fn tick(&self) {
@@ -413,7 +432,11 @@ impl StorageService {
             (s.status(), s.value(ApplicationState::Tokens).map(|t| decode_tokens(partitioner, t)), moving_to)
         };
         let status_name = status.map(|s| s.name().to_string());
-        self.membership.update_peer(ep, |p| p.status = status_name);
+        let mut previous = None;
+        self.membership.update_peer(ep, |p| previous = std::mem::replace(&mut p.status, status_name.clone()));
+        if let Some(name) = status_name.as_deref().filter(|_| previous != status_name) {
+            info!(%ep, status = name, "node status changed");
+        }
         let tokens = tokens.unwrap_or_default();
         match status {
             Some(Status::Normal) if !tokens.is_empty() => {

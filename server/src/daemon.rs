@@ -22,6 +22,9 @@ use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::ServeOptions;
 
+/// Longest a stopping node waits for its shutdown announcement to be written to its peers.
+const SHUTDOWN_ANNOUNCEMENT_GRACE: Duration = Duration::from_secs(2);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error("{path}: {source}")]
@@ -201,10 +204,14 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         info!("Listening for thrift clients on {addr}");
         wait_for_signal().await;
         info!("shutting down: announcing it to the cluster, then flushing memtables");
-        service.shutdown();
+        let told = service.shutdown();
         let _ = shutdown_tx.send(true);
         let _ = server.await;
         let _ = admin.await;
+        // Like Cassandra's two gossip intervals of grace after announcing the shutdown.
+        if !messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {
+            warn!("the shutdown announcement did not reach every peer within {SHUTDOWN_ANNOUNCEMENT_GRACE:?}");
+        }
         messaging.shutdown();
         let s = storage.clone();
         match tokio::task::spawn_blocking(move || s.shutdown()).await {

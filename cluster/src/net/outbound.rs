@@ -63,6 +63,8 @@ pub(crate) struct Outbound {
     /// Whether the writer task was spawned (it is, on the first push).
     pub started: AtomicBool,
     connected: AtomicBool,
+    /// Set while the writer holds a batch taken from the queue and not yet written.
+    writing: AtomicBool,
     completed: AtomicU64,
     dropped: AtomicU64,
 }
@@ -77,6 +79,7 @@ impl Outbound {
             wake: Notify::new(),
             started: AtomicBool::new(false),
             connected: AtomicBool::new(false),
+            writing: AtomicBool::new(false),
             completed: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
         }
@@ -104,6 +107,12 @@ impl Outbound {
 
     fn has_pending(&self) -> bool {
         !self.queue.lock().is_empty()
+    }
+
+    /// Whether everything queued so far was written to the peer (or dropped).
+    pub fn is_idle(&self) -> bool {
+        // `writing` is set before a batch leaves the queue, so no message is in neither place.
+        !self.writing.load(Ordering::SeqCst) && !self.has_pending()
     }
 
     /// Drops the messages whose timeout passed; says whether any are left.
@@ -228,8 +237,10 @@ pub(crate) async fn outbound_loop(shared: Arc<Shared>, out: Arc<Outbound>) {
             out.connected.store(false, Ordering::Relaxed);
             continue;
         }
+        out.writing.store(true, Ordering::SeqCst);
         let batch = out.take_batch(Instant::now());
         if batch.is_empty() {
+            out.writing.store(false, Ordering::SeqCst);
             continue;
         }
         buf.clear();
@@ -243,6 +254,7 @@ pub(crate) async fn outbound_loop(shared: Arc<Shared>, out: Arc<Outbound>) {
             r = tokio::time::timeout(WRITE_TIMEOUT, conn.write.write_all(&buf)) => r,
             _ = shutdown.changed() => break,
         };
+        out.writing.store(false, Ordering::SeqCst);
         match written {
             Ok(Ok(())) => {
                 out.completed.fetch_add(batch.len() as u64, Ordering::Relaxed);
@@ -262,6 +274,7 @@ pub(crate) async fn outbound_loop(shared: Arc<Shared>, out: Arc<Outbound>) {
         }
     }
     out.connected.store(false, Ordering::Relaxed);
+    out.writing.store(false, Ordering::SeqCst);
 }
 
 /// Resolves when the peer closes the connection (or sends anything, which it must not);

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use tokio::net::TcpListener;
@@ -22,6 +23,9 @@ use super::outbound::{outbound_loop, Outbound, Queued};
 use super::stats::{InboundCounters, NetStats, PeerStats};
 use super::verb::{ConnectionKind, Verb};
 use crate::Endpoint;
+
+/// How often [`MessagingService::drain_gossip`] looks at the queues.
+const DRAIN_POLL: Duration = Duration::from_millis(5);
 
 /// Code that serves one verb.
 pub trait VerbHandler: Send + Sync {
@@ -208,6 +212,29 @@ impl MessagingService {
     /// ShuttingDown, queued messages are dropped, and later sends fail with ShuttingDown.
     pub fn shutdown(&self) {
         self.shared.shutdown();
+    }
+
+    /// Waits until every gossip message queued so far for `peers` was written (or dropped as
+    /// expired), at most `limit`; says whether they all went. A node announcing its shutdown
+    /// calls it before [`MessagingService::shutdown`], which drops what is still queued: the
+    /// announcement would otherwise be lost whenever its writer had not had its turn yet (or
+    /// was reconnecting to a peer that just restarted), and the peer would wait for its
+    /// failure detector, half a minute, to see this node down.
+    pub async fn drain_gossip(&self, peers: &[Endpoint], limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let idle = {
+                let known = self.shared.peers.read();
+                peers.iter().filter_map(|ep| known.get(ep)).all(|peer| peer.gossip.is_idle())
+            };
+            if idle {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(DRAIN_POLL).await;
+        }
     }
 
     /// Shuts down and waits until every task of the service has ended (so the port is free).

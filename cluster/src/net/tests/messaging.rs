@@ -290,6 +290,31 @@ async fn dropping_a_response_future_frees_its_callback() {
 }
 
 #[tokio::test]
+async fn drained_gossip_reaches_its_peer_before_shutdown() {
+    let a = start(config(0, "Test", 5 * SECOND)).await;
+    let b = start(config(0, "Test", 5 * SECOND)).await;
+    let (echo, mut seen) = Echo::new("b");
+    b.register(Verb::GossipSyn, echo);
+
+    // On this single-threaded runtime the writer has not run yet: shutting down now would drop
+    // the message. Draining gives it its turn.
+    assert_eq!(a.send_one_way(b.local(), Verb::GossipSyn, b"shutting down".to_vec()), Ok(()));
+    assert!(bounded("drain", a.drain_gossip(&[b.local()], 5 * SECOND)).await);
+    a.shutdown();
+    assert_eq!(next_seen(&mut seen).await.payload, b"shutting down");
+
+    // A peer nobody listens on: the drain gives up at its limit.
+    let c = start(config(0, "Test", 5 * SECOND)).await;
+    let (port, _held) = dead_port();
+    assert_eq!(c.send_one_way(localhost(port), Verb::GossipSyn, vec![]), Ok(()));
+    let started = Instant::now();
+    assert!(!bounded("drain", c.drain_gossip(&[localhost(port)], SECOND / 5)).await);
+    // Only the peers named are waited for.
+    assert!(bounded("drain", c.drain_gossip(&[b.local()], SECOND / 5)).await);
+    assert!(started.elapsed() < 2 * SECOND, "the drain took {:?}", started.elapsed());
+}
+
+#[tokio::test]
 async fn shutdown_fails_pending_requests_and_frees_the_port() {
     let a = start(config(0, "Test", 5 * SECOND)).await;
     let b = start(config(0, "Test", 5 * SECOND)).await;
