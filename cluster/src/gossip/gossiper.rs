@@ -200,6 +200,16 @@ impl Gossiper {
         (fx.out, fx.events)
     }
 
+    /// A SYN to every live member at once (not part of Cassandra's rounds): sent right after a
+    /// change of our own STATUS, it brings that change to every live node in one exchange
+    /// (their ACK asks for it, our ACK2 carries it), where gossip's random rounds may take a
+    /// few seconds, longer than a short `RingDelayInMillis`.
+    pub fn syn_to_live_members(&mut self) -> Outgoing {
+        let syn = self.make_syn();
+        let live: Vec<Endpoint> = self.live_peers().collect();
+        live.into_iter().map(|to| (to, syn.clone())).collect()
+    }
+
     fn live_peers(&self) -> impl Iterator<Item = Endpoint> + '_ {
         self.endpoints.iter().filter(|(ep, s)| **ep != self.local && s.alive).map(|(ep, _)| *ep)
     }

@@ -322,6 +322,24 @@ fn state_changes_reach_every_node() {
 }
 
 #[test]
+fn a_pushed_status_reaches_every_live_node_in_one_exchange() {
+    let mut sim = Sim::new(5, 8.0);
+    assert!(sim.run_until(10, Sim::converged).is_some());
+    sim.stopped.insert(ep(5));
+    let moving = Status::moving("28356863910078205288614550619314017621");
+    sim.node_mut(3).add_local_state(ApplicationState::Status, moving.clone());
+    let out = sim.node_mut(3).syn_to_live_members();
+    let told: BTreeSet<Endpoint> = out.iter().map(|(to, _)| *to).collect();
+    assert_eq!(told, [1, 2, 4, 5].map(ep).into_iter().collect(), "every member believed alive");
+    // No round passes: the exchange alone carries the change.
+    sim.deliver(out.into_iter().map(|(to, m)| (ep(3), to, m)).collect());
+    for i in [1, 2, 4u8] {
+        let seen = sim.node(i).endpoint_state(&ep(3)).unwrap();
+        assert_eq!(seen.value(ApplicationState::Status), Some(moving.as_str()), "node {i}");
+    }
+}
+
+#[test]
 fn announced_shutdown_marks_the_node_down_at_once() {
     let mut sim = Sim::new(4, 8.0);
     assert!(sim.run_until(10, Sim::converged).is_some());
