@@ -258,6 +258,14 @@ pub struct Config {
     /// first links the column family's SSTables into snapshot `<ms>-compact-<cf>-<generation>`
     /// (`sibyltool clearsnapshot` removes them; nothing else does).
     pub snapshot_before_compaction: bool,
+    /// Extension `AutoSnapshot` (Cassandra 1.0+'s `auto_snapshot`), strict boolean; default
+    /// true. Truncating or dropping a column family first snapshots it, as
+    /// `<ms>-truncated-<cf>` or `<ms>-dropped-<cf>`.
+    pub auto_snapshot: bool,
+    /// Extension `IncrementalBackups` (Cassandra 1.0+'s `incremental_backups`), strict boolean;
+    /// default false. Each SSTable a flush writes is also linked into the column family's
+    /// `backups/` directory; only the operator removes them.
+    pub incremental_backups: bool,
     /// `Keyspaces/Keyspace`; may be empty (0.6 refused that). The `system` keyspace is not here.
     pub keyspaces: Vec<KeyspaceDef>,
     /// The 0.6 cache sizes of each CF, by (keyspace, column family).

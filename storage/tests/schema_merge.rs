@@ -264,11 +264,15 @@ fn a_dropped_keyspace_stays_dropped_when_an_old_node_sends_its_rows() {
     assert!(a.keyspace("doomed").is_none());
     assert!(a.keyspace("kept").unwrap().cf_defs.is_empty());
 
-    // The old node learns of the drops: its store and files go.
+    // The old node learns of the drops: its store and files go, but for the snapshot
+    // AutoSnapshot takes of what it held.
     assert_eq!(b.merge_schema(a.schema_mutations().unwrap()).unwrap(), version);
     assert!(b.keyspace("doomed").is_none());
     assert!(matches!(b.read("doomed", "cf", b"k", &ReadFilter::all()), Err(StorageError::UnknownKeyspace(_))));
-    assert!(!db.path().join("data").join("doomed").exists(), "the dropped keyspace's files are still there");
+    let kept = b.list_snapshots(Some("doomed")).unwrap();
+    assert!(kept.len() == 1 && kept[0].tag.ends_with("-dropped-cf"), "{kept:?}");
+    let outside_snapshots = files_outside_snapshots(&db.path().join("data").join("doomed"));
+    assert!(outside_snapshots.is_empty(), "the dropped keyspace's files are still there: {outside_snapshots:?}");
 
     // Still dropped after a restart, and after the old rows arrive again.
     a.shutdown().unwrap();
@@ -378,4 +382,20 @@ fn the_old_schema_layout_converts_on_start() {
     assert_eq!(s.keyspace("legacy"), Some(expected));
     assert_eq!(s.schema_version(), version);
     s.shutdown().unwrap();
+}
+
+/// The files under `dir` that are not in a `snapshots` directory.
+fn files_outside_snapshots(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().unwrap() != storage::engine::SNAPSHOTS_DIR {
+                found.extend(files_outside_snapshots(&path));
+            }
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }

@@ -1,5 +1,7 @@
 //! Snapshots: hard links to a column family's SSTables and its indexes', which survive
-//! compaction, restore by copying back, are listed and cleared by tag, and outlive a drop.
+//! compaction, restore by copying back, are listed and cleared by tag, and outlive a drop;
+//! taken on their own before a truncate or drop (AutoSnapshot). Incremental backups: a link to
+//! each SSTable a flush writes.
 #![expect(clippy::unwrap_used, reason = "test")]
 
 use std::os::unix::fs::MetadataExt;
@@ -7,7 +9,7 @@ use std::path::Path;
 
 use storage::data::Cell;
 use storage::dht::Partitioner;
-use storage::engine::{Storage, StorageConfig, SNAPSHOTS_DIR};
+use storage::engine::{Storage, StorageConfig, BACKUPS_DIR, SNAPSHOTS_DIR};
 use storage::filter::ReadFilter;
 use storage::mutation::RowMutation;
 use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
@@ -136,14 +138,17 @@ fn snapshots_are_listed_cleared_by_tag_and_kept_when_their_column_family_is_drop
         assert!(matches!(s.clear_snapshots(Some(path), None), Err(StorageError::UnknownKeyspace(_))), "{path}");
     }
 
-    // A dropped column family's SSTables go, its snapshots stay (and stay listed).
+    // A dropped column family's SSTables go, its snapshots stay (and stay listed), with the
+    // one AutoSnapshot took of it.
     let cf_dir = s.cf_directory("ks", "users").unwrap();
     s.drop_column_family("ks", "users").unwrap();
     assert_eq!(files_under(&cf_dir).iter().filter(|f| !f.starts_with(SNAPSHOTS_DIR)).count(), 0);
-    assert_eq!(tags(&s), ["two"]);
+    let after_drop = tags(&s);
+    assert_eq!(after_drop.len(), 2, "{after_drop:?}");
+    assert!(after_drop[0].ends_with("-dropped-users") && after_drop[1] == "two", "{after_drop:?}");
     s.drop_keyspace("ks").unwrap();
-    assert_eq!(s.list_snapshots(None).unwrap().len(), 1, "kept after the keyspace is dropped too");
-    assert_eq!(s.clear_snapshots(None, None).unwrap().len(), 1);
+    assert_eq!(s.list_snapshots(None).unwrap().len(), 2, "kept after the keyspace is dropped too");
+    assert_eq!(s.clear_snapshots(None, None).unwrap().len(), 2);
     assert!(s.list_snapshots(None).unwrap().is_empty());
     s.shutdown().unwrap();
 }
@@ -171,6 +176,90 @@ fn snapshot_before_compaction_links_the_sstables_each_compaction_merges() {
         } else {
             assert!(snapshots.is_empty(), "{snapshots:?}");
         }
+        s.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn auto_snapshot_keeps_what_truncate_and_drop_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    put(&s, "a", "alice");
+    s.flush("ks", "users").unwrap();
+    put(&s, "b", "bob"); // in the memtable: flushed into the snapshot too
+    s.truncate("ks", "users").unwrap();
+    assert_eq!((name_of(&s, "a"), name_of(&s, "b")), (None, None));
+    let snapshots = s.list_snapshots(Some("ks")).unwrap();
+    assert_eq!(snapshots.len(), 1, "{snapshots:?}");
+    assert!(snapshots[0].tag.ends_with("-truncated-users"), "{snapshots:?}");
+    // Two SSTables of five components, and the index's two.
+    assert_eq!(snapshots[0].summary.files, 20, "{snapshots:?}");
+
+    // A second truncation at once gets a snapshot of its own (of nothing).
+    s.truncate("ks", "users").unwrap();
+    assert_eq!(s.list_snapshots(Some("ks")).unwrap().len(), 2);
+
+    // What the truncation snapshot holds comes back by copying it in while the node is stopped.
+    let cf_dir = s.cf_directory("ks", "users").unwrap();
+    let snap = snapshots[0].directory.clone();
+    s.shutdown().unwrap();
+    std::fs::remove_dir_all(dir.path().join("commitlog")).unwrap();
+    for file in files_under(&snap) {
+        let to = cf_dir.join(&file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(snap.join(&file), to).unwrap();
+    }
+    let s = Storage::open(config(dir.path())).unwrap();
+    assert_eq!(name_of(&s, "a"), Some(b"alice".to_vec()));
+    assert_eq!(name_of(&s, "b"), Some(b"bob".to_vec()));
+    s.shutdown().unwrap();
+
+    // Turned off, nothing is kept.
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.auto_snapshot = false;
+    let s = Storage::open(c).unwrap();
+    put(&s, "a", "alice");
+    s.truncate("ks", "users").unwrap();
+    s.drop_column_family("ks", "users").unwrap();
+    assert!(s.list_snapshots(None).unwrap().is_empty());
+    s.shutdown().unwrap();
+}
+
+#[test]
+fn incremental_backups_link_each_flushed_sstable() {
+    for wanted in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(dir.path());
+        c.incremental_backups = wanted;
+        let s = Storage::open(c).unwrap();
+        for key in ["a", "b"] {
+            put(&s, key, key);
+            s.flush("ks", "users").unwrap();
+        }
+        let cf_dir = s.cf_directory("ks", "users").unwrap();
+        let backups = cf_dir.join(BACKUPS_DIR);
+        if !wanted {
+            assert!(!backups.exists());
+            s.shutdown().unwrap();
+            continue;
+        }
+        // Two SSTables of five components, and the index's two in `.<index>/`.
+        let files = files_under(&backups);
+        assert_eq!(files.len(), 20, "{files:?}");
+        assert_eq!(files.iter().filter(|f| f.to_string_lossy().starts_with('.')).count(), 10, "{files:?}");
+        // A compaction's output is no flush: not backed up. Its inputs' links stay.
+        s.major_compact("ks", "users").unwrap();
+        assert_eq!(files_under(&backups).len(), 20);
+        assert!(std::fs::metadata(backups.join(&files[files.len() - 1])).unwrap().nlink() == 1, "the original is gone");
+        // Startup ignores the directory; a drop keeps it.
+        s.shutdown().unwrap();
+        let mut c = config(dir.path());
+        c.incremental_backups = true;
+        let s = Storage::open(c).unwrap();
+        assert_eq!(name_of(&s, "a"), Some(b"a".to_vec()));
+        s.drop_column_family("ks", "users").unwrap();
+        assert_eq!(files_under(&backups).len(), 20);
         s.shutdown().unwrap();
     }
 }

@@ -273,3 +273,31 @@ fn snapshots_are_taken_listed_and_cleared() {
     node.tool(&["clearsnapshot"]).ok();
     assert_eq!(node.tool(&["listsnapshots"]).ok().stdout, "There are no snapshots\n");
 }
+
+/// `AutoSnapshot` (on by default): a Thrift truncate and a column family drop each leave a
+/// snapshot of what they removed, listed and cleared like any other.
+#[test]
+fn truncate_and_drop_leave_a_snapshot_behind() {
+    let node = start();
+    let mut client = node.client_in("Keyspace1");
+    insert(&mut client, "Standard1", "key1").expect("insert");
+    client.truncate("Standard1".into()).expect("truncate");
+    client.system_drop_column_family("Standard1".into()).expect("drop");
+    let listed = node.tool(&["listsnapshots"]).ok();
+    let tags: Vec<&str> = listed.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    let truncated = tags.iter().find(|t| t.ends_with("-truncated-Standard1")).unwrap_or_else(|| panic!("{listed:?}"));
+    let dropped = tags.iter().find(|t| t.ends_with("-dropped-Standard1")).unwrap_or_else(|| panic!("{listed:?}"));
+    for tag in [truncated, dropped] {
+        let millis = tag.split('-').next().unwrap_or_default();
+        assert!(millis.len() >= 13 && millis.bytes().all(|b| b.is_ascii_digit()), "{tag}");
+    }
+    // The truncation's snapshot holds the row (an SSTable's five files); the drop's, nothing.
+    let json = parse_json(&node.tool(&["--json", "listsnapshots"]).ok());
+    let files_of = |tag: &str| {
+        json["snapshots"].as_array().expect("snapshots").iter().find(|s| s["tag"] == tag).map(|s| s["files"].clone())
+    };
+    assert_eq!(files_of(truncated), Some(serde_json::json!(5)), "{json}");
+    assert_eq!(files_of(dropped), Some(serde_json::json!(0)), "{json}");
+    node.tool(&["clearsnapshot"]).ok();
+    assert_eq!(node.tool(&["listsnapshots"]).ok().stdout, "There are no snapshots\n");
+}

@@ -489,6 +489,16 @@ fn event_loops_and_block_cache_size() {
 }
 
 #[test]
+fn auto_snapshot_and_incremental_backups() {
+    let c = ok(&doc("", ""));
+    assert_eq!((c.auto_snapshot, c.incremental_backups), (true, false));
+    let c = ok(&doc("<AutoSnapshot>false</AutoSnapshot><IncrementalBackups>true</IncrementalBackups>", ""));
+    assert_eq!((c.auto_snapshot, c.incremental_backups), (false, true));
+    let e = err(&doc("<IncrementalBackups>yes</IncrementalBackups>", "")).to_string();
+    assert!(e.contains("IncrementalBackups") && e.contains("yes"), "{e}");
+}
+
+#[test]
 fn commit_log_total_space() {
     let c = ok(&doc("<CommitLogTotalSpaceInMB>512</CommitLogTotalSpaceInMB>", ""));
     assert_eq!(c.commit_log_total_space_mb, 512);

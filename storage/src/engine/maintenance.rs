@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use super::Storage;
 use crate::block_cache::BlockCache;
@@ -49,11 +49,11 @@ pub(super) fn write_memtable_with(
     store: &Arc<ColumnFamilyStore>,
     memtable: &Arc<Memtable>,
     position: ReplayPosition,
-    options: WriterOptions,
+    config: &super::StorageConfig,
     cache: &Arc<BlockCache>,
 ) -> Result<()> {
     let desc = store.new_descriptor();
-    let mut writer = SsTableWriter::create(desc, memtable.partitions(), options)?;
+    let mut writer = SsTableWriter::create(desc, memtable.partitions(), writer_options(config))?;
     let written = (|| {
         for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
             writer.append(&key, &row)?;
@@ -67,6 +67,13 @@ pub(super) fn write_memtable_with(
     let reader = Arc::new(writer.finish((position.segment_id, position.offset), Vec::new(), cache)?);
     info!(keyspace = %store.keyspace, cf = %store.name, file = %reader.descriptor().path(sstable::Component::Data).display(),
           partitions = memtable.partitions(), "flushed memtable");
+    if config.incremental_backups {
+        // The SSTable is written and durable: a missing backup link is the operator's to
+        // notice, never a reason to refuse the flush (and with it, writes).
+        if let Err(e) = super::snapshot::back_up(store, &reader) {
+            error!(keyspace = %store.keyspace, cf = %store.name, error = %e, "incremental backup of a flushed SSTable failed");
+        }
+    }
     store.finish_flush(memtable, Some(reader));
     store.counters.flushes.fetch_add(1, Ordering::Relaxed);
     Ok(())
@@ -265,7 +272,7 @@ impl Storage {
         memtable: &Arc<Memtable>,
         position: ReplayPosition,
     ) -> Result<()> {
-        write_memtable_with(store, memtable, position, self.writer_options(), &self.inner.cache)
+        write_memtable_with(store, memtable, position, &self.inner.config, &self.inner.cache)
     }
 
     pub(super) fn writer_options(&self) -> WriterOptions {
@@ -295,9 +302,11 @@ impl Storage {
     }
 
     /// Removes all data of a column family, durably: records before this point are never
-    /// replayed again.
+    /// replayed again. With `AutoSnapshot`, what was there is first flushed and linked into
+    /// snapshot `<ms>-truncated-<cf>`; if that fails, nothing is removed.
     pub fn truncate(&self, keyspace: &str, cf: &str) -> Result<()> {
         let store = self.store(keyspace, cf)?;
+        self.auto_snapshot(&store, "truncated")?;
         let indexes = store.indexes();
         let _flushing = store.flush_lock.lock();
         let _index_flushing: Vec<_> = indexes.iter().map(|i| i.store.flush_lock.lock()).collect();

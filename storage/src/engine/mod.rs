@@ -66,7 +66,7 @@ pub use hints::Hint;
 pub use index::IndexStatus;
 pub use maintenance::{CacheStats, CfStats};
 pub(crate) use snapshot::snapshot_store;
-pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, SNAPSHOTS_DIR};
+pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, BACKUPS_DIR, SNAPSHOTS_DIR};
 pub use write::Durable;
 
 /// What the engine needs to know; built by the server from its configuration.
@@ -96,6 +96,12 @@ pub struct StorageConfig {
     /// Snapshot a column family's SSTables before each compaction of it (0.6's
     /// `SnapshotBeforeCompaction`); the snapshots are never removed by the engine.
     pub snapshot_before_compaction: bool,
+    /// Snapshot a column family before truncating or dropping it (Cassandra's `auto_snapshot`,
+    /// on by default): tags `<ms>-truncated-<cf>` and `<ms>-dropped-<cf>`.
+    pub auto_snapshot: bool,
+    /// Link every SSTable a flush writes into the column family's `backups/` directory
+    /// (Cassandra's `incremental_backups`, off by default); the engine never removes them.
+    pub incremental_backups: bool,
     /// Bytes of verified SSTable blocks kept in memory for point reads (0 = no cache).
     pub block_cache_bytes: usize,
     /// Whether SSTable components are mapped or read with pread.
@@ -128,6 +134,8 @@ impl StorageConfig {
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
             snapshot_before_compaction: false,
+            auto_snapshot: true,
+            incremental_backups: false,
             block_cache_bytes: block_cache::DEFAULT_CAPACITY,
             disk_access: DiskAccess::default(),
             initial_keyspaces: Vec::new(),

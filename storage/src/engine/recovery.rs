@@ -96,7 +96,7 @@ fn flush_replayed(
             continue;
         }
         s.switch_memtable(next);
-        maintenance::write_memtable_with(s, &memtable, next, maintenance::writer_options(config), cache)?;
+        maintenance::write_memtable_with(s, &memtable, next, config, cache)?;
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 use uuid::Uuid;
 
 use super::{recovery, Storage};
@@ -228,14 +228,24 @@ impl Storage {
                 Ok(())
             })?;
         }
+        let mut kept = Vec::new();
         for d in dropped {
+            // Taken before the commit log forgets the column family, so a crash meanwhile
+            // replays its writes rather than losing them.
+            let snapshot = self.auto_snapshot(&d, "dropped");
             let _guard = d.flush_lock.lock();
             self.inner.commitlog.forget_cf(d.id)?;
+            if let Err(e) = snapshot {
+                error!(keyspace = %d.keyspace, cf = %d.name, dir = %d.dir.display(), error = %e,
+                       "AutoSnapshot of a dropped column family failed; its files stay where they are");
+                kept.push(d.keyspace.clone());
+                continue;
+            }
             if let Err(e) = super::snapshot::remove_keeping_snapshots(&d.dir) {
                 warn!(dir = %d.dir.display(), error = %e, "cannot remove dropped column family's files");
             }
         }
-        for name in removed_keyspaces {
+        for name in removed_keyspaces.into_iter().filter(|name| !kept.contains(name)) {
             let dir = self.inner.config.data_dir.join(&name);
             if dir.exists() {
                 if let Err(e) = super::snapshot::remove_keeping_snapshots(&dir) {

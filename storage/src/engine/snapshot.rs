@@ -9,16 +9,21 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tracing::info;
 
 use super::Storage;
 use crate::cfs::ColumnFamilyStore;
 use crate::error::{Result, StorageError};
-use crate::sstable::{self, Component};
+use crate::sstable::{self, Component, SsTableReader};
 
 /// The directory under a column family's directory that holds its snapshots.
 pub const SNAPSHOTS_DIR: &str = "snapshots";
+
+/// The directory under a column family's directory where `IncrementalBackups` links each
+/// SSTable a flush writes (an index's in `.<index>/` inside it).
+pub const BACKUPS_DIR: &str = "backups";
 
 /// Times a snapshot is retried when a compaction deletes an SSTable while it is being linked.
 const LINK_ATTEMPTS: usize = 5;
@@ -71,6 +76,24 @@ impl Storage {
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
         snapshot_store(&store, tag, true)
+    }
+
+    /// With `AutoSnapshot`, flushes the column family and links its SSTables into snapshot
+    /// `<ms>-<what>-<cf>` before it is truncated or dropped (`what`: `truncated`, `dropped`).
+    pub(super) fn auto_snapshot(&self, store: &Arc<ColumnFamilyStore>, what: &str) -> Result<()> {
+        if !self.inner.config.auto_snapshot {
+            return Ok(());
+        }
+        let millis = crate::data::now_micros() / 1000;
+        self.flush_store(store)?;
+        // Two truncations within a millisecond still get a snapshot each.
+        let mut tag = format!("{millis}-{what}-{}", store.name);
+        let mut n = 1;
+        while snapshot_dir_of(store.sstable_dir(), &tag).exists() {
+            n += 1;
+            tag = format!("{millis}-{what}-{}-{n}", store.name);
+        }
+        snapshot_store(store, &tag, true).map(|_| ())
     }
 
     /// Every snapshot on disk, of `keyspace` or of all keyspaces, ordered by keyspace, column
@@ -181,6 +204,25 @@ pub(crate) fn snapshot_store(store: &ColumnFamilyStore, tag: &str, with_indexes:
     }
 }
 
+/// Links the components of `table`, just flushed, into the `backups/` directory of `store`
+/// (`IncrementalBackups`), or `backups/.<index>/` for an index's.
+pub(super) fn back_up(store: &ColumnFamilyStore, table: &SsTableReader) -> Result<()> {
+    let sstable_dir = store.sstable_dir();
+    let name = file_name(sstable_dir);
+    let dir = match sstable_dir.parent() {
+        Some(base) if name.starts_with('.') => base.join(BACKUPS_DIR).join(name),
+        _ => sstable_dir.join(BACKUPS_DIR),
+    };
+    fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+    let desc = table.descriptor();
+    for component in Component::ALL {
+        let from = desc.path(component);
+        let Some(file) = from.file_name() else { continue };
+        fs::hard_link(&from, dir.join(file)).map_err(|e| StorageError::io(&from, e))?;
+    }
+    sstable::sync_dir(&dir)
+}
+
 /// Where snapshot `tag` of the SSTables in `sstable_dir` goes: `snapshots/<tag>/` in it, or for
 /// an index's directory (`.<index>` inside its base's), `.<index>/` inside the base's snapshot,
 /// so that every snapshot is listed and cleared with its column family's.
@@ -257,14 +299,14 @@ fn sum_files(dir: &Path) -> Result<SnapshotSummary> {
 }
 
 /// Removes `dir` (a dropped column family's or keyspace's directory) but for the `snapshots`
-/// directories in it, as Cassandra keeps the snapshots of what is dropped. Directories left
-/// empty go too.
+/// and `backups` directories in it, as Cassandra keeps the snapshots and backups of what is
+/// dropped. Directories left empty go too.
 pub(super) fn remove_keeping_snapshots(dir: &Path) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
         if entry.file_type()?.is_dir() {
-            if entry.file_name() != SNAPSHOTS_DIR {
+            if entry.file_name() != SNAPSHOTS_DIR && entry.file_name() != BACKUPS_DIR {
                 remove_keeping_snapshots(&path)?;
             }
         } else {
@@ -273,7 +315,7 @@ pub(super) fn remove_keeping_snapshots(dir: &Path) -> std::io::Result<()> {
     }
     match fs::remove_dir(dir) {
         Ok(()) => Ok(()),
-        // Snapshots are left in it.
+        // Snapshots or backups are left in it.
         Err(_) if fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) => Ok(()),
         Err(e) => Err(e),
     }

@@ -309,11 +309,20 @@ pub fn list_snapshots(r: &ListSnapshotsResult) -> String {
     if r.snapshots.is_empty() {
         return "There are no snapshots\n".into();
     }
-    let mut s = format!("{:<24}{:<20}{:<48}{:>8}  Size\n", "Snapshot name", "Keyspace", "Column family", "Files");
+    // Columns as wide as their longest entry (AutoSnapshot's tags are long), two spaces apart.
+    let width = |title: &str, of: fn(&SnapshotCf) -> &str| {
+        r.snapshots.iter().map(|c| of(c).len()).chain([title.len()]).max().unwrap_or(0) + 2
+    };
+    let (tag, ks, cf) = (
+        width("Snapshot name", |c| &c.tag),
+        width("Keyspace", |c| &c.keyspace),
+        width("Column family", |c| &c.column_family),
+    );
+    let mut s = format!("{:<tag$}{:<ks$}{:<cf$}{:>6}  Size\n", "Snapshot name", "Keyspace", "Column family", "Files");
     for c in &r.snapshots {
         let _ = writeln!(
             s,
-            "{:<24}{:<20}{:<48}{:>8}  {}",
+            "{:<tag$}{:<ks$}{:<cf$}{:>6}  {}",
             c.tag,
             c.keyspace,
             c.column_family,
