@@ -121,6 +121,13 @@ pub enum Request {
     },
     /// The snapshots on disk.
     ListSnapshots,
+    /// Loads the SSTables of `keyspace`.`cf` found in `directory` (a path on the node) into the
+    /// column family, live (Cassandra 4's `nodetool import`); answered with an [`ImportResult`].
+    Import {
+        keyspace: String,
+        cf: String,
+        directory: String,
+    },
 }
 
 impl Request {
@@ -149,6 +156,7 @@ impl Request {
             Request::Snapshot { .. } => "snapshot",
             Request::ClearSnapshot { .. } => "clear_snapshot",
             Request::ListSnapshots => "list_snapshots",
+            Request::Import { .. } => "import",
         }
     }
 
@@ -516,6 +524,17 @@ pub struct ListSnapshotsResult {
     pub snapshots: Vec<SnapshotCf>,
 }
 
+/// What an import loaded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportResult {
+    pub keyspace: String,
+    pub column_family: String,
+    /// The new Data files in the column family's directory, one per SSTable loaded.
+    pub files: Vec<String>,
+    pub partitions: u64,
+    pub bytes: u64,
+}
+
 /// What repair did to one column family.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepairCf {
@@ -644,6 +663,7 @@ mod tests {
             Request::Snapshot { keyspaces: vec!["ks".into()], tag: Some("t".into()) },
             Request::ClearSnapshot { keyspaces: Vec::new(), tag: None },
             Request::ListSnapshots,
+            Request::Import { keyspace: "ks".into(), cf: "cf".into(), directory: "/backup".into() },
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");

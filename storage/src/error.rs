@@ -80,6 +80,8 @@ pub enum StorageError {
     InvalidSnapshotTag { tag: String, reason: String },
     #[error("snapshot {} already exists", path.display())]
     SnapshotExists { path: PathBuf },
+    #[error("cannot import SSTables from {path}: {reason}")]
+    InvalidImport { path: PathBuf, reason: String },
 }
 
 impl StorageError {

@@ -301,3 +301,36 @@ fn truncate_and_drop_leave_a_snapshot_behind() {
     node.tool(&["clearsnapshot"]).ok();
     assert_eq!(node.tool(&["listsnapshots"]).ok().stdout, "There are no snapshots\n");
 }
+
+/// `import`: a snapshot comes back into a truncated column family while the node runs, and a
+/// directory without SSTables is refused with the reason.
+#[test]
+fn a_snapshot_is_imported_back_while_the_node_runs() {
+    let node = start();
+    let mut client = node.client_in("Keyspace1");
+    for key in ["key1", "key2"] {
+        insert(&mut client, "Standard1", key).expect("insert");
+    }
+    let json = parse_json(&node.tool(&["--json", "snapshot", "-t", "before", "Keyspace1"]).ok());
+    let snapshot = json["column_families"]
+        .as_array()
+        .expect("column families")
+        .iter()
+        .find(|c| c["column_family"] == "Standard1")
+        .and_then(|c| c["directory"].as_str())
+        .expect("Standard1's snapshot")
+        .to_string();
+    client.truncate("Standard1".into()).expect("truncate");
+    let read = |client: &mut Client, key: &str| client.get(b(key), path("Standard1", b("name")), ONE).is_ok();
+    assert!(!read(&mut client, "key1"));
+
+    let run = node.tool(&["import", "Keyspace1", "Standard1", &snapshot]).ok();
+    assert!(run.stdout.starts_with("Imported 1 SSTables into Keyspace1.Standard1 (2 partitions, "), "{run:?}");
+    assert!(run.stderr.contains("importing"), "{run:?}");
+    assert!(read(&mut client, "key1") && read(&mut client, "key2"));
+
+    let empty = tempfile::tempdir().expect("tempdir");
+    let refused = node.tool(&["import", "Keyspace1", "Standard1", &empty.path().display().to_string()]);
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert!(refused.stderr.contains("it holds no SSTable of Keyspace1.Standard1"), "{refused:?}");
+}

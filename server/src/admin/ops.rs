@@ -116,9 +116,11 @@ impl OpError {
         match self {
             OpError::Storage(StorageError::UnknownKeyspace(_)) => ErrorKind::UnknownKeyspace,
             OpError::Storage(StorageError::UnknownColumnFamily { .. }) => ErrorKind::UnknownColumnFamily,
-            OpError::Storage(StorageError::InvalidSnapshotTag { .. } | StorageError::SnapshotExists { .. }) => {
-                ErrorKind::BadRequest
-            }
+            OpError::Storage(
+                StorageError::InvalidSnapshotTag { .. }
+                | StorageError::SnapshotExists { .. }
+                | StorageError::InvalidImport { .. },
+            ) => ErrorKind::BadRequest,
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
@@ -202,6 +204,10 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
+        Request::Import { keyspace, cf, directory } => {
+            state.check_not_drained("import")?;
+            to_value(import(node, keyspace, cf, directory, out).await?)
+        }
     }
 }
 
@@ -772,6 +778,31 @@ fn clear_snapshot(node: &Node, keyspaces: &[String], tag: Option<&str>) -> Resul
         }
     }
     Ok(ClearSnapshotResult { removed: removed.iter().map(|p| p.display().to_string()).collect() })
+}
+
+/// Cassandra 4's `nodetool import`: checks every SSTable of `keyspace.cf` in `directory`, then
+/// loads them all into the column family (or none), and rebuilds its secondary indexes.
+async fn import<W: AsyncWrite + Unpin>(
+    node: &Node,
+    keyspace: String,
+    cf: String,
+    directory: String,
+    out: &mut ReplyWriter<W>,
+) -> Result<ImportResult, OpError> {
+    let progress = Progress { done: 0, total: 1, what: format!("importing {directory} into {keyspace}.{cf}") };
+    out.progress(progress.clone()).await;
+    let storage = node.storage.clone();
+    let (k, c, d) = (keyspace.clone(), cf.clone(), directory.clone());
+    let summary =
+        run_blocking(out, &progress, move || storage.import_sstables(&k, &c, std::path::Path::new(&d))).await??;
+    out.progress(Progress { done: 1, total: 1, what: format!("imported {} SSTables", summary.files.len()) }).await;
+    Ok(ImportResult {
+        keyspace,
+        column_family: cf,
+        files: summary.files.iter().map(|f| f.display().to_string()).collect(),
+        partitions: summary.partitions,
+        bytes: summary.bytes,
+    })
 }
 
 /// Cassandra 2.1's `nodetool listsnapshots`.

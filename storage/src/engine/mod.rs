@@ -23,6 +23,7 @@
 mod counter;
 mod derived;
 mod hints;
+mod import;
 mod index;
 mod local;
 mod maintenance;
@@ -63,6 +64,7 @@ use crate::system::{self, schema_tables, SystemState};
 pub use crate::commitlog::SyncMode;
 pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
+pub use import::ImportSummary;
 pub use index::IndexStatus;
 pub use maintenance::{CacheStats, CfStats};
 pub(crate) use snapshot::snapshot_store;

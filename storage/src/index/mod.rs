@@ -181,6 +181,19 @@ impl SecondaryIndex {
         Ok(())
     }
 
+    /// Marks the index as not completely built (its base received data it has no entries for),
+    /// durably: queries scan the base until a build marks it built again.
+    pub(crate) fn mark_unbuilt(&self) -> Result<()> {
+        self.built.store(false, Ordering::Release);
+        let dir = self.store.sstable_dir();
+        let path = dir.join(BUILT_FILE);
+        match std::fs::remove_file(&path) {
+            Ok(()) => sync_dir(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StorageError::io(&path, e)),
+        }
+    }
+
     /// The index row key of an indexed value.
     pub(crate) fn value_key(&self, value: &[u8]) -> DecoratedKey {
         self.partitioner.decorate(value)

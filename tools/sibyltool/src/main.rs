@@ -116,6 +116,10 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// Load the SSTables of KEYSPACE.CF found in DIRECTORY (on the node's machine; a relative
+    /// path is taken from here) into the column family while the node runs: a snapshot to
+    /// restore, or SSTables from another node. All are checked before any is loaded.
+    Import { keyspace: String, cf: String, directory: std::path::PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -167,6 +171,12 @@ fn request_for(command: &Command) -> Request {
             Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
         }
         Command::Listsnapshots => Request::ListSnapshots,
+        Command::Import { keyspace, cf, directory } => Request::Import {
+            keyspace: keyspace.clone(),
+            cf: cf.clone(),
+            // The node runs elsewhere in the file system: relative to here, not to it.
+            directory: std::path::absolute(directory).unwrap_or_else(|_| directory.clone()).display().to_string(),
+        },
     }
 }
 
@@ -213,6 +223,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Snapshot { .. } => render::snapshot(&decode(request, value)?),
         Command::Clearsnapshot { .. } => render::clear_snapshot(&decode(request, value)?),
         Command::Listsnapshots => render::list_snapshots(&decode(request, value)?),
+        Command::Import { .. } => render::import(&decode(request, value)?),
         Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.

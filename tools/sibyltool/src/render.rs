@@ -297,6 +297,21 @@ pub fn snapshot(r: &SnapshotResult) -> String {
     )
 }
 
+pub fn import(r: &ImportResult) -> String {
+    let mut s = format!(
+        "Imported {} SSTables into {}.{} ({} partitions, {})\n",
+        r.files.len(),
+        r.keyspace,
+        r.column_family,
+        r.partitions,
+        format_bytes(r.bytes)
+    );
+    for file in &r.files {
+        let _ = writeln!(s, "  {file}");
+    }
+    s
+}
+
 pub fn clear_snapshot(r: &ClearSnapshotResult) -> String {
     let mut s = format!("Removed {} snapshot directories\n", r.removed.len());
     for dir in &r.removed {
