@@ -121,6 +121,15 @@ pub enum Request {
     },
     /// The snapshots on disk.
     ListSnapshots,
+    /// Reads every SSTable of the column families (as `compact` selects them) through and
+    /// replaces each damaged one by a copy of its readable partitions; answered with a
+    /// [`ScrubResult`].
+    Scrub {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+    },
     /// Loads the SSTables of `keyspace`.`cf` found in `directory` (a path on the node) into the
     /// column family, live (Cassandra 4's `nodetool import`); answered with an [`ImportResult`].
     Import {
@@ -157,6 +166,7 @@ impl Request {
             Request::ClearSnapshot { .. } => "clear_snapshot",
             Request::ListSnapshots => "list_snapshots",
             Request::Import { .. } => "import",
+            Request::Scrub { .. } => "scrub",
         }
     }
 
@@ -524,6 +534,30 @@ pub struct ListSnapshotsResult {
     pub snapshots: Vec<SnapshotCf>,
 }
 
+/// What scrub found in one column family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScrubCf {
+    /// `keyspace.cf`.
+    pub name: String,
+    /// SSTables read through, and those replaced because they held damaged partitions.
+    pub checked: u64,
+    pub rewritten: u64,
+    /// Partitions read back whole.
+    pub partitions: u64,
+    /// Partitions left out (their data could not be read): how many, and their keys (UTF-8,
+    /// lossy), at most [`SCRUB_KEYS_LISTED`] of them.
+    pub lost: u64,
+    pub lost_keys: Vec<String>,
+}
+
+/// The most lost keys a [`ScrubCf`] lists.
+pub const SCRUB_KEYS_LISTED: usize = 100;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScrubResult {
+    pub column_families: Vec<ScrubCf>,
+}
+
 /// What an import loaded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImportResult {
@@ -664,6 +698,7 @@ mod tests {
             Request::ClearSnapshot { keyspaces: Vec::new(), tag: None },
             Request::ListSnapshots,
             Request::Import { keyspace: "ks".into(), cf: "cf".into(), directory: "/backup".into() },
+            Request::Scrub { keyspace: Some("ks".into()), cfs: vec!["cf".into()] },
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");

@@ -143,6 +143,123 @@ pub(crate) fn cleanup(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, owned
     Ok(summary)
 }
 
+/// What scrub found in a column family's SSTables.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScrubSummary {
+    /// SSTables read through.
+    pub checked: usize,
+    /// Damaged SSTables replaced by a copy of what could be read.
+    pub rewritten: usize,
+    /// Partitions read back whole.
+    pub partitions: u64,
+    /// The keys of the partitions whose data could not be read, and so were left out.
+    pub lost: Vec<DecoratedKey>,
+}
+
+/// Cassandra's scrub: reads every SSTable of the column family through, partition by partition
+/// as its (separately verified) index lists them, and replaces each one with damaged partitions
+/// by a copy of everything else, so reads and compactions stop failing on it. A partition lost
+/// this way comes back from the other replicas by repair. An SSTable without damage is left as
+/// it is; a damaged one is first linked into snapshot `<ms>-pre-scrub-<cf>-<generation>` (with
+/// the column family's other SSTables). One whose index itself is damaged cannot be scrubbed,
+/// and fails the scrub by name.
+pub(crate) fn scrub(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<ScrubSummary> {
+    let mut summary = ScrubSummary::default();
+    for sstable in store.sstables() {
+        if env.stopping() {
+            return Err(StorageError::ShuttingDown);
+        }
+        if !reserve(store, std::slice::from_ref(&sstable)) {
+            return Err(already_compacting(store));
+        }
+        let result = scrub_one(env, store, &sstable, &mut summary);
+        store.compacting.lock().remove(&sstable.descriptor().generation);
+        result?;
+    }
+    Ok(summary)
+}
+
+/// Scrubs one reserved SSTable: a read-through first, and a rewrite only if it found damage.
+fn scrub_one(
+    env: &CompactionEnv,
+    store: &Arc<ColumnFamilyStore>,
+    sstable: &Arc<SsTableReader>,
+    summary: &mut ScrubSummary,
+) -> Result<()> {
+    let mut lost = Vec::new();
+    let mut readable = 0u64;
+    let mut scan = sstable.scan(None)?.past_damaged_partitions();
+    while let Some(item) = scan.next() {
+        match item {
+            Ok(_) => readable += 1,
+            Err(e) => match scan.damaged_key() {
+                Some(key) => {
+                    tracing::warn!(keyspace = %store.keyspace, cf = %store.name, key = %String::from_utf8_lossy(&key.key),
+                                   error = %e, "scrub: a damaged partition is left out");
+                    lost.push(key.clone());
+                }
+                None => return Err(e),
+            },
+        }
+    }
+    summary.checked += 1;
+    summary.partitions += readable;
+    if lost.is_empty() {
+        return Ok(());
+    }
+
+    // As Cassandra's scrub does, the damaged files are kept in a snapshot first: what cannot
+    // be read here may still be worth an expert's look.
+    let millis = crate::data::now_micros() / 1000;
+    let generation = sstable.descriptor().generation;
+    crate::engine::snapshot_store(store, &format!("{millis}-pre-scrub-{}-{generation}", store.name), false)?;
+    let mut writer = SsTableWriter::create(store.new_descriptor(), readable as usize, env.writer_options.clone())?;
+    let written = (|| {
+        let mut scan = sstable.scan(None)?.past_damaged_partitions();
+        while let Some(item) = scan.next() {
+            match item {
+                Ok((key, row)) => writer.append(&key, &row)?,
+                // The damage found above is skipped; anything else stops the rewrite.
+                Err(e) if scan.damaged_key().is_none() => return Err(e),
+                Err(_) => {}
+            }
+        }
+        Ok::<_, StorageError>(())
+    })();
+    if let Err(e) = written {
+        writer.abort();
+        return Err(e);
+    }
+    let position = sstable.metadata().replay_position;
+    let output = if readable > 0 {
+        Some(Arc::new(writer.finish((position.segment_id, position.offset), vec![generation], env.cache)?))
+    } else {
+        writer.abort();
+        None
+    };
+    {
+        let mut live = store.sstables.write();
+        if !live.iter().any(|s| s.descriptor().generation == generation) {
+            // A truncate removed it meanwhile.
+            drop(live);
+            if let Some(o) = output {
+                o.delete_files()?;
+            }
+            return Ok(());
+        }
+        live.retain(|s| s.descriptor().generation != generation);
+        if let Some(o) = &output {
+            live.push(o.clone());
+        }
+    }
+    sstable.delete_files()?;
+    info!(keyspace = %store.keyspace, cf = %store.name, file = %sstable.descriptor().path(crate::sstable::Component::Data).display(),
+          kept = readable, lost = lost.len(), "scrub: rewrote a damaged SSTable");
+    summary.rewritten += 1;
+    summary.lost.extend(lost);
+    Ok(())
+}
+
 /// Whether every token from `first` to `last` (`first <= last`, both included) lies in `range`.
 fn holds_span(range: &Range, first: &Token, last: &Token) -> bool {
     range.contains(first) && (first == last || range.contains_range(&Range::new(first.clone(), last.clone())))

@@ -271,3 +271,53 @@ fn range_digests_depend_on_the_data_not_on_where_it_lives() {
     a.shutdown().unwrap();
     b.shutdown().unwrap();
 }
+
+#[test]
+fn scrub_replaces_a_damaged_sstable_by_what_can_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    for i in 0..2000 {
+        put(&s, "cf", &format!("key{i}"), b"c", &format!("value {i} {}", "x".repeat(100)));
+    }
+    s.flush("ks", "cf").unwrap();
+    put(&s, "cf", "other", b"c", "in a healthy SSTable");
+    s.flush("ks", "cf").unwrap();
+    let damaged =
+        s.data_files("ks", "cf").unwrap().into_iter().find(|f| std::fs::metadata(f).unwrap().len() > 100_000).unwrap();
+    s.shutdown().unwrap();
+    let len = std::fs::metadata(&damaged).unwrap().len();
+    let mut f = OpenOptions::new().read(true).write(true).open(&damaged).unwrap();
+    f.seek(SeekFrom::Start(len / 2)).unwrap();
+    f.write_all(&[0xA5, 0x5A, 0xA5]).unwrap();
+    drop(f);
+
+    let s = Storage::open(config(dir.path())).unwrap();
+    let failing =
+        (0..2000).filter(|i| s.read("ks", "cf", format!("key{i}").as_bytes(), &ReadFilter::all()).is_err()).count();
+    assert!(failing > 0, "the damage went unnoticed");
+    assert!(s.major_compact("ks", "cf").is_err(), "a compaction reads the damaged chunk too");
+
+    let summary = s.scrub("ks", "cf").unwrap();
+    assert_eq!((summary.checked, summary.rewritten), (2, 1), "{summary:?}");
+    assert_eq!(summary.lost.len(), failing, "exactly the unreadable partitions are left out");
+    assert_eq!(summary.partitions, 2001 - failing as u64);
+    // Every read answers now: the lost keys as absent, the rest as written.
+    for i in 0..2000 {
+        let cells = get(&s, &format!("key{i}"));
+        let lost = summary.lost.iter().any(|k| k.key == format!("key{i}").as_bytes());
+        assert_eq!(cells.is_empty(), lost, "key{i}");
+    }
+    assert_eq!(get(&s, "other"), vec![b"in a healthy SSTable".to_vec()]);
+    s.major_compact("ks", "cf").unwrap();
+    // The damaged files stay in a snapshot; the column family no longer has them.
+    let kept = s.list_snapshots(Some("ks")).unwrap();
+    assert!(kept.len() == 1 && kept[0].tag.contains("-pre-scrub-cf-"), "{kept:?}");
+    assert!(!damaged.exists());
+    // A scrub of healthy SSTables changes nothing.
+    let again = s.scrub("ks", "cf").unwrap();
+    assert_eq!((again.checked, again.rewritten, again.lost.len()), (1, 0, 0), "{again:?}");
+    s.shutdown().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    assert_eq!(get(&s, "key0").len() + get(&s, "key1999").len(), 2);
+    s.shutdown().unwrap();
+}

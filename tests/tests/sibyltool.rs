@@ -334,3 +334,69 @@ fn a_snapshot_is_imported_back_while_the_node_runs() {
     assert_eq!(refused.code, Some(1), "{refused:?}");
     assert!(refused.stderr.contains("it holds no SSTable of Keyspace1.Standard1"), "{refused:?}");
 }
+
+/// `scrub`: after a byte of an SSTable is damaged on disk, reads of the partitions in the
+/// damaged chunk fail (naming the file); scrub leaves those out, lists them, and every read
+/// answers again.
+#[test]
+fn scrub_leaves_out_damaged_partitions_and_reads_answer_again() {
+    let mut node = start();
+    let mut client = node.client_in("Keyspace1");
+    let value = "v".repeat(100);
+    for i in 0..3000 {
+        let key = format!("key{i}");
+        ok("insert", client.insert(b(&key), parent("Standard1"), column(b("name"), b(&value), 1_000), ONE));
+    }
+    node.tool(&["flush", "Keyspace1", "Standard1"]).ok();
+    assert!(node.stop().success());
+    let data = find_files(node.dir(), "-Data.db")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("Standard1-"))
+        .expect("Data file");
+    let mut bytes = std::fs::read(&data).expect("read");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xFF;
+    std::fs::write(&data, bytes).expect("write");
+    node.start_again();
+
+    let mut client = node.client_in("Keyspace1");
+    let read = |client: &mut Client, i: usize| client.get(b(&format!("key{i}")), path("Standard1", b("name")), ONE);
+    let failing: Vec<usize> = (0..3000).filter(|i| read(&mut client, *i).is_err()).collect();
+    assert!(!failing.is_empty(), "the damage went unnoticed");
+    let run = node.tool(&["scrub", "Keyspace1", "Standard1"]).ok();
+    let expected = format!(
+        "Keyspace1.Standard1: 1 SSTables checked, 1 rewritten, {} partitions kept, {} lost (run repair",
+        3000 - failing.len(),
+        failing.len()
+    );
+    assert!(run.stdout.starts_with(&expected), "{run:?}");
+    assert!(run.stdout.contains(&format!("\n  key{}\n", failing[0])), "{run:?}");
+    let mut client = node.client_in("Keyspace1");
+    for i in 0..3000 {
+        match read(&mut client, i) {
+            Ok(_) => assert!(!failing.contains(&i), "key{i} was lost"),
+            Err(thrift::Error::User(e)) if e.downcast_ref::<thrift_idl::NotFoundException>().is_some() => {
+                assert!(failing.contains(&i), "key{i} is gone")
+            }
+            Err(e) => panic!("key{i}: {e:?}"),
+        }
+    }
+    let listed = node.tool(&["listsnapshots"]).ok();
+    assert!(listed.stdout.contains("-pre-scrub-Standard1-"), "{listed:?}");
+}
+
+/// Every file under `dir` whose name ends with `suffix`, outside snapshots.
+fn find_files(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "snapshots") {
+                found.extend(find_files(&path, suffix));
+            }
+        } else if path.to_string_lossy().ends_with(suffix) {
+            found.push(path);
+        }
+    }
+    found
+}

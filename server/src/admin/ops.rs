@@ -204,6 +204,12 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
+        Request::Scrub { keyspace, cfs } => {
+            let _shared = state.ops_lock.read().await;
+            state.check_not_drained("scrub")?;
+            let stores = select_stores(node, keyspace.as_deref(), &cfs)?;
+            to_value(scrub(node, &stores, out).await?)
+        }
         Request::Import { keyspace, cf, directory } => {
             state.check_not_drained("import")?;
             to_value(import(node, keyspace, cf, directory, out).await?)
@@ -778,6 +784,39 @@ fn clear_snapshot(node: &Node, keyspaces: &[String], tag: Option<&str>) -> Resul
         }
     }
     Ok(ClearSnapshotResult { removed: removed.iter().map(|p| p.display().to_string()).collect() })
+}
+
+/// Cassandra's `nodetool scrub`, a column family at a time, with a progress line for each.
+async fn scrub<W: AsyncWrite + Unpin>(
+    node: &Node,
+    stores: &[(String, String)],
+    out: &mut ReplyWriter<W>,
+) -> Result<ScrubResult, OpError> {
+    let total = stores.len() as u64;
+    let mut done = Vec::new();
+    for (i, (ks, cf)) in stores.iter().enumerate() {
+        let name = format!("{ks}.{cf}");
+        let progress = Progress { done: i as u64, total, what: format!("scrubbing {name}") };
+        out.progress(progress.clone()).await;
+        let storage = node.storage.clone();
+        let (k, c) = (ks.clone(), cf.clone());
+        let summary = run_blocking(out, &progress, move || storage.scrub(&k, &c)).await??;
+        done.push(ScrubCf {
+            name,
+            checked: summary.checked as u64,
+            rewritten: summary.rewritten as u64,
+            partitions: summary.partitions,
+            lost: summary.lost.len() as u64,
+            lost_keys: summary
+                .lost
+                .iter()
+                .take(SCRUB_KEYS_LISTED)
+                .map(|k| String::from_utf8_lossy(&k.key).into_owned())
+                .collect(),
+        });
+    }
+    out.progress(Progress { done: total, total, what: format!("scrubbed {total} column families") }).await;
+    Ok(ScrubResult { column_families: done })
 }
 
 /// Cassandra 4's `nodetool import`: checks every SSTable of `keyspace.cf` in `directory`, then

@@ -301,6 +301,14 @@ impl Storage {
         compaction::cleanup(&self.compaction_env(), &store, owned)
     }
 
+    /// Cassandra's `nodetool scrub`: flushes, then replaces each SSTable with damaged
+    /// partitions by a copy of the rest (`compaction::scrub`).
+    pub fn scrub(&self, keyspace: &str, cf: &str) -> Result<crate::ScrubSummary> {
+        let store = self.store(keyspace, cf)?;
+        self.flush_store(&store)?;
+        compaction::scrub(&self.compaction_env(), &store)
+    }
+
     /// Removes all data of a column family, durably: records before this point are never
     /// replayed again. With `AutoSnapshot`, what was there is first flushed and linked into
     /// snapshot `<ms>-truncated-<cf>`; if that fails, nothing is removed.

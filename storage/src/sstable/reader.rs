@@ -203,6 +203,8 @@ impl SsTableReader {
             cache: ChunkCache::with_read_ahead(SCAN_READ_AHEAD),
             spill: Vec::new(),
             done: false,
+            tolerant: false,
+            damaged: None,
         })
     }
 
@@ -479,9 +481,26 @@ pub struct SsTableScanner {
     spill: Vec<u8>,
     /// After an error the scanner stops: positions after a corrupt spot are not trusted.
     done: bool,
+    /// Scrub's mode: a partition whose data cannot be read is reported, and the scan goes on
+    /// with the next index entry (the index is verified on its own, so its positions hold).
+    tolerant: bool,
+    /// The key of the partition whose read failed last (in tolerant mode).
+    damaged: Option<DecoratedKey>,
 }
 
 impl SsTableScanner {
+    /// Keeps scanning past a partition whose data is damaged: the error is returned for it and
+    /// [`SsTableScanner::damaged_key`] names it. A damaged index block still ends the scan.
+    pub fn past_damaged_partitions(mut self) -> SsTableScanner {
+        self.tolerant = true;
+        self
+    }
+
+    /// The key of the partition the last error was about, when the scan went past it.
+    pub fn damaged_key(&self) -> Option<&DecoratedKey> {
+        self.damaged.as_ref()
+    }
+
     fn next_partition(&mut self) -> Result<Option<(DecoratedKey, Row)>> {
         loop {
             while self.left == 0 {
@@ -506,8 +525,17 @@ impl SsTableScanner {
                 self.start = None;
             }
             let key = entry.decorated_key();
-            let row = self.inner.read_partition(&entry, &mut self.cache, &mut self.spill)?;
-            return Ok(Some((key, row)));
+            match self.inner.read_partition(&entry, &mut self.cache, &mut self.spill) {
+                Ok(row) => return Ok(Some((key, row))),
+                Err(e) => {
+                    if self.tolerant {
+                        self.damaged = Some(key);
+                        // Nothing read near the damage is reused.
+                        self.cache = ChunkCache::with_read_ahead(SCAN_READ_AHEAD);
+                    }
+                    return Err(e);
+                }
+            }
         }
     }
 }
@@ -519,6 +547,7 @@ impl Iterator for SsTableScanner {
         if self.done {
             return None;
         }
+        self.damaged = None;
         match self.next_partition() {
             Ok(Some(item)) => Some(Ok(item)),
             Ok(None) => {
@@ -526,7 +555,8 @@ impl Iterator for SsTableScanner {
                 None
             }
             Err(e) => {
-                self.done = true;
+                // Only a partition's own damage is gone past; anything else ends the scan.
+                self.done = !(self.tolerant && self.damaged.is_some());
                 Some(Err(e))
             }
         }

@@ -116,6 +116,11 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// Read every SSTable of KEYSPACE (all keyspaces when absent), of the column families CFS
+    /// (all when none), through; replace each damaged one by a copy of what can be read (the
+    /// damaged files are kept in a pre-scrub snapshot). Run repair afterwards to get the lost
+    /// partitions back from the other replicas.
+    Scrub { keyspace: Option<String>, cfs: Vec<String> },
     /// Load the SSTables of KEYSPACE.CF found in DIRECTORY (on the node's machine; a relative
     /// path is taken from here) into the column family while the node runs: a snapshot to
     /// restore, or SSTables from another node. All are checked before any is loaded.
@@ -171,6 +176,7 @@ fn request_for(command: &Command) -> Request {
             Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
         }
         Command::Listsnapshots => Request::ListSnapshots,
+        Command::Scrub { keyspace, cfs } => Request::Scrub { keyspace: keyspace.clone(), cfs: cfs.clone() },
         Command::Import { keyspace, cf, directory } => Request::Import {
             keyspace: keyspace.clone(),
             cf: cf.clone(),
@@ -224,6 +230,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Clearsnapshot { .. } => render::clear_snapshot(&decode(request, value)?),
         Command::Listsnapshots => render::list_snapshots(&decode(request, value)?),
         Command::Import { .. } => render::import(&decode(request, value)?),
+        Command::Scrub { .. } => render::scrub(&decode(request, value)?),
         Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.

@@ -297,6 +297,29 @@ pub fn snapshot(r: &SnapshotResult) -> String {
     )
 }
 
+pub fn scrub(r: &ScrubResult) -> String {
+    let mut s = String::new();
+    for cf in &r.column_families {
+        let _ = write!(
+            s,
+            "{}: {} SSTables checked, {} rewritten, {} partitions kept",
+            cf.name, cf.checked, cf.rewritten, cf.partitions
+        );
+        if cf.lost == 0 {
+            s.push('\n');
+            continue;
+        }
+        let _ = writeln!(s, ", {} lost (run repair to restore them from the other replicas):", cf.lost);
+        for key in &cf.lost_keys {
+            let _ = writeln!(s, "  {key}");
+        }
+        if cf.lost > cf.lost_keys.len() as u64 {
+            let _ = writeln!(s, "  ... and {} more", cf.lost - cf.lost_keys.len() as u64);
+        }
+    }
+    s
+}
+
 pub fn import(r: &ImportResult) -> String {
     let mut s = format!(
         "Imported {} SSTables into {}.{} ({} partitions, {})\n",
