@@ -121,6 +121,16 @@ pub enum Request {
     },
     /// The snapshots on disk.
     ListSnapshots,
+    /// The compactions running and the number due; answered with a [`CompactionStatsResult`].
+    CompactionStats,
+    /// Compaction's write rate limit in MB/s (0: unthrottled); answered with a
+    /// [`CompactionThroughputResult`].
+    GetCompactionThroughput,
+    /// Sets it, for running compactions too, until the node restarts; answered with the new
+    /// [`CompactionThroughputResult`].
+    SetCompactionThroughput {
+        mb_per_sec: u32,
+    },
     /// Reads every SSTable of the column families (as `compact` selects them) through and
     /// replaces each damaged one by a copy of its readable partitions; answered with a
     /// [`ScrubResult`].
@@ -167,6 +177,9 @@ impl Request {
             Request::ListSnapshots => "list_snapshots",
             Request::Import { .. } => "import",
             Request::Scrub { .. } => "scrub",
+            Request::CompactionStats => "compaction_stats",
+            Request::GetCompactionThroughput => "get_compaction_throughput",
+            Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
         }
     }
 
@@ -534,6 +547,32 @@ pub struct ListSnapshotsResult {
     pub snapshots: Vec<SnapshotCf>,
 }
 
+/// One running compaction, cleanup or scrub.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActiveCompaction {
+    /// `Compaction`, `Cleanup` or `Scrub`.
+    pub kind: String,
+    pub keyspace: String,
+    pub column_family: String,
+    /// Bytes of partitions (uncompressed) processed, out of the inputs' total.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompactionStatsResult {
+    /// Compactions due: size tiers holding at least the minimum threshold of SSTables.
+    pub pending_tasks: u64,
+    pub compactions: Vec<ActiveCompaction>,
+    /// The write rate limit they run under, in MB/s (0: unthrottled).
+    pub throughput_mb_per_sec: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompactionThroughputResult {
+    pub mb_per_sec: u32,
+}
+
 /// What scrub found in one column family.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScrubCf {
@@ -699,6 +738,9 @@ mod tests {
             Request::ListSnapshots,
             Request::Import { keyspace: "ks".into(), cf: "cf".into(), directory: "/backup".into() },
             Request::Scrub { keyspace: Some("ks".into()), cfs: vec!["cf".into()] },
+            Request::CompactionStats,
+            Request::GetCompactionThroughput,
+            Request::SetCompactionThroughput { mb_per_sec: 64 },
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");

@@ -262,6 +262,10 @@ pub struct Config {
     /// true. Truncating or dropping a column family first snapshots it, as
     /// `<ms>-truncated-<cf>` or `<ms>-dropped-<cf>`.
     pub auto_snapshot: bool,
+    /// Extension `CompactionThroughputMbPerSec` (Cassandra 1.0+'s
+    /// `compaction_throughput_mb_per_sec`): compaction's write rate limit; default 16, 0 =
+    /// unthrottled. `sibyltool setcompactionthroughput` changes it until the next start.
+    pub compaction_throughput_mb_per_sec: u32,
     /// Extension `IncrementalBackups` (Cassandra 1.0+'s `incremental_backups`), strict boolean;
     /// default false. Each SSTable a flush writes is also linked into the column family's
     /// `backups/` directory; only the operator removes them.

@@ -66,6 +66,7 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
     sc.commitlog_total_space = u64::from(config.commit_log_total_space_mb.max(1)) << 20;
     sc.snapshot_before_compaction = config.snapshot_before_compaction;
     sc.auto_snapshot = config.auto_snapshot;
+    sc.compaction_throughput_mb_per_sec = config.compaction_throughput_mb_per_sec;
     sc.incremental_backups = config.incremental_backups;
     sc.partitioner = partitioner;
     sc.memtable_flush_bytes = (config.memtable_throughput_mb.max(1) as usize) << 20;

@@ -5,7 +5,7 @@
 //! point) and names its inputs as ancestors; inputs still present at start-up next to a
 //! complete output are deleted then (see `sstable::cleanup_leftovers`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,8 +22,11 @@ use crate::sstable::{SsTableReader, SsTableWriter, WriterOptions};
 /// What a compaction needs from the engine running it, and nothing more.
 pub(crate) struct CompactionEnv<'a> {
     pub writer_options: WriterOptions,
-    /// Write rate limit in MB/s (0 = unthrottled).
-    pub throughput_mb_per_sec: u32,
+    /// Write rate limit in MB/s (0 = unthrottled), read as each row is written: a change
+    /// (`setcompactionthroughput`) slows or speeds up running compactions too.
+    pub throughput_mb_per_sec: &'a AtomicU32,
+    /// The compactions running now (`compactionstats`).
+    pub active: &'a ActiveCompactions,
     /// The engine's block cache, for the output's reader.
     pub cache: &'a Arc<BlockCache>,
     /// Set when the engine shuts down: a running compaction gives up (its output is discarded).
@@ -36,6 +39,103 @@ impl CompactionEnv<'_> {
     fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
+}
+
+/// A running compaction, cleanup or scrub, as `compactionstats` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionInfo {
+    /// `Compaction`, `Cleanup` or `Scrub`.
+    pub kind: &'static str,
+    pub keyspace: String,
+    pub cf: String,
+    /// Bytes of partitions (uncompressed) processed so far, out of the inputs' total.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+struct Running {
+    id: u64,
+    kind: &'static str,
+    keyspace: String,
+    cf: String,
+    bytes_total: u64,
+    bytes_done: AtomicU64,
+}
+
+/// The compactions running in one engine.
+#[derive(Default)]
+pub(crate) struct ActiveCompactions {
+    running: parking_lot::Mutex<Vec<Arc<Running>>>,
+    next_id: AtomicU64,
+}
+
+impl ActiveCompactions {
+    /// Registers a compaction of `inputs`; it is listed until the returned guard is dropped.
+    fn start(&self, kind: &'static str, store: &ColumnFamilyStore, inputs: &[Arc<SsTableReader>]) -> ActiveGuard<'_> {
+        let running = Arc::new(Running {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            kind,
+            keyspace: store.keyspace.clone(),
+            cf: store.name.clone(),
+            bytes_total: inputs.iter().map(|s| s.metadata().data_size).sum(),
+            bytes_done: AtomicU64::new(0),
+        });
+        self.running.lock().push(running.clone());
+        ActiveGuard { active: self, running }
+    }
+
+    pub(crate) fn list(&self) -> Vec<CompactionInfo> {
+        self.running
+            .lock()
+            .iter()
+            .map(|r| CompactionInfo {
+                kind: r.kind,
+                keyspace: r.keyspace.clone(),
+                cf: r.cf.clone(),
+                bytes_done: r.bytes_done.load(Ordering::Relaxed).min(r.bytes_total),
+                bytes_total: r.bytes_total,
+            })
+            .collect()
+    }
+}
+
+/// Lists a compaction while it lives.
+struct ActiveGuard<'a> {
+    active: &'a ActiveCompactions,
+    running: Arc<Running>,
+}
+
+impl ActiveGuard<'_> {
+    fn advance(&self, bytes: u64) {
+        self.running.bytes_done.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+impl Drop for ActiveGuard<'_> {
+    fn drop(&mut self) {
+        let id = self.running.id;
+        self.active.running.lock().retain(|r| r.id != id);
+    }
+}
+
+/// How many compactions the column family is due, as Cassandra's `pending tasks` estimates
+/// them: its size tiers with at least the minimum threshold of SSTables not being compacted.
+pub(crate) fn pending_tasks(store: &ColumnFamilyStore) -> u64 {
+    let def = &store.metadata().def;
+    let min = def.min_compaction_threshold;
+    if min <= 0 || def.max_compaction_threshold <= 0 {
+        return 0;
+    }
+    let candidates: Vec<(u64, Arc<SsTableReader>)> = {
+        let busy = store.compacting.lock();
+        store
+            .sstables()
+            .into_iter()
+            .filter(|s| !busy.contains(&s.descriptor().generation))
+            .map(|s| (s.data_size(), s))
+            .collect()
+    };
+    size_tiers(candidates).iter().filter(|t| t.len() >= min as usize).count() as u64
 }
 
 /// SSTables below this size all count as one tier.
@@ -188,10 +288,14 @@ fn scrub_one(
 ) -> Result<()> {
     let mut lost = Vec::new();
     let mut readable = 0u64;
+    let progress = env.active.start("Scrub", store, std::slice::from_ref(sstable));
     let mut scan = sstable.scan(None)?.past_damaged_partitions();
     while let Some(item) = scan.next() {
         match item {
-            Ok(_) => readable += 1,
+            Ok((_, row)) => {
+                readable += 1;
+                progress.advance(row.size() as u64);
+            }
             Err(e) => match scan.damaged_key() {
                 Some(key) => {
                     tracing::warn!(keyspace = %store.keyspace, cf = %store.name, key = %String::from_utf8_lossy(&key.key),
@@ -299,7 +403,8 @@ fn compact(
             let first = inputs.first().map_or(0, |s| s.descriptor().generation);
             crate::engine::snapshot_store(store, &format!("{millis}-compact-{}-{first}", store.name), false)?;
         }
-        compact_reserved(env, store, &inputs, keep)
+        let kind = if may_snapshot { "Compaction" } else { "Cleanup" };
+        compact_reserved(env, store, &inputs, keep, kind)
     })();
     let mut busy = store.compacting.lock();
     for s in &inputs {
@@ -313,8 +418,10 @@ fn compact_reserved(
     store: &Arc<ColumnFamilyStore>,
     inputs: &[Arc<SsTableReader>],
     keep: &dyn Fn(&DecoratedKey) -> bool,
+    kind: &'static str,
 ) -> Result<()> {
     let started = Instant::now();
+    let progress = env.active.start(kind, store, inputs);
     let now = now_seconds();
     let gc_before = now.saturating_sub(store.gc_grace_seconds());
     let input_gens: Vec<u64> = inputs.iter().map(|s| s.descriptor().generation).collect();
@@ -348,6 +455,7 @@ fn compact_reserved(
                 return Err(StorageError::ShuttingDown);
             }
             let (key, row) = item?;
+            progress.advance(row.size() as u64);
             if !keep(&key) {
                 continue;
             }
@@ -402,31 +510,42 @@ fn compact_reserved(
 }
 
 /// Limits compaction's write rate so it does not starve client requests.
-struct Throttle {
-    bytes_per_sec: u64,
-    started: Instant,
+/// The rate is read at every row, so a change applies at once; the budget restarts with it.
+struct Throttle<'a> {
+    mb_per_sec: &'a AtomicU32,
+    /// The rate the budget below was counted at, when it started, and the bytes since.
+    rate: std::cell::Cell<u32>,
+    started: std::cell::Cell<Instant>,
     done: std::cell::Cell<u64>,
 }
 
-impl Throttle {
-    fn new(mb_per_sec: u32) -> Throttle {
+impl Throttle<'_> {
+    fn new(mb_per_sec: &AtomicU32) -> Throttle<'_> {
         Throttle {
-            bytes_per_sec: mb_per_sec as u64 * 1024 * 1024,
-            started: Instant::now(),
+            mb_per_sec,
+            rate: std::cell::Cell::new(mb_per_sec.load(Ordering::Relaxed)),
+            started: std::cell::Cell::new(Instant::now()),
             done: std::cell::Cell::new(0),
         }
     }
 
     fn pace(&self, bytes: u64) {
-        if self.bytes_per_sec == 0 {
+        let rate = self.mb_per_sec.load(Ordering::Relaxed);
+        if rate != self.rate.get() {
+            self.rate.set(rate);
+            self.started.set(Instant::now());
+            self.done.set(0);
+        }
+        if rate == 0 {
             return;
         }
         let done = self.done.get() + bytes;
         self.done.set(done);
-        let due = Duration::from_secs_f64(done as f64 / self.bytes_per_sec as f64);
-        let elapsed = self.started.elapsed();
+        let due = Duration::from_secs_f64(done as f64 / (u64::from(rate) * 1024 * 1024) as f64);
+        let elapsed = self.started.get().elapsed();
         if due > elapsed {
-            std::thread::sleep(due - elapsed);
+            // In slices, so a raised rate (or a shutdown) is not kept waiting by a long sleep.
+            std::thread::sleep((due - elapsed).min(Duration::from_millis(100)));
         }
     }
 }

@@ -400,3 +400,23 @@ fn find_files(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+/// `compactionstats`, `getcompactionthroughput` and `setcompactionthroughput` on a quiet node.
+#[test]
+fn compaction_throughput_is_read_and_changed_at_run_time() {
+    let node = start();
+    // The node compacts its system.local at start; wait for that to end.
+    let quiet = eventually(std::time::Duration::from_secs(30), || {
+        node.tool(&["compactionstats"]).ok().stdout == "pending tasks: 0\n"
+    });
+    assert!(quiet, "{:?}", node.tool(&["compactionstats"]));
+    let json = parse_json(&node.tool(&["--json", "compactionstats"]).ok());
+    assert_eq!(json["throughput_mb_per_sec"], 16, "{json}");
+    assert_eq!(node.tool(&["getcompactionthroughput"]).ok().stdout, "Current compaction throughput: 16 MB/s\n");
+    assert_eq!(node.tool(&["setcompactionthroughput", "64"]).ok().stdout, "Current compaction throughput: 64 MB/s\n");
+    assert_eq!(node.tool(&["getcompactionthroughput"]).ok().stdout, "Current compaction throughput: 64 MB/s\n");
+    node.tool(&["setcompactionthroughput", "0"]).ok();
+    assert_eq!(node.tool(&["getcompactionthroughput"]).ok().stdout, "Current compaction throughput: unthrottled\n");
+    let bad = node.tool(&["setcompactionthroughput", "-1"]);
+    assert_eq!(bad.code, Some(2), "{bad:?}");
+}

@@ -204,6 +204,28 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
+        Request::CompactionStats => {
+            let (running, pending_tasks) = node.storage.compaction_stats();
+            let compactions = running
+                .into_iter()
+                .map(|c| ActiveCompaction {
+                    kind: c.kind.to_string(),
+                    keyspace: c.keyspace,
+                    column_family: c.cf,
+                    bytes_done: c.bytes_done,
+                    bytes_total: c.bytes_total,
+                })
+                .collect();
+            let throughput_mb_per_sec = node.storage.compaction_throughput();
+            to_value(CompactionStatsResult { pending_tasks, compactions, throughput_mb_per_sec })
+        }
+        Request::GetCompactionThroughput => {
+            to_value(CompactionThroughputResult { mb_per_sec: node.storage.compaction_throughput() })
+        }
+        Request::SetCompactionThroughput { mb_per_sec } => {
+            node.storage.set_compaction_throughput(mb_per_sec);
+            to_value(CompactionThroughputResult { mb_per_sec })
+        }
         Request::Scrub { keyspace, cfs } => {
             let _shared = state.ops_lock.read().await;
             state.check_not_drained("scrub")?;

@@ -489,11 +489,14 @@ fn event_loops_and_block_cache_size() {
 }
 
 #[test]
-fn auto_snapshot_and_incremental_backups() {
+fn auto_snapshot_backups_and_compaction_throughput() {
     let c = ok(&doc("", ""));
     assert_eq!((c.auto_snapshot, c.incremental_backups), (true, false));
     let c = ok(&doc("<AutoSnapshot>false</AutoSnapshot><IncrementalBackups>true</IncrementalBackups>", ""));
     assert_eq!((c.auto_snapshot, c.incremental_backups), (false, true));
+    assert_eq!(ok(&doc("", "")).compaction_throughput_mb_per_sec, 16);
+    let c = ok(&doc("<CompactionThroughputMbPerSec>0</CompactionThroughputMbPerSec>", ""));
+    assert_eq!(c.compaction_throughput_mb_per_sec, 0);
     let e = err(&doc("<IncrementalBackups>yes</IncrementalBackups>", "")).to_string();
     assert!(e.contains("IncrementalBackups") && e.contains("yes"), "{e}");
 }

@@ -301,6 +301,25 @@ impl Storage {
         compaction::cleanup(&self.compaction_env(), &store, owned)
     }
 
+    /// The compactions, cleanups and scrubs running now, and how many compactions the column
+    /// families are due (`nodetool compactionstats`' pending tasks).
+    pub fn compaction_stats(&self) -> (Vec<crate::CompactionInfo>, u64) {
+        let pending = self.all_stores().iter().map(|s| compaction::pending_tasks(s)).sum();
+        (self.inner.active_compactions.list(), pending)
+    }
+
+    /// Compaction's write rate limit in MB/s (0: unthrottled).
+    pub fn compaction_throughput(&self) -> u32 {
+        self.inner.compaction_throughput.load(Ordering::Relaxed)
+    }
+
+    /// Changes compaction's write rate limit, for the compactions running too
+    /// (`nodetool setcompactionthroughput`); until the next start.
+    pub fn set_compaction_throughput(&self, mb_per_sec: u32) {
+        self.inner.compaction_throughput.store(mb_per_sec, Ordering::Relaxed);
+        info!(mb_per_sec, "compaction throughput changed");
+    }
+
     /// Cassandra's `nodetool scrub`: flushes, then replaces each SSTable with damaged
     /// partitions by a copy of the rest (`compaction::scrub`).
     pub fn scrub(&self, keyspace: &str, cf: &str) -> Result<crate::ScrubSummary> {

@@ -40,7 +40,7 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -196,6 +196,9 @@ struct Inner {
     pending_flushes: AtomicUsize,
     /// Changed after every change of `stores` (see [`Storage::schema_generation`]).
     schema_generation: AtomicU64,
+    /// `compaction_throughput_mb_per_sec`, changed at run time by `setcompactionthroughput`.
+    compaction_throughput: AtomicU32,
+    active_compactions: compaction::ActiveCompactions,
 }
 
 /// Schema generations, unique in the process: a new engine starts past every generation any
@@ -301,6 +304,7 @@ impl Storage {
         })?;
         let (flush_tx, flush_rx) = mpsc::channel();
         let (compaction_tx, compaction_rx) = mpsc::channel();
+        let compaction_throughput = config.compaction_throughput_mb_per_sec;
         let inner = Arc::new(Inner {
             config,
             commitlog,
@@ -317,6 +321,8 @@ impl Storage {
             flushing_memtables: AtomicUsize::new(0),
             pending_flushes: AtomicUsize::new(0),
             schema_generation: AtomicU64::new(next_schema_generation()),
+            compaction_throughput: AtomicU32::new(compaction_throughput),
+            active_compactions: Default::default(),
         });
         let storage = Storage { inner };
 
@@ -467,7 +473,8 @@ impl Storage {
     fn compaction_env(&self) -> CompactionEnv<'_> {
         CompactionEnv {
             writer_options: self.writer_options(),
-            throughput_mb_per_sec: self.inner.config.compaction_throughput_mb_per_sec,
+            throughput_mb_per_sec: &self.inner.compaction_throughput,
+            active: &self.inner.active_compactions,
             cache: &self.inner.cache,
             stopping: &self.inner.shutting_down,
             snapshot_before: self.inner.config.snapshot_before_compaction,

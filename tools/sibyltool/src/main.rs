@@ -116,6 +116,13 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// The compactions, cleanups and scrubs running, with their progress, and the compactions due.
+    Compactionstats,
+    /// Compaction's write rate limit in MB/s (0: unthrottled).
+    Getcompactionthroughput,
+    /// Set compaction's write rate limit in MB/s (0: unthrottled), for running compactions too,
+    /// until the node restarts (CompactionThroughputMbPerSec sets it for good).
+    Setcompactionthroughput { mb_per_sec: u32 },
     /// Read every SSTable of KEYSPACE (all keyspaces when absent), of the column families CFS
     /// (all when none), through; replace each damaged one by a copy of what can be read (the
     /// damaged files are kept in a pre-scrub snapshot). Run repair afterwards to get the lost
@@ -176,6 +183,9 @@ fn request_for(command: &Command) -> Request {
             Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
         }
         Command::Listsnapshots => Request::ListSnapshots,
+        Command::Compactionstats => Request::CompactionStats,
+        Command::Getcompactionthroughput => Request::GetCompactionThroughput,
+        Command::Setcompactionthroughput { mb_per_sec } => Request::SetCompactionThroughput { mb_per_sec: *mb_per_sec },
         Command::Scrub { keyspace, cfs } => Request::Scrub { keyspace: keyspace.clone(), cfs: cfs.clone() },
         Command::Import { keyspace, cf, directory } => Request::Import {
             keyspace: keyspace.clone(),
@@ -231,6 +241,10 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Listsnapshots => render::list_snapshots(&decode(request, value)?),
         Command::Import { .. } => render::import(&decode(request, value)?),
         Command::Scrub { .. } => render::scrub(&decode(request, value)?),
+        Command::Compactionstats => render::compaction_stats(&decode(request, value)?),
+        Command::Getcompactionthroughput | Command::Setcompactionthroughput { .. } => {
+            render::compaction_throughput(&decode(request, value)?)
+        }
         Command::Removenode { .. } | Command::Removetoken { .. } => render::remove_node(&decode(request, value)?),
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.

@@ -297,6 +297,53 @@ pub fn snapshot(r: &SnapshotResult) -> String {
     )
 }
 
+pub fn compaction_stats(r: &CompactionStatsResult) -> String {
+    let mut s = format!("pending tasks: {}\n", r.pending_tasks);
+    if r.compactions.is_empty() {
+        return s;
+    }
+    let width = |title: &str, of: fn(&ActiveCompaction) -> &str| {
+        r.compactions.iter().map(|c| of(c).len()).chain([title.len()]).max().unwrap_or(0) + 2
+    };
+    let (kind, ks, cf) = (
+        width("compaction type", |c| &c.kind),
+        width("keyspace", |c| &c.keyspace),
+        width("column family", |c| &c.column_family),
+    );
+    let _ = writeln!(
+        s,
+        "{:<kind$}{:<ks$}{:<cf$}{:>16}{:>16}{:>10}",
+        "compaction type", "keyspace", "column family", "bytes compacted", "bytes total", "progress"
+    );
+    let mut remaining = 0u64;
+    for c in &r.compactions {
+        let percent = if c.bytes_total == 0 { 100.0 } else { c.bytes_done as f64 * 100.0 / c.bytes_total as f64 };
+        let _ = writeln!(
+            s,
+            "{:<kind$}{:<ks$}{:<cf$}{:>16}{:>16}{:>9.2}%",
+            c.kind, c.keyspace, c.column_family, c.bytes_done, c.bytes_total, percent
+        );
+        remaining += c.bytes_total.saturating_sub(c.bytes_done);
+    }
+    // As nodetool estimates it: what is left at the configured rate.
+    let left = if r.throughput_mb_per_sec == 0 {
+        "unknown (unthrottled)".to_string()
+    } else {
+        let secs = remaining / (u64::from(r.throughput_mb_per_sec) << 20);
+        format!("{}h{:02}m{:02}s", secs / 3600, secs / 60 % 60, secs % 60)
+    };
+    let _ = writeln!(s, "Active compaction remaining time : {left}");
+    s
+}
+
+pub fn compaction_throughput(r: &CompactionThroughputResult) -> String {
+    if r.mb_per_sec == 0 {
+        "Current compaction throughput: unthrottled\n".into()
+    } else {
+        format!("Current compaction throughput: {} MB/s\n", r.mb_per_sec)
+    }
+}
+
 pub fn scrub(r: &ScrubResult) -> String {
     let mut s = String::new();
     for cf in &r.column_families {
@@ -487,6 +534,31 @@ mod tests {
              music.users.d_idx (user_name): not built\n"
         );
         assert_eq!(index_status(&IndexStatusResult { indexes: vec![] }), "No secondary indexes.\n");
+    }
+
+    #[test]
+    fn compaction_stats_show_progress_and_the_time_left_at_the_rate_limit() {
+        let running = |kind: &str, done, total| ActiveCompaction {
+            kind: kind.into(),
+            keyspace: "music".into(),
+            column_family: "songs".into(),
+            bytes_done: done,
+            bytes_total: total,
+        };
+        let r = CompactionStatsResult {
+            pending_tasks: 2,
+            compactions: vec![running("Compaction", 1 << 20, 4 << 20), running("Scrub", 0, 0)],
+            throughput_mb_per_sec: 1,
+        };
+        let text = compaction_stats(&r);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "pending tasks: 2");
+        assert!(lines[1].starts_with("compaction type  keyspace  column family") && lines[1].ends_with("progress"));
+        assert!(lines[2].starts_with("Compaction       music     songs") && lines[2].ends_with("25.00%"), "{text}");
+        assert!(lines[3].ends_with("100.00%"), "{text}");
+        assert_eq!(lines[4], "Active compaction remaining time : 0h00m03s");
+        let idle = CompactionStatsResult { pending_tasks: 0, compactions: vec![], throughput_mb_per_sec: 0 };
+        assert_eq!(compaction_stats(&idle), "pending tasks: 0\n");
     }
 
     fn entry() -> RingEntry {
