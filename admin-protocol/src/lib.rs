@@ -121,6 +121,14 @@ pub enum Request {
     },
     /// The snapshots on disk.
     ListSnapshots,
+    /// Empties the indexes `indexes` of `keyspace`.`cf` (all when empty) and builds them again
+    /// in the background; answered with a [`RebuildIndexResult`].
+    RebuildIndex {
+        keyspace: String,
+        cf: String,
+        #[serde(default)]
+        indexes: Vec<String>,
+    },
     /// The compactions running and the number due; answered with a [`CompactionStatsResult`].
     CompactionStats,
     /// Compaction's write rate limit in MB/s (0: unthrottled); answered with a
@@ -178,6 +186,7 @@ impl Request {
             Request::Import { .. } => "import",
             Request::Scrub { .. } => "scrub",
             Request::CompactionStats => "compaction_stats",
+            Request::RebuildIndex { .. } => "rebuild_index",
             Request::GetCompactionThroughput => "get_compaction_throughput",
             Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
         }
@@ -547,6 +556,14 @@ pub struct ListSnapshotsResult {
     pub snapshots: Vec<SnapshotCf>,
 }
 
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RebuildIndexResult {
+    /// `keyspace.cf`.
+    pub column_family: String,
+    /// The indexes emptied and being built again (`index_status` follows them).
+    pub rebuilt: Vec<String>,
+}
+
 /// One running compaction, cleanup or scrub.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActiveCompaction {
@@ -739,6 +756,7 @@ mod tests {
             Request::Import { keyspace: "ks".into(), cf: "cf".into(), directory: "/backup".into() },
             Request::Scrub { keyspace: Some("ks".into()), cfs: vec!["cf".into()] },
             Request::CompactionStats,
+            Request::RebuildIndex { keyspace: "ks".into(), cf: "cf".into(), indexes: vec![] },
             Request::GetCompactionThroughput,
             Request::SetCompactionThroughput { mb_per_sec: 64 },
         ];

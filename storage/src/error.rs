@@ -40,6 +40,8 @@ pub enum StorageError {
     UnknownKeyspace(String),
     #[error("column family {keyspace}.{cf} does not exist")]
     UnknownColumnFamily { keyspace: String, cf: String },
+    #[error("column family {keyspace}.{cf} has no index {index}")]
+    UnknownIndex { keyspace: String, cf: String, index: String },
     #[error("keyspace {0} already exists")]
     KeyspaceExists(String),
     #[error("column family {keyspace}.{cf} already exists")]

@@ -289,3 +289,53 @@ fn duplicate_index_names_are_refused() {
     assert!(err.contains("Illegal index name"), "{err}");
     s.shutdown().unwrap();
 }
+
+#[test]
+fn rebuild_index_replaces_a_damaged_index_by_one_built_from_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path(), true)).unwrap();
+    for i in 0..3000 {
+        set_name(&s, &format!("k{i}"), &format!("name{}", i % 100), 1);
+    }
+    s.flush("ks", "users").unwrap();
+    let index = s.index_status(Some("ks"))[0].index.clone();
+    let cf_dir = s.cf_directory("ks", "users").unwrap();
+    s.shutdown().unwrap();
+    // Damage the index's Data file in the middle.
+    let index_dir = cf_dir.join(format!(".{index}"));
+    let data = std::fs::read_dir(&index_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+        .unwrap();
+    let mut bytes = std::fs::read(&data).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xFF;
+    std::fs::write(&data, bytes).unwrap();
+
+    let s = Storage::open(config(dir.path(), true)).unwrap();
+    let failing = (0..100)
+        .filter(|i| {
+            let expressions = eq(&format!("name{i}"));
+            s.search("ks", "users", &KeyBound::Unbounded, &KeyBound::Unbounded, &expressions, &ReadFilter::all(), 100)
+                .is_err()
+        })
+        .count();
+    assert!(failing > 0, "the damage went unnoticed");
+
+    assert!(matches!(
+        s.rebuild_indexes("ks", "users", &["nope".to_string()]),
+        Err(storage::StorageError::UnknownIndex { .. })
+    ));
+    assert_eq!(s.rebuild_indexes("ks", "users", &[]).unwrap(), std::slice::from_ref(&index));
+    wait_built(&s, Duration::from_secs(30));
+    for i in 0..100 {
+        assert_eq!(by_name(&s, &format!("name{i}")).len(), 30, "name{i}");
+    }
+    assert!(!data.exists(), "the damaged index SSTable is gone");
+    s.shutdown().unwrap();
+    let s = Storage::open(config(dir.path(), true)).unwrap();
+    assert!(s.index_status(None).iter().all(|i| i.built));
+    assert_eq!(by_name(&s, "name7").len(), 30);
+    s.shutdown().unwrap();
+}

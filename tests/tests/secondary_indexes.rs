@@ -331,6 +331,20 @@ fn an_index_added_to_10000_rows_is_built_in_the_background_and_survives_restart_
     assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "n0")], 10_000, ONE).len(), 190);
     assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "n17")], 10_000, ONE).len(), 200);
     assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "moved")], 10_000, ONE).len(), 10);
+
+    // rebuild_index empties the index and builds it again; queries are complete throughout.
+    let run = node.tool(&["rebuild_index", "big", "users"]).ok();
+    assert_eq!(run.stdout, "Rebuilding users_user_name_idx of big.users (sibyltool indexstatus follows it)\n");
+    assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "n17")], 10_000, ONE).len(), 200);
+    let built = eventually(Duration::from_secs(120), || {
+        node.tool(&["indexstatus", "big"]).ok().stdout.trim_end().ends_with(": built")
+    });
+    assert!(built, "not built again in time");
+    assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "n0")], 10_000, ONE).len(), 190);
+    assert_eq!(indexed(&mut c, "users", vec![eq("user_name", "moved")], 10_000, ONE).len(), 10);
+    let unknown = node.tool(&["rebuild_index", "big", "users", "nope"]);
+    assert_eq!(unknown.code, Some(1), "{unknown:?}");
+    assert!(unknown.stderr.contains("column family big.users has no index nope"), "{unknown:?}");
 }
 
 #[test]

@@ -119,7 +119,8 @@ impl OpError {
             OpError::Storage(
                 StorageError::InvalidSnapshotTag { .. }
                 | StorageError::SnapshotExists { .. }
-                | StorageError::InvalidImport { .. },
+                | StorageError::InvalidImport { .. }
+                | StorageError::UnknownIndex { .. },
             ) => ErrorKind::BadRequest,
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
@@ -204,6 +205,11 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
+        Request::RebuildIndex { keyspace, cf, indexes } => {
+            state.check_not_drained("rebuild_index")?;
+            let rebuilt = node.storage.rebuild_indexes(&keyspace, &cf, &indexes)?;
+            to_value(RebuildIndexResult { column_family: format!("{keyspace}.{cf}"), rebuilt })
+        }
         Request::CompactionStats => {
             let (running, pending_tasks) = node.storage.compaction_stats();
             let compactions = running

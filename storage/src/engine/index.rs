@@ -51,19 +51,22 @@ impl Storage {
         sync_indexes(store, def, self.inner.config.partitioner, &self.inner.cache)
     }
 
-    /// Starts building `index` from `base`'s data on a thread of its own, unless a build of it
-    /// is running already.
+    /// Starts building `index` from `base`'s data on a thread of its own; when a build of it is
+    /// running, that one builds again once it ends (it may have missed data that came since).
     pub(super) fn start_index_build(&self, base: &Arc<ColumnFamilyStore>, index: Arc<SecondaryIndex>) {
+        // Set before `running` is looked at: a build ending now sees it (see the loop below).
+        index.progress.again.store(true, Ordering::SeqCst);
         if index.progress.running.swap(true, Ordering::SeqCst) {
             return;
         }
         let weak = Arc::downgrade(&self.inner);
         let base = base.clone();
         let name = format!("{}.{}.{}", base.keyspace, base.name, index.name);
-        let spawned = std::thread::Builder::new().name("sibyl-index-build".into()).spawn(move || {
+        let spawned = std::thread::Builder::new().name("sibyl-index-build".into()).spawn(move || loop {
+            index.progress.again.store(false, Ordering::SeqCst);
             for attempt in 1..=BUILD_ATTEMPTS {
                 match build_index(&weak, &base, &index) {
-                    Ok(true) => info!(index = %name, rows = index.progress.done.load(Ordering::Relaxed), "index built"),
+                    Ok(true) => info!(index = %name, rows = index.progress.done.load(Ordering::Relaxed), "index build finished"),
                     Ok(false) => info!(index = %name, "index build stopped (shutdown or drop)"),
                     Err(e) if attempt < BUILD_ATTEMPTS => {
                         warn!(index = %name, error = %e, attempt, "index build failed; starting over");
@@ -75,6 +78,10 @@ impl Storage {
                 break;
             }
             index.progress.running.store(false, Ordering::SeqCst);
+            // Asked for again meanwhile, and nobody else took it on: build again.
+            if !index.progress.again.load(Ordering::SeqCst) || index.progress.running.swap(true, Ordering::SeqCst) {
+                break;
+            }
         });
         match spawned {
             Ok(handle) => self.inner.workers.lock().push(handle),
@@ -414,7 +421,10 @@ fn build_index(weak: &Weak<Inner>, base: &Arc<ColumnFamilyStore>, index: &Arc<Se
     if index.is_dropped() {
         return Ok(false);
     }
-    index.mark_built()?;
+    // Data came that this build may have missed: the next build marks the index built.
+    if !index.progress.again.load(Ordering::SeqCst) {
+        index.mark_built()?;
+    }
     Ok(true)
 }
 

@@ -320,6 +320,53 @@ impl Storage {
         info!(mb_per_sec, "compaction throughput changed");
     }
 
+    /// Cassandra's `nodetool rebuild_index`: empties the indexes `names` of `keyspace.cf` (all
+    /// of them when empty) and builds them again from the column family's data, in the
+    /// background (`index_status`); indexed queries scan the column family meanwhile. The
+    /// remedy for an index SSTable that fails its checks, which scrub does not rewrite. Returns
+    /// the indexes rebuilt.
+    pub fn rebuild_indexes(&self, keyspace: &str, cf: &str, names: &[String]) -> Result<Vec<String>> {
+        let store = self.store(keyspace, cf)?;
+        let indexes = store.indexes();
+        if let Some(unknown) = names.iter().find(|n| !indexes.iter().any(|i| &i.name == *n)) {
+            return Err(StorageError::UnknownIndex {
+                keyspace: keyspace.into(),
+                cf: cf.into(),
+                index: unknown.clone(),
+            });
+        }
+        let mut rebuilt = Vec::new();
+        for index in indexes.iter().filter(|i| names.is_empty() || names.contains(&i.name)) {
+            index.mark_unbuilt()?;
+            self.clear_index_data(index)?;
+            info!(keyspace, cf, index = %index.name, "index emptied; building it again");
+            self.start_index_build(&store, index.clone());
+            rebuilt.push(index.name.clone());
+        }
+        Ok(rebuilt)
+    }
+
+    /// Drops an index's memtables and SSTables (as truncate does a column family's); the base
+    /// column family's commit log records stay, and replaying them only adds entries back.
+    fn clear_index_data(&self, index: &crate::index::SecondaryIndex) -> Result<()> {
+        let store = &index.store;
+        let _flushing = store.flush_lock.lock();
+        {
+            let _switch = self.inner.switch_lock.write();
+            let mut m = store.memtables.write();
+            m.active = Arc::new(Memtable::new());
+            self.inner.flushing_memtables.fetch_sub(m.flushing.len(), Ordering::SeqCst);
+            m.flushing.clear();
+            drop(m);
+            store.record_flush(None);
+        }
+        let old: Vec<Arc<SsTableReader>> = std::mem::take(&mut *store.sstables.write());
+        for s in old {
+            s.delete_files()?;
+        }
+        Ok(())
+    }
+
     /// Cassandra's `nodetool scrub`: flushes, then replaces each SSTable with damaged
     /// partitions by a copy of the rest (`compaction::scrub`).
     pub fn scrub(&self, keyspace: &str, cf: &str) -> Result<crate::ScrubSummary> {

@@ -62,6 +62,9 @@ pub(crate) struct BuildProgress {
     pub total: AtomicU64,
     /// A build thread is working on the index.
     pub running: AtomicBool,
+    /// A build was asked for while one ran (an import brought data it may have missed): the
+    /// running one must not mark the index built, and builds again.
+    pub again: AtomicBool,
 }
 
 /// One KEYS index of a column family.

@@ -116,6 +116,11 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// Empty the secondary indexes INDEXES (all when none) of KEYSPACE.CF and build them again
+    /// from the data, in the background (indexstatus follows the build): the remedy for a
+    /// damaged index. Indexed queries scan the column family meanwhile.
+    #[command(name = "rebuild_index", visible_alias = "rebuildindex")]
+    RebuildIndex { keyspace: String, cf: String, indexes: Vec<String> },
     /// The compactions, cleanups and scrubs running, with their progress, and the compactions due.
     Compactionstats,
     /// Compaction's write rate limit in MB/s (0: unthrottled).
@@ -183,6 +188,9 @@ fn request_for(command: &Command) -> Request {
             Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
         }
         Command::Listsnapshots => Request::ListSnapshots,
+        Command::RebuildIndex { keyspace, cf, indexes } => {
+            Request::RebuildIndex { keyspace: keyspace.clone(), cf: cf.clone(), indexes: indexes.clone() }
+        }
         Command::Compactionstats => Request::CompactionStats,
         Command::Getcompactionthroughput => Request::GetCompactionThroughput,
         Command::Setcompactionthroughput { mb_per_sec } => Request::SetCompactionThroughput { mb_per_sec: *mb_per_sec },
@@ -242,6 +250,7 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Import { .. } => render::import(&decode(request, value)?),
         Command::Scrub { .. } => render::scrub(&decode(request, value)?),
         Command::Compactionstats => render::compaction_stats(&decode(request, value)?),
+        Command::RebuildIndex { .. } => render::rebuild_index(&decode(request, value)?),
         Command::Getcompactionthroughput | Command::Setcompactionthroughput { .. } => {
             render::compaction_throughput(&decode(request, value)?)
         }

@@ -336,6 +336,13 @@ pub fn compaction_stats(r: &CompactionStatsResult) -> String {
     s
 }
 
+pub fn rebuild_index(r: &RebuildIndexResult) -> String {
+    if r.rebuilt.is_empty() {
+        return format!("{} has no secondary index\n", r.column_family);
+    }
+    format!("Rebuilding {} of {} (sibyltool indexstatus follows it)\n", r.rebuilt.join(", "), r.column_family)
+}
+
 pub fn compaction_throughput(r: &CompactionThroughputResult) -> String {
     if r.mb_per_sec == 0 {
         "Current compaction throughput: unthrottled\n".into()
