@@ -126,16 +126,18 @@ pub(crate) fn pending_tasks(store: &ColumnFamilyStore) -> u64 {
     if min <= 0 || def.max_compaction_threshold <= 0 {
         return 0;
     }
-    let candidates: Vec<(u64, Arc<SsTableReader>)> = {
-        let busy = store.compacting.lock();
-        store
-            .sstables()
-            .into_iter()
-            .filter(|s| !busy.contains(&s.descriptor().generation))
-            .map(|s| (s.data_size(), s))
-            .collect()
-    };
-    size_tiers(candidates).iter().filter(|t| t.len() >= min as usize).count() as u64
+    size_tiers(candidates(store)).iter().filter(|t| t.len() >= min as usize).count() as u64
+}
+
+/// The SSTables no compaction is working on, with their sizes, for [`size_tiers`].
+fn candidates(store: &ColumnFamilyStore) -> Vec<(u64, Arc<SsTableReader>)> {
+    let busy = store.compacting.lock();
+    store
+        .sstables()
+        .into_iter()
+        .filter(|s| !busy.contains(&s.descriptor().generation))
+        .map(|s| (s.data_size(), s))
+        .collect()
 }
 
 /// SSTables below this size all count as one tier.
@@ -177,16 +179,7 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
         if min <= 0 || max <= 0 {
             return Ok(()); // compaction disabled for this column family
         }
-        let candidates: Vec<(u64, Arc<SsTableReader>)> = {
-            let busy = store.compacting.lock();
-            store
-                .sstables()
-                .into_iter()
-                .filter(|s| !busy.contains(&s.descriptor().generation))
-                .map(|s| (s.data_size(), s))
-                .collect()
-        };
-        let Some(mut tier) = size_tiers(candidates).into_iter().find(|t| t.len() >= min as usize) else {
+        let Some(mut tier) = size_tiers(candidates(store)).into_iter().find(|t| t.len() >= min as usize) else {
             return Ok(());
         };
         tier.truncate(max as usize);

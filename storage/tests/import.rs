@@ -6,45 +6,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use storage::data::Cell;
-use storage::dht::{KeyBound, Partitioner};
-use storage::engine::{Storage, StorageConfig};
+use storage::dht::KeyBound;
+use storage::engine::Storage;
 use storage::filter::ReadFilter;
 use storage::index::{IndexExpression, IndexOperator};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 use storage::StorageError;
 
-const UTF8: &str = "org.apache.cassandra.db.marshal.UTF8Type";
+mod common;
 
-fn config(dir: &Path) -> StorageConfig {
-    let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
-    c.partitioner = Partitioner::Murmur3;
-    c.auto_compaction = false;
-    let mut users = CfDef::new("ks", "users");
-    users.comparator_type = UTF8.into();
-    users.column_metadata = vec![ColumnDef {
-        name: b"name".to_vec(),
-        validation_class: UTF8.into(),
-        index_type: Some(IndexType::Keys),
-        index_name: None,
-        index_options: Default::default(),
-    }];
-    let mut ks = KeyspaceDef::new("ks");
-    ks.cf_defs.push(users);
-    c.initial_keyspaces = vec![ks];
-    c
-}
-
-fn put(s: &Storage, key: &str, value: &str) {
-    let mut m = RowMutation::new("ks", key.as_bytes().to_vec());
-    m.row_mut("users").cells.push(Cell::live("name", value, 1));
-    s.apply(m).unwrap();
-}
-
-fn name_of(s: &Storage, key: &str) -> Option<Vec<u8>> {
-    s.read("ks", "users", key.as_bytes(), &ReadFilter::all()).unwrap().into_iter().next().map(|c| c.value)
-}
+use common::{damage_data_file_in, name_of, put_name as put, users_config as config};
 
 /// The keys the index finds for `name = value`, once the index is built again.
 fn by_name(s: &Storage, value: &str) -> Vec<String> {
@@ -166,15 +136,7 @@ fn bad_sources_are_refused_and_load_nothing() {
         }
         std::fs::copy(&path, damaged.path().join(path.file_name().unwrap())).unwrap();
     }
-    let data = std::fs::read_dir(damaged.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-        .unwrap();
-    let mut bytes = std::fs::read(&data).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xA5;
-    std::fs::write(&data, bytes).unwrap();
+    let data = damage_data_file_in(damaged.path());
     match s.import_sstables("ks", "users", damaged.path()) {
         Err(e) => assert!(e.to_string().contains(&*data.file_name().unwrap().to_string_lossy()), "{e}"),
         Ok(summary) => panic!("a damaged SSTable was imported: {summary:?}"),

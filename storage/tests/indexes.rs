@@ -14,6 +14,8 @@ use storage::index::{IndexExpression, IndexOperator};
 use storage::mutation::RowMutation;
 use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 
+mod common;
+
 const UTF8: &str = "org.apache.cassandra.db.marshal.UTF8Type";
 const LONG: &str = "org.apache.cassandra.db.marshal.LongType";
 
@@ -301,17 +303,9 @@ fn rebuild_index_replaces_a_damaged_index_by_one_built_from_the_data() {
     let index = s.index_status(Some("ks"))[0].index.clone();
     let cf_dir = s.cf_directory("ks", "users").unwrap();
     s.shutdown().unwrap();
-    // Damage the index's Data file in the middle.
+    // Damage the index's Data file.
     let index_dir = cf_dir.join(format!(".{index}"));
-    let data = std::fs::read_dir(&index_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-        .unwrap();
-    let mut bytes = std::fs::read(&data).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xFF;
-    std::fs::write(&data, bytes).unwrap();
+    let data = common::damage_data_file_in(&index_dir);
 
     let s = Storage::open(config(dir.path(), true)).unwrap();
     let failing = (0..100)

@@ -7,44 +7,12 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use storage::data::Cell;
-use storage::dht::Partitioner;
-use storage::engine::{Storage, StorageConfig, BACKUPS_DIR, SNAPSHOTS_DIR};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
+use storage::engine::{Storage, BACKUPS_DIR, SNAPSHOTS_DIR};
 use storage::StorageError;
 
-const UTF8: &str = "org.apache.cassandra.db.marshal.UTF8Type";
+mod common;
 
-fn config(dir: &Path) -> StorageConfig {
-    let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
-    c.partitioner = Partitioner::Murmur3;
-    c.auto_compaction = false;
-    let mut users = CfDef::new("ks", "users");
-    users.comparator_type = UTF8.into();
-    users.column_metadata = vec![ColumnDef {
-        name: b"name".to_vec(),
-        validation_class: UTF8.into(),
-        index_type: Some(IndexType::Keys),
-        index_name: None,
-        index_options: Default::default(),
-    }];
-    let mut ks = KeyspaceDef::new("ks");
-    ks.cf_defs.push(users);
-    c.initial_keyspaces = vec![ks];
-    c
-}
-
-fn put(s: &Storage, key: &str, value: &str) {
-    let mut m = RowMutation::new("ks", key.as_bytes().to_vec());
-    m.row_mut("users").cells.push(Cell::live("name", value, 1));
-    s.apply(m).unwrap();
-}
-
-fn name_of(s: &Storage, key: &str) -> Option<Vec<u8>> {
-    s.read("ks", "users", key.as_bytes(), &ReadFilter::all()).unwrap().into_iter().next().map(|c| c.value)
-}
+use common::{name_of, put_name as put, users_config as config};
 
 /// Every file under `dir`, recursively, relative to it.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
