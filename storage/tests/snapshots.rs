@@ -7,12 +7,22 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use storage::engine::{Storage, BACKUPS_DIR, SNAPSHOTS_DIR};
+use storage::engine::{Storage, StorageConfig, BACKUPS_DIR, SNAPSHOTS_DIR};
 use storage::StorageError;
 
 mod common;
 
 use common::{name_of, put_name as put, users_config as config};
+
+/// An engine opened with `c`, holding rows `a` and `b` in two SSTables.
+fn two_flushed_sstables(c: StorageConfig) -> Storage {
+    let s = Storage::open(c).unwrap();
+    for key in ["a", "b"] {
+        put(&s, key, key);
+        s.flush("ks", "users").unwrap();
+    }
+    s
+}
 
 /// Every file under `dir`, recursively, relative to it.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -125,13 +135,7 @@ fn snapshots_are_listed_cleared_by_tag_and_kept_when_their_column_family_is_drop
 fn snapshot_before_compaction_links_the_sstables_each_compaction_merges() {
     for wanted in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let mut c = config(dir.path());
-        c.snapshot_before_compaction = wanted;
-        let s = Storage::open(c).unwrap();
-        for key in ["a", "b"] {
-            put(&s, key, key);
-            s.flush("ks", "users").unwrap();
-        }
+        let s = two_flushed_sstables(StorageConfig { snapshot_before_compaction: wanted, ..config(dir.path()) });
         s.major_compact("ks", "users").unwrap();
         let snapshots = s.list_snapshots(Some("ks")).unwrap();
         if wanted {
@@ -198,13 +202,7 @@ fn auto_snapshot_keeps_what_truncate_and_drop_remove() {
 fn incremental_backups_link_each_flushed_sstable() {
     for wanted in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let mut c = config(dir.path());
-        c.incremental_backups = wanted;
-        let s = Storage::open(c).unwrap();
-        for key in ["a", "b"] {
-            put(&s, key, key);
-            s.flush("ks", "users").unwrap();
-        }
+        let s = two_flushed_sstables(StorageConfig { incremental_backups: wanted, ..config(dir.path()) });
         let cf_dir = s.cf_directory("ks", "users").unwrap();
         let backups = cf_dir.join(BACKUPS_DIR);
         if !wanted {
