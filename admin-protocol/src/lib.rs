@@ -121,6 +121,13 @@ pub enum Request {
     },
     /// The snapshots on disk.
     ListSnapshots,
+    /// Gossip's view of every endpoint; answered with a [`GossipInfoResult`].
+    GossipInfo,
+    /// The token ranges of `keyspace` and their replicas (Thrift's describe_ring); answered
+    /// with a [`DescribeRingResult`].
+    DescribeRing {
+        keyspace: String,
+    },
     /// Empties the indexes `indexes` of `keyspace`.`cf` (all when empty) and builds them again
     /// in the background; answered with a [`RebuildIndexResult`].
     RebuildIndex {
@@ -187,6 +194,8 @@ impl Request {
             Request::Scrub { .. } => "scrub",
             Request::CompactionStats => "compaction_stats",
             Request::RebuildIndex { .. } => "rebuild_index",
+            Request::GossipInfo => "gossip_info",
+            Request::DescribeRing { .. } => "describe_ring",
             Request::GetCompactionThroughput => "get_compaction_throughput",
             Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
         }
@@ -556,6 +565,54 @@ pub struct ListSnapshotsResult {
     pub snapshots: Vec<SnapshotCf>,
 }
 
+/// One application state of an endpoint, with the version gossip orders it by.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GossipState {
+    /// `STATUS`, `LOAD`, `SCHEMA`, ...
+    pub name: String,
+    pub version: i32,
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GossipEndpoint {
+    /// `address:storage port`.
+    pub endpoint: String,
+    pub generation: i32,
+    pub heartbeat: i32,
+    pub alive: bool,
+    pub states: Vec<GossipState>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GossipInfoResult {
+    pub endpoints: Vec<GossipEndpoint>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EndpointDetails {
+    pub host: String,
+    pub datacenter: String,
+    pub rack: String,
+}
+
+/// A token range `(start_token, end_token]` and its replicas.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenRangeInfo {
+    pub start_token: String,
+    pub end_token: String,
+    pub endpoints: Vec<String>,
+    pub rpc_endpoints: Vec<String>,
+    pub endpoint_details: Vec<EndpointDetails>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DescribeRingResult {
+    pub keyspace: String,
+    pub schema_version: String,
+    pub ranges: Vec<TokenRangeInfo>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RebuildIndexResult {
     /// `keyspace.cf`.
@@ -757,6 +814,8 @@ mod tests {
             Request::Scrub { keyspace: Some("ks".into()), cfs: vec!["cf".into()] },
             Request::CompactionStats,
             Request::RebuildIndex { keyspace: "ks".into(), cf: "cf".into(), indexes: vec![] },
+            Request::GossipInfo,
+            Request::DescribeRing { keyspace: "ks".into() },
             Request::GetCompactionThroughput,
             Request::SetCompactionThroughput { mb_per_sec: 64 },
         ];

@@ -518,6 +518,12 @@ impl StorageService {
         self.gossiper.lock().add_local_state(ApplicationState::Load, load.to_string());
     }
 
+    /// Gossip's view of every endpoint, whole (heartbeat, liveness, versioned states), for
+    /// `sibyltool gossipinfo`.
+    pub fn gossip_snapshot(&self) -> Vec<(Endpoint, crate::gossip::EndpointState)> {
+        self.gossiper.lock().endpoint_states().map(|(ep, s)| (*ep, s.clone())).collect()
+    }
+
     /// Gossip's view of every endpoint: its states, for `sibyltool`.
     pub fn endpoint_states(&self) -> BTreeMap<Endpoint, BTreeMap<ApplicationState, String>> {
         let g = self.gossiper.lock();

@@ -78,7 +78,7 @@ fn quorum_writes_through_one_node_read_back_through_every_other() {
 
 #[test]
 fn keys_spread_over_the_nodes_by_token() {
-    let (nodes, _) = cluster();
+    let (nodes, tokens) = cluster();
     let mut admin = nodes[1].client();
     ok("add keyspace", admin.system_add_keyspace(ks_def("Spread", 1, vec![cf_def("Spread", "Kv", "BytesType")])));
     let mut c = nodes[1].client_in("Spread");
@@ -119,4 +119,22 @@ fn keys_spread_over_the_nodes_by_token() {
         let got = ok("get", other.get(b(&format!("k{i}")), path("Kv", b("c")), ONE));
         assert_eq!(got.column.and_then(|c| c.value), Some(b("v")));
     }
+
+    // describering: the three ranges, each with its one replica; gossipinfo: the three nodes.
+    let ring = nodes[0].tool(&["describering", "Spread"]).ok().stdout;
+    let ranges: Vec<&str> = ring.lines().filter(|l| l.starts_with("\tTokenRange(")).collect();
+    assert_eq!(ranges.len(), 3, "{ring}");
+    for (i, token) in tokens.iter().enumerate() {
+        let owner = format!("end_token:{token}, endpoints:[127.0.0.{}]", i + 1);
+        assert!(ranges.iter().any(|r| r.contains(&owner)), "{owner} in {ring}");
+    }
+    let missing = nodes[0].tool(&["describering", "Nope"]);
+    assert!(missing.code == Some(1) && missing.stderr.contains("No such keyspace: Nope"), "{missing:?}");
+    let gossip = nodes[0].tool(&["gossipinfo"]).ok().stdout;
+    for i in 1..=3 {
+        assert!(gossip.contains(&format!("/127.0.0.{i}:")), "{gossip}");
+    }
+    assert_eq!(gossip.matches("  STATUS:").count(), 3, "{gossip}");
+    assert_eq!(gossip.matches(":NORMAL").count(), 3, "{gossip}");
+    assert_eq!(gossip.matches("  TOKENS:").count(), gossip.matches(":<hidden>").count(), "{gossip}");
 }

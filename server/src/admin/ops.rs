@@ -205,6 +205,8 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
+        Request::GossipInfo => to_value(gossip_info(node)?),
+        Request::DescribeRing { keyspace } => to_value(describe_ring(node, keyspace)?),
         Request::RebuildIndex { keyspace, cf, indexes } => {
             state.check_not_drained("rebuild_index")?;
             let rebuilt = node.storage.rebuild_indexes(&keyspace, &cf, &indexes)?;
@@ -1211,6 +1213,57 @@ fn back_to_normal(state: &AdminState, service: &StorageService, why: String) -> 
     service.rejoin();
     state.mode.store(MODE_NORMAL, Ordering::SeqCst);
     OpError::Unavailable(why)
+}
+
+/// Cassandra's `nodetool gossipinfo`: every endpoint gossip knows, itself included.
+fn gossip_info(node: &Node) -> Result<GossipInfoResult, OpError> {
+    let service = cluster_service(node, "gossip_info")?;
+    let endpoints = service
+        .gossip_snapshot()
+        .into_iter()
+        .map(|(ep, s)| GossipEndpoint {
+            endpoint: ep.to_string(),
+            generation: s.heartbeat.generation,
+            heartbeat: s.heartbeat.version,
+            alive: s.alive,
+            states: s
+                .states
+                .iter()
+                .map(|(k, v)| GossipState { name: k.name().to_string(), version: v.version, value: v.value.clone() })
+                .collect(),
+        })
+        .collect();
+    Ok(GossipInfoResult { endpoints })
+}
+
+/// Cassandra's `nodetool describering`: Thrift's describe_ring, with the schema version.
+fn describe_ring(node: &Node, keyspace: String) -> Result<DescribeRingResult, OpError> {
+    let c = &node.coordinator;
+    let partitioner = c.partitioner();
+    let ranges = c
+        .describe_ring(&keyspace, false)
+        .map_err(|e| match e {
+            cluster::coordinator::CoordinatorError::Invalid(why) => OpError::BadRequest(why),
+            other => OpError::from(other),
+        })?
+        .into_iter()
+        .map(|r| TokenRangeInfo {
+            start_token: partitioner.token_to_string(&r.start),
+            end_token: partitioner.token_to_string(&r.end),
+            endpoints: r.endpoints.iter().map(|e| e.address.clone()).collect(),
+            rpc_endpoints: r.endpoints.iter().map(|e| e.rpc_address.clone()).collect(),
+            endpoint_details: r
+                .endpoints
+                .iter()
+                .map(|e| EndpointDetails {
+                    host: e.address.clone(),
+                    datacenter: e.datacenter.clone(),
+                    rack: e.rack.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(DescribeRingResult { keyspace, schema_version: node.storage.schema_version().to_string(), ranges })
 }
 
 /// The node's gossip and ring service, which `op` needs.

@@ -116,6 +116,10 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// Gossip's view of every node: generation, heartbeat and application states.
+    Gossipinfo,
+    /// The token ranges of KEYSPACE and their replicas.
+    Describering { keyspace: String },
     /// Empty the secondary indexes INDEXES (all when none) of KEYSPACE.CF and build them again
     /// from the data, in the background (indexstatus follows the build): the remedy for a
     /// damaged index. Indexed queries scan the column family meanwhile.
@@ -188,6 +192,8 @@ fn request_for(command: &Command) -> Request {
             Request::ClearSnapshot { keyspaces: keyspaces.clone(), tag: tag.clone() }
         }
         Command::Listsnapshots => Request::ListSnapshots,
+        Command::Gossipinfo => Request::GossipInfo,
+        Command::Describering { keyspace } => Request::DescribeRing { keyspace: keyspace.clone() },
         Command::RebuildIndex { keyspace, cf, indexes } => {
             Request::RebuildIndex { keyspace: keyspace.clone(), cf: cf.clone(), indexes: indexes.clone() }
         }
@@ -251,6 +257,8 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Scrub { .. } => render::scrub(&decode(request, value)?),
         Command::Compactionstats => render::compaction_stats(&decode(request, value)?),
         Command::RebuildIndex { .. } => render::rebuild_index(&decode(request, value)?),
+        Command::Gossipinfo => render::gossip_info(&decode(request, value)?),
+        Command::Describering { .. } => render::describe_ring(&decode(request, value)?),
         Command::Getcompactionthroughput | Command::Setcompactionthroughput { .. } => {
             render::compaction_throughput(&decode(request, value)?)
         }

@@ -336,6 +336,43 @@ pub fn compaction_stats(r: &CompactionStatsResult) -> String {
     s
 }
 
+/// As Cassandra 3.11's `nodetool gossipinfo`: `NAME:version:value`, the tokens hidden.
+pub fn gossip_info(r: &GossipInfoResult) -> String {
+    let mut s = String::new();
+    for e in &r.endpoints {
+        let _ = writeln!(s, "/{}{}", e.endpoint, if e.alive { "" } else { " (down)" });
+        let _ = writeln!(s, "  generation:{}", e.generation);
+        let _ = writeln!(s, "  heartbeat:{}", e.heartbeat);
+        for state in &e.states {
+            let value = if state.name == "TOKENS" { "<hidden>" } else { state.value.as_str() };
+            let _ = writeln!(s, "  {}:{}:{}", state.name, state.version, value);
+        }
+    }
+    s
+}
+
+/// As Cassandra's `nodetool describering`.
+pub fn describe_ring(r: &DescribeRingResult) -> String {
+    let mut s = format!("Schema Version:{}\nTokenRange: \n", r.schema_version);
+    for range in &r.ranges {
+        let details: Vec<String> = range
+            .endpoint_details
+            .iter()
+            .map(|d| format!("EndpointDetails(host:{}, datacenter:{}, rack:{})", d.host, d.datacenter, d.rack))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\tTokenRange(start_token:{}, end_token:{}, endpoints:[{}], rpc_endpoints:[{}], endpoint_details:[{}])",
+            range.start_token,
+            range.end_token,
+            range.endpoints.join(", "),
+            range.rpc_endpoints.join(", "),
+            details.join(", ")
+        );
+    }
+    s
+}
+
 pub fn rebuild_index(r: &RebuildIndexResult) -> String {
     if r.rebuilt.is_empty() {
         return format!("{} has no secondary index\n", r.column_family);
