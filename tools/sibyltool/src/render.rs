@@ -297,18 +297,20 @@ pub fn snapshot(r: &SnapshotResult) -> String {
     )
 }
 
+/// The width of a left-aligned column: its longest entry (or title), and two spaces.
+fn column_width<T>(title: &str, rows: &[T], of: impl Fn(&T) -> &str) -> usize {
+    rows.iter().map(|row| of(row).len()).chain([title.len()]).max().unwrap_or(0) + 2
+}
+
 pub fn compaction_stats(r: &CompactionStatsResult) -> String {
     let mut s = format!("pending tasks: {}\n", r.pending_tasks);
     if r.compactions.is_empty() {
         return s;
     }
-    let width = |title: &str, of: fn(&ActiveCompaction) -> &str| {
-        r.compactions.iter().map(|c| of(c).len()).chain([title.len()]).max().unwrap_or(0) + 2
-    };
     let (kind, ks, cf) = (
-        width("compaction type", |c| &c.kind),
-        width("keyspace", |c| &c.keyspace),
-        width("column family", |c| &c.column_family),
+        column_width("compaction type", &r.compactions, |c| &c.kind),
+        column_width("keyspace", &r.compactions, |c| &c.keyspace),
+        column_width("column family", &r.compactions, |c| &c.column_family),
     );
     let _ = writeln!(
         s,
@@ -438,14 +440,11 @@ pub fn list_snapshots(r: &ListSnapshotsResult) -> String {
     if r.snapshots.is_empty() {
         return "There are no snapshots\n".into();
     }
-    // Columns as wide as their longest entry (AutoSnapshot's tags are long), two spaces apart.
-    let width = |title: &str, of: fn(&SnapshotCf) -> &str| {
-        r.snapshots.iter().map(|c| of(c).len()).chain([title.len()]).max().unwrap_or(0) + 2
-    };
+    // AutoSnapshot's tags are long: every column fits its longest entry.
     let (tag, ks, cf) = (
-        width("Snapshot name", |c| &c.tag),
-        width("Keyspace", |c| &c.keyspace),
-        width("Column family", |c| &c.column_family),
+        column_width("Snapshot name", &r.snapshots, |c| &c.tag),
+        column_width("Keyspace", &r.snapshots, |c| &c.keyspace),
+        column_width("Column family", &r.snapshots, |c| &c.column_family),
     );
     let mut s = format!("{:<tag$}{:<ks$}{:<cf$}{:>6}  Size\n", "Snapshot name", "Keyspace", "Column family", "Files");
     for c in &r.snapshots {
