@@ -62,7 +62,7 @@ impl Storage {
             return Err(refuse(format!("it holds no SSTable of {keyspace}.{cf}")));
         }
 
-        // Every SSTable is checked before any is loaded: an import loads all or nothing.
+        // Every SSTable is checked before any is loaded: none is loaded unless all pass.
         let mut checked = BTreeMap::new();
         for desc in found {
             let partitions = self.check_importable(&desc)?;
