@@ -146,6 +146,13 @@ pub enum Request {
     SetCompactionThroughput {
         mb_per_sec: u32,
     },
+    /// The limit on data this node streams to others, in megabits per second (0: unthrottled);
+    /// answered with a [`StreamThroughputResult`].
+    GetStreamThroughput,
+    /// Sets it, for streams under way too, until the node restarts.
+    SetStreamThroughput {
+        megabits_per_sec: u32,
+    },
     /// Reads every SSTable of the column families (as `compact` selects them) through and
     /// replaces each damaged one by a copy of its readable partitions; answered with a
     /// [`ScrubResult`].
@@ -195,6 +202,8 @@ impl Request {
             Request::CompactionStats => "compaction_stats",
             Request::RebuildIndex { .. } => "rebuild_index",
             Request::GossipInfo => "gossip_info",
+            Request::GetStreamThroughput => "get_stream_throughput",
+            Request::SetStreamThroughput { .. } => "set_stream_throughput",
             Request::DescribeRing { .. } => "describe_ring",
             Request::GetCompactionThroughput => "get_compaction_throughput",
             Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
@@ -643,6 +652,11 @@ pub struct CompactionStatsResult {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamThroughputResult {
+    pub megabits_per_sec: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompactionThroughputResult {
     pub mb_per_sec: u32,
 }
@@ -816,6 +830,8 @@ mod tests {
             Request::RebuildIndex { keyspace: "ks".into(), cf: "cf".into(), indexes: vec![] },
             Request::GossipInfo,
             Request::DescribeRing { keyspace: "ks".into() },
+            Request::GetStreamThroughput,
+            Request::SetStreamThroughput { megabits_per_sec: 400 },
             Request::GetCompactionThroughput,
             Request::SetCompactionThroughput { mb_per_sec: 64 },
         ];

@@ -225,8 +225,9 @@ pub struct Config {
     /// every node to flush; default 60000, as Cassandra.
     pub truncate_request_timeout_ms: u64,
     /// Extension `StreamThroughputOutboundMegabitsPerSec` (Cassandra 1.x+): cap on the data a
-    /// node streams out during bootstrap, decommission and repair, so streaming does not starve
-    /// client traffic; default 200, 0 = unthrottled.
+    /// node writes to others when it hands ranges over (decommission, move, removenode) and
+    /// in repair, so streaming does not starve client traffic; default 200, 0 = unthrottled.
+    /// The ranges a joining or moving node fetches are read, not streamed, and not capped.
     pub stream_throughput_outbound_megabits_per_sec: u32,
     /// Extension `RingDelayInMillis` (Cassandra's `cassandra.ring_delay_ms` system property):
     /// how long a starting node listens to gossip before it picks tokens or streams, so it has

@@ -168,6 +168,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             timeouts,
             hinted_handoff: config.hinted_handoff_enabled,
             max_hint_window: Duration::from_millis(config.max_hint_window_ms),
+            stream_throughput_megabits: config.stream_throughput_outbound_megabits_per_sec,
         };
         let coordinator = Coordinator::new(
             storage.clone(),

@@ -401,9 +401,9 @@ fn find_files(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
     found
 }
 
-/// `compactionstats`, `getcompactionthroughput` and `setcompactionthroughput` on a quiet node.
+/// `compactionstats`, and the compaction and streaming limits read and changed, on a quiet node.
 #[test]
-fn compaction_throughput_is_read_and_changed_at_run_time() {
+fn throughput_limits_are_read_and_changed_at_run_time() {
     let node = start();
     // The node compacts its system.local at start; wait for that to end.
     let quiet = eventually(std::time::Duration::from_secs(30), || {
@@ -419,4 +419,9 @@ fn compaction_throughput_is_read_and_changed_at_run_time() {
     assert_eq!(node.tool(&["getcompactionthroughput"]).ok().stdout, "Current compaction throughput: unthrottled\n");
     let bad = node.tool(&["setcompactionthroughput", "-1"]);
     assert_eq!(bad.code, Some(2), "{bad:?}");
+
+    // The streaming limit likewise (StreamThroughputOutboundMegabitsPerSec, default 200).
+    assert_eq!(node.tool(&["getstreamthroughput"]).ok().stdout, "Current stream throughput: 200 Mb/s\n");
+    node.tool(&["setstreamthroughput", "25"]).ok();
+    assert_eq!(node.tool(&["getstreamthroughput"]).ok().stdout, "Current stream throughput: 25 Mb/s\n");
 }

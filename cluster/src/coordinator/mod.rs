@@ -28,7 +28,10 @@ mod read;
 mod repair;
 mod ring;
 mod schema;
+mod stream_throttle;
 mod write;
+
+pub use stream_throttle::StreamThrottle;
 
 #[cfg(test)]
 mod tests;
@@ -145,11 +148,19 @@ pub struct Settings {
     pub hinted_handoff: bool,
     /// Replicas down longer than this get no more hints (MaxHintWindowInMs).
     pub max_hint_window: Duration,
+    /// The limit on data this node streams out, in megabits per second (0: unthrottled;
+    /// StreamThroughputOutboundMegabitsPerSec).
+    pub stream_throughput_megabits: u32,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { timeouts: Timeouts::default(), hinted_handoff: true, max_hint_window: Duration::from_secs(3 * 3600) }
+        Settings {
+            timeouts: Timeouts::default(),
+            hinted_handoff: true,
+            max_hint_window: Duration::from_secs(3 * 3600),
+            stream_throughput_megabits: 200,
+        }
     }
 }
 
@@ -168,6 +179,7 @@ pub struct Coordinator {
     /// microsecond of its CPU.
     placements: RwLock<FxHashMap<String, Arc<Placement>>>,
     local_dc: String,
+    stream_throttle: StreamThrottle,
 }
 
 /// Where one keyspace's data lives, as of one schema and one ring.
@@ -199,6 +211,7 @@ impl Coordinator {
             membership,
             messaging: None,
             schema: None,
+            stream_throttle: StreamThrottle::new(Settings::default().stream_throughput_megabits),
             settings: Settings::default(),
             snitch_name: node.snitch,
             placements: RwLock::default(),
@@ -227,6 +240,7 @@ impl Coordinator {
                 membership,
                 messaging: Some(messaging),
                 schema: Some(schema),
+                stream_throttle: StreamThrottle::new(settings.stream_throughput_megabits),
                 settings,
                 snitch_name,
                 placements: RwLock::default(),
@@ -237,6 +251,11 @@ impl Coordinator {
 
     pub fn partitioner(&self) -> Partitioner {
         self.storage.partitioner()
+    }
+
+    /// The limit on data this node streams out (`sibyltool get/setstreamthroughput`).
+    pub fn stream_throttle(&self) -> &StreamThrottle {
+        &self.stream_throttle
     }
 
     /// The key's token, or why the partitioner refuses the key.

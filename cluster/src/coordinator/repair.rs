@@ -209,7 +209,9 @@ impl Coordinator {
                 })
                     as std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>);
             } else {
-                let reply = self.net()?.send_request(ep, Verb::Mutation, messages::encode_mutation(&m));
+                let payload = messages::encode_mutation(&m);
+                self.stream_throttle.pace(payload.len() as u64).await;
+                let reply = self.net()?.send_request(ep, Verb::Mutation, payload);
                 // The acknowledgement is an empty payload; a failure comes back as an error.
                 pending.push(Box::pin(async move {
                     reply.await.map(|_| ()).map_err(|e| request_error("repair write", ep, e))

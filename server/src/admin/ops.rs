@@ -206,6 +206,14 @@ async fn run<W: AsyncWrite + Unpin>(
         Request::ClearSnapshot { keyspaces, tag } => to_value(clear_snapshot(node, &keyspaces, tag.as_deref())?),
         Request::ListSnapshots => to_value(list_snapshots(node)?),
         Request::GossipInfo => to_value(gossip_info(node)?),
+        Request::GetStreamThroughput => {
+            to_value(StreamThroughputResult { megabits_per_sec: node.coordinator.stream_throttle().megabits_per_sec() })
+        }
+        Request::SetStreamThroughput { megabits_per_sec } => {
+            node.coordinator.stream_throttle().set_megabits_per_sec(megabits_per_sec);
+            tracing::info!(megabits_per_sec, "stream throughput changed");
+            to_value(StreamThroughputResult { megabits_per_sec })
+        }
         Request::DescribeRing { keyspace } => to_value(describe_ring(node, keyspace)?),
         Request::RebuildIndex { keyspace, cf, indexes } => {
             state.check_not_drained("rebuild_index")?;

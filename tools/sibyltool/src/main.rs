@@ -116,6 +116,11 @@ enum Command {
     },
     /// The snapshots on disk, with their files and sizes.
     Listsnapshots,
+    /// The limit on data this node streams to others (handovers, repair), in megabits/s.
+    Getstreamthroughput,
+    /// Set that limit in megabits/s (0: unthrottled), for streams under way too, until the node
+    /// restarts (StreamThroughputOutboundMegabitsPerSec sets it for good).
+    Setstreamthroughput { megabits_per_sec: u32 },
     /// Gossip's view of every node: generation, heartbeat and application states.
     Gossipinfo,
     /// The token ranges of KEYSPACE and their replicas.
@@ -193,6 +198,10 @@ fn request_for(command: &Command) -> Request {
         }
         Command::Listsnapshots => Request::ListSnapshots,
         Command::Gossipinfo => Request::GossipInfo,
+        Command::Getstreamthroughput => Request::GetStreamThroughput,
+        Command::Setstreamthroughput { megabits_per_sec } => {
+            Request::SetStreamThroughput { megabits_per_sec: *megabits_per_sec }
+        }
         Command::Describering { keyspace } => Request::DescribeRing { keyspace: keyspace.clone() },
         Command::RebuildIndex { keyspace, cf, indexes } => {
             Request::RebuildIndex { keyspace: keyspace.clone(), cf: cf.clone(), indexes: indexes.clone() }
@@ -258,6 +267,9 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Compactionstats => render::compaction_stats(&decode(request, value)?),
         Command::RebuildIndex { .. } => render::rebuild_index(&decode(request, value)?),
         Command::Gossipinfo => render::gossip_info(&decode(request, value)?),
+        Command::Getstreamthroughput | Command::Setstreamthroughput { .. } => {
+            render::stream_throughput(&decode(request, value)?)
+        }
         Command::Describering { .. } => render::describe_ring(&decode(request, value)?),
         Command::Getcompactionthroughput | Command::Setcompactionthroughput { .. } => {
             render::compaction_throughput(&decode(request, value)?)

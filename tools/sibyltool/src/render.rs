@@ -382,6 +382,14 @@ pub fn rebuild_index(r: &RebuildIndexResult) -> String {
     format!("Rebuilding {} of {} (sibyltool indexstatus follows it)\n", r.rebuilt.join(", "), r.column_family)
 }
 
+pub fn stream_throughput(r: &StreamThroughputResult) -> String {
+    if r.megabits_per_sec == 0 {
+        "Current stream throughput: unthrottled\n".into()
+    } else {
+        format!("Current stream throughput: {} Mb/s\n", r.megabits_per_sec)
+    }
+}
+
 pub fn compaction_throughput(r: &CompactionThroughputResult) -> String {
     if r.mb_per_sec == 0 {
         "Current compaction throughput: unthrottled\n".into()
