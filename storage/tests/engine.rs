@@ -3,7 +3,6 @@
 #![expect(clippy::unwrap_used, reason = "test")]
 
 use std::fs::OpenOptions;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use storage::data::{compose_super, Cell, DeletionTime, RangeTombstone};
@@ -13,6 +12,8 @@ use storage::filter::{CountUnit, ReadFilter};
 use storage::mutation::RowMutation;
 use storage::schema::{CfDef, ColumnType, KeyspaceDef};
 use storage::StorageError;
+
+mod common;
 
 fn config(dir: &Path) -> StorageConfig {
     let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
@@ -33,6 +34,14 @@ fn put(s: &Storage, cf: &str, key: &str, name: &[u8], value: &str) {
     let mut m = RowMutation::new("ks", key.as_bytes().to_vec());
     m.row_mut(cf).cells.push(Cell::live(name.to_vec(), value.as_bytes().to_vec(), 1));
     s.apply(m).unwrap();
+}
+
+/// Rows `key0` … `key1999` of `cf`, about 220 KB, flushed into one SSTable of several chunks.
+fn put_2000_rows(s: &Storage) {
+    for i in 0..2000 {
+        put(s, "cf", &format!("key{i}"), b"c", &format!("value {i} {}", "x".repeat(100)));
+    }
+    s.flush("ks", "cf").unwrap();
 }
 
 fn get(s: &Storage, key: &str) -> Vec<Vec<u8>> {
@@ -85,19 +94,11 @@ fn dropping_removes_files_and_recreating_starts_empty() {
 fn corrupt_sstable_chunk_is_reported_with_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let s = Storage::open(config(dir.path())).unwrap();
-    for i in 0..2000 {
-        put(&s, "cf", &format!("key{i}"), b"c", &format!("value {i} {}", "x".repeat(100)));
-    }
-    s.flush("ks", "cf").unwrap();
+    put_2000_rows(&s);
     let data = s.data_files("ks", "cf").unwrap()[0].clone();
     s.shutdown().unwrap();
     s.abandon();
-    // Flip a byte in the middle of the Data file.
-    let len = std::fs::metadata(&data).unwrap().len();
-    let mut f = OpenOptions::new().read(true).write(true).open(&data).unwrap();
-    f.seek(SeekFrom::Start(len / 2)).unwrap();
-    f.write_all(&[0xA5, 0x5A, 0xA5]).unwrap();
-    drop(f);
+    common::damage_middle_of(&data);
 
     let s = Storage::open(config(dir.path())).unwrap();
     let mut corrupt = 0;
@@ -276,20 +277,13 @@ fn range_digests_depend_on_the_data_not_on_where_it_lives() {
 fn scrub_replaces_a_damaged_sstable_by_what_can_be_read() {
     let dir = tempfile::tempdir().unwrap();
     let s = Storage::open(config(dir.path())).unwrap();
-    for i in 0..2000 {
-        put(&s, "cf", &format!("key{i}"), b"c", &format!("value {i} {}", "x".repeat(100)));
-    }
-    s.flush("ks", "cf").unwrap();
+    put_2000_rows(&s);
     put(&s, "cf", "other", b"c", "in a healthy SSTable");
     s.flush("ks", "cf").unwrap();
     let damaged =
         s.data_files("ks", "cf").unwrap().into_iter().find(|f| std::fs::metadata(f).unwrap().len() > 100_000).unwrap();
     s.shutdown().unwrap();
-    let len = std::fs::metadata(&damaged).unwrap().len();
-    let mut f = OpenOptions::new().read(true).write(true).open(&damaged).unwrap();
-    f.seek(SeekFrom::Start(len / 2)).unwrap();
-    f.write_all(&[0xA5, 0x5A, 0xA5]).unwrap();
-    drop(f);
+    common::damage_middle_of(&damaged);
 
     let s = Storage::open(config(dir.path())).unwrap();
     let failing =

@@ -46,17 +46,24 @@ pub fn name_of(s: &Storage, key: &str) -> Option<Vec<u8>> {
     s.read("ks", "users", key.as_bytes(), &ReadFilter::all()).expect("read").into_iter().next().map(|c| c.value)
 }
 
-/// Flips bits of a byte in the middle of the first `-Data.db` file directly in `dir`, and
-/// returns its path.
+/// Damages the first `-Data.db` file directly in `dir` ([`damage_middle_of`]), and returns
+/// its path.
 pub fn damage_data_file_in(dir: &Path) -> PathBuf {
     let data = std::fs::read_dir(dir)
         .expect("read_dir")
         .map(|e| e.expect("entry").path())
         .find(|p| p.to_string_lossy().ends_with("-Data.db"))
         .expect("a Data file");
-    let mut bytes = std::fs::read(&data).expect("read");
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xA5;
-    std::fs::write(&data, bytes).expect("write");
+    damage_middle_of(&data);
     data
+}
+
+/// Flips bits of three bytes in the middle of `file`.
+pub fn damage_middle_of(file: &Path) {
+    let mut bytes = std::fs::read(file).expect("read");
+    let middle = bytes.len() / 2;
+    for (byte, flip) in bytes[middle..].iter_mut().zip([0xA5u8, 0x5A, 0xA5]) {
+        *byte ^= flip;
+    }
+    std::fs::write(file, bytes).expect("write");
 }
