@@ -19,6 +19,7 @@
 #   DISK_ACCESS=auto     Sibyl's DiskAccessMode: auto (the sample's; mmap on 64-bit, so the
 #                        SSTable round reads the page cache in place and the block cache holds
 #                        only key-cache entries) or standard (pread through the block cache)
+#   EVENT_LOOPS=0        Sibyl's ThriftEventLoops (0: the sample's default, half the cores)
 #   HALF_PEAK=1          also run the half-peak-rate rounds (0 skips them)
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
@@ -37,12 +38,13 @@ RUNS=${RUNS:-5}
 BLOCK_CACHE_MB=${BLOCK_CACHE_MB:-4}
 DISK_ACCESS=${DISK_ACCESS:-auto}
 HALF_PEAK=${HALF_PEAK:-1}
+EVENT_LOOPS=${EVENT_LOOPS:-0}
 JSON=0
 for arg in "$@"; do
     case $arg in
     --json) JSON=1 ;;
     -h | --help)
-        sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -76,6 +78,7 @@ fi
 for v in KEYS VALUE_SIZE CONNECTIONS ROUND RUNS BLOCK_CACHE_MB; do
     [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "$v must be a positive whole number, not '${!v}'"
 done
+[[ $EVENT_LOOPS =~ ^[0-9]+$ ]] || die "EVENT_LOOPS must be a whole number, not '$EVENT_LOOPS'"
 [[ $DISK_ACCESS =~ ^(auto|mmap|mmap_index_only|standard)$ ]] ||
     die "DISK_ACCESS must be auto, mmap, mmap_index_only or standard, not '$DISK_ACCESS'"
 
@@ -136,6 +139,10 @@ cpu_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo -1
 }
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# Times the process's threads have gone to sleep waiting (voluntary context switches) so far.
+sleeps() {
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
 
 start_redis() {
     local dir=$WORK/run$1/redis
@@ -160,11 +167,13 @@ start_sibyl() {
     private_conf "$conf" "$dir" "$SIBYL_PORT" "$ADMIN_PORT" \
         -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
         -e "s#<BlockCacheSizeInMB>[0-9]*</BlockCacheSizeInMB>#<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>#" \
-        -e "s#<DiskAccessMode>[a-z_]*</DiskAccessMode>#<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>#" ||
+        -e "s#<DiskAccessMode>[a-z_]*</DiskAccessMode>#<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>#" \
+        -e "s#<ThriftEventLoops>[0-9]*</ThriftEventLoops>#<ThriftEventLoops>$EVENT_LOOPS</ThriftEventLoops>#" ||
         die "could not write $conf"
     grep -q "<BlockCacheSizeInMB>$BLOCK_CACHE_MB</BlockCacheSizeInMB>" "$conf" ||
         die "could not set BlockCacheSizeInMB in $conf"
     grep -q "<DiskAccessMode>$DISK_ACCESS</DiskAccessMode>" "$conf" || die "could not set DiskAccessMode in $conf"
+    grep -q "<ThriftEventLoops>$EVENT_LOOPS</ThriftEventLoops>" "$conf" || die "could not set ThriftEventLoops in $conf"
     grep -q "<CommitLogSync>periodic</CommitLogSync>" "$conf" || die "the sample no longer uses the periodic commit log"
     grep -q "$dir/data" "$conf" || die "could not set the data directory in $conf"
     : >"$dir/sibyl.log"
@@ -182,7 +191,7 @@ start_sibyl() {
 # in OUT.json and the server's CPU ticks over the run in OUT.ticks. Bounded by its own stop rule
 # and, should that fail, by timeout(1).
 stress() {
-    local server=$1 out=$2 pid port before after
+    local server=$1 out=$2 pid port before after sleeps_before
     local -a proto
     shift 2
     if [[ $server == redis ]]; then
@@ -195,11 +204,13 @@ stress() {
         proto=(--protocol thrift --columns 1)
     fi
     before=$(cpu_ticks "$pid")
+    sleeps_before=$(sleeps "$pid")
     timeout $((ROUND + 120)) "$BIN/sibyl-stress" "${proto[@]}" --host 127.0.0.1 --port "$port" \
         --num-keys "$KEYS" --threads "$CONNECTIONS" --value-size "$VALUE_SIZE" --timeout 10 \
         --json --quiet "$@" >"$out.json" 2>"$out.err" ||
         die "sibyl-stress against $server failed (exit $?); see $out.err"
     after=$(cpu_ticks "$pid")
+    echo $(($(sleeps "$pid") - sleeps_before)) >"$out.sleeps"
     ((before >= 0 && after >= 0)) || die "cannot read /proc/$pid/stat: is the $server server still running?"
     echo $((after - before)) >"$out.ticks"
 }
@@ -270,7 +281,7 @@ work, as_json = sys.argv[1], sys.argv[2] == "1"
 runs, tck = $RUNS, $CLK_TCK
 meta = {
     "date": "$START_DATE", "keys": $KEYS, "value_size": $VALUE_SIZE, "connections": $CONNECTIONS,
-    "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "disk_access": "$DISK_ACCESS", "cores": os.cpu_count(),
+    "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "disk_access": "$DISK_ACCESS", "event_loops": $EVENT_LOOPS, "cores": os.cpu_count(),
     "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
     "redis": "$(redis-server --version | sed 's/"//g')",
 }
@@ -293,12 +304,18 @@ def load(run, measure, server):
         return None
     s = json.load(open(base + ".json"))
     ticks = int(open(base + ".ticks").read())
+    try:
+        server_sleeps = int(open(base + ".sleeps").read())
+    except (OSError, ValueError):
+        server_sleeps = None
     ops = s["ops"]
     return {
         "ops_s": s["op_rate"], "ops": ops, "errors": s["errors"], "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"],
         "target_rate": s.get("target_rate"),
         "server_cpu_us_per_op": ticks / tck * 1e6 / ops if ops else None,
         "client_cpu_us_per_op": s["client_cpu_s"] * 1e6 / ops if ops and s.get("client_cpu_s") is not None else None,
+        "server_sleeps_per_op": server_sleeps / ops if ops and server_sleeps is not None else None,
+        "client_sleeps_per_op": s["client_sleeps"] / ops if ops and s.get("client_sleeps") is not None else None,
         "aborted": s.get("aborted"), "error_kinds": s.get("error_kinds"),
     }
 
@@ -328,7 +345,8 @@ for m, _ in MEASURES + HALVES:
     doc["summary"][m] = {
         f"{srv}_{k}": spread([row[srv][k] for row in rows])
         for srv in ("redis", "sibyl")
-        for k in ("ops_s", "p50_ms", "p99_ms", "server_cpu_us_per_op", "client_cpu_us_per_op")
+        for k in ("ops_s", "p50_ms", "p99_ms", "server_cpu_us_per_op", "client_cpu_us_per_op",
+                  "server_sleeps_per_op", "client_sleeps_per_op")
     }
     doc["summary"][m]["ratio"] = spread([row["ratio"] for row in rows])
 
@@ -341,9 +359,10 @@ p(f"{meta['keys']} keys, {meta['value_size']}-byte values, {meta['connections']}
   f"{meta['round_s']} s rounds interleaved, {runs} runs on fresh servers; {meta['cores']} cores; "
   f"load average {meta['load_before']} before, {meta['load_after']} after")
 p(f"{meta['redis']}, appendonly yes, appendfsync everysec; Sibyl: periodic commit log synced every 1000 ms, "
-  f"BlockCacheSizeInMB {meta['block_cache_mb']}")
+  f"BlockCacheSizeInMB {meta['block_cache_mb']}, ThriftEventLoops {meta['event_loops']}")
 p("CPU = user+system time of the process per operation (server from /proc/PID/stat around the round; "
-  "client = sibyl-stress itself)")
+  "client = sibyl-stress itself); sleeps = voluntary context switches per operation, each a wakeup "
+  "the other side's reply or request paid for")
 
 def f(x, spec):
     return format(x, spec) if x is not None else "-"
@@ -353,7 +372,8 @@ for m, title in MEASURES:
         continue
     p(f"\n{title}")
     head = (f"{'run':<7}{'Redis op/s':>11}{'Sibyl op/s':>11}{'ratio':>7}{'Redis p50/p99 ms':>18}"
-            f"{'Sibyl p50/p99 ms':>18}{'srv CPU us/op R/S':>19}{'cli CPU us/op R/S':>19}")
+            f"{'Sibyl p50/p99 ms':>18}{'srv CPU us/op R/S':>19}{'cli CPU us/op R/S':>19}"
+            f"{'srv sleeps/op R/S':>19}{'cli sleeps/op R/S':>19}")
     p(head)
     p("-" * len(head))
     for r in doc["runs"]:
@@ -366,7 +386,9 @@ for m, title in MEASURES:
         p(f"{r['run']:<7}{R['ops_s']:>11.0f}{S['ops_s']:>11.0f}{x['ratio']:>6.2f}x"
           f"{R['p50_ms']:>9.3f}/{R['p99_ms']:<8.3f}{S['p50_ms']:>9.3f}/{S['p99_ms']:<8.3f}"
           f"{f(R['server_cpu_us_per_op'], '.2f'):>10}/{f(S['server_cpu_us_per_op'], '<8.2f')}"
-          f"{f(R['client_cpu_us_per_op'], '.2f'):>10}/{f(S['client_cpu_us_per_op'], '<8.2f')}{extra}")
+          f"{f(R['client_cpu_us_per_op'], '.2f'):>10}/{f(S['client_cpu_us_per_op'], '<8.2f')}"
+          f"{f(R['server_sleeps_per_op'], '.3f'):>10}/{f(S['server_sleeps_per_op'], '<8.3f')}"
+          f"{f(R['client_sleeps_per_op'], '.3f'):>10}/{f(S['client_sleeps_per_op'], '<8.3f')}{extra}")
     s = doc["summary"][m]
     for k in ("min", "median", "max"):
         g = lambda key: (s[key] or {}).get(k)
@@ -374,7 +396,9 @@ for m, title in MEASURES:
           f"{f(g('redis_p50_ms'), '.3f'):>9}/{f(g('redis_p99_ms'), '<8.3f')}"
           f"{f(g('sibyl_p50_ms'), '.3f'):>9}/{f(g('sibyl_p99_ms'), '<8.3f')}"
           f"{f(g('redis_server_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_server_cpu_us_per_op'), '<8.2f')}"
-          f"{f(g('redis_client_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_client_cpu_us_per_op'), '<8.2f')}")
+          f"{f(g('redis_client_cpu_us_per_op'), '.2f'):>10}/{f(g('sibyl_client_cpu_us_per_op'), '<8.2f')}"
+          f"{f(g('redis_server_sleeps_per_op'), '.3f'):>10}/{f(g('sibyl_server_sleeps_per_op'), '<8.3f')}"
+          f"{f(g('redis_client_sleeps_per_op'), '.3f'):>10}/{f(g('sibyl_client_sleeps_per_op'), '<8.3f')}")
     so, ro, ratio = s["sibyl_ops_s"], s["redis_ops_s"], s["ratio"]
     spread_s = so["max"] / so["min"] if so and so["min"] else None
     spread_r = ro["max"] / ro["min"] if ro and ro["min"] else None

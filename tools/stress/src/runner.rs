@@ -24,7 +24,7 @@ use super::keys::{key_of, KeyGenerator};
 use super::pacer::{self, Pacer};
 use super::resp::{RespConn, RespReply};
 use super::settings::{Operation, Protocol, Settings, StopCondition};
-use super::stats::{process_cpu_seconds, Interval, LatencySummary, Summary, WorkerStats};
+use super::stats::{process_cpu_seconds, process_sleeps, Interval, LatencySummary, Summary, WorkerStats};
 use super::wire::AsyncConn;
 
 /// How often progress is sampled.
@@ -175,6 +175,7 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
     })?;
 
     let cpu_before = process_cpu_seconds();
+    let sleeps_before = process_sleeps();
     let start = Instant::now();
     let shared = Arc::new(Shared {
         settings: settings.clone(),
@@ -268,6 +269,10 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
+    let client_sleeps = match (sleeps_before, process_sleeps()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
     let elapsed = interval_start.duration_since(start).as_secs_f64();
     let aborted = shared.abort_reason.lock().clone();
     let mut summary = Summary::new(
@@ -281,6 +286,7 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
     summary.protocol = settings.protocol.name().to_string();
     summary.target_rate = settings.rate;
     summary.client_cpu_s = client_cpu_s;
+    summary.client_sleeps = client_sleeps;
     Ok(RunResult { summary, intervals, schema })
 }
 

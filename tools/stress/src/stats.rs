@@ -167,6 +167,11 @@ pub struct Summary {
     /// what the client took from the cores it shares with the server. `None` without `/proc`.
     #[serde(default)]
     pub client_cpu_s: Option<f64>,
+    /// Times the load generator's threads went to sleep waiting (voluntary context switches)
+    /// while the load ran: each one is a wakeup some reply had to pay for in the kernel.
+    /// `None` without `/proc`.
+    #[serde(default)]
+    pub client_sleeps: Option<u64>,
 }
 
 /// User + system CPU time of this process so far, in seconds, from `/proc/self/stat`; `None`
@@ -185,6 +190,24 @@ fn cpu_seconds_of_stat(stat: &str, ticks_per_second: f64) -> Option<f64> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some((utime + stime) as f64 / ticks_per_second)
+}
+
+/// Voluntary context switches of every thread of this process so far, from
+/// `/proc/self/task/*/status`; `None` where those files are missing or unreadable.
+pub fn process_sleeps() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        // A thread that ended since the listing has no status left to read: skip it.
+        if let Ok(status) = std::fs::read_to_string(task.path().join("status")) {
+            total += voluntary_switches_of_status(&status)?;
+        }
+    }
+    Some(total)
+}
+
+/// The `voluntary_ctxt_switches` line of a `/proc/.../status` file.
+fn voluntary_switches_of_status(status: &str) -> Option<u64> {
+    status.lines().find_map(|l| l.strip_prefix("voluntary_ctxt_switches:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// `sysconf(_SC_CLK_TCK)`, which is 100 on every Linux architecture the tool is built for;
@@ -217,6 +240,7 @@ impl Summary {
             protocol: String::new(),
             target_rate: None,
             client_cpu_s: None,
+            client_sleeps: None,
         }
     }
 
@@ -248,6 +272,9 @@ impl Summary {
         s.push_str(&format!("  Total operation time      : {:>12.3} s\n", self.elapsed_s));
         if let Some(cpu) = self.client_cpu_s.filter(|_| self.ops > 0) {
             s.push_str(&format!("  Client CPU per operation  : {:>12.2} us\n", cpu * 1e6 / self.ops as f64));
+        }
+        if let Some(sleeps) = self.client_sleeps.filter(|_| self.ops > 0) {
+            s.push_str(&format!("  Client sleeps per operation: {:>11.4}\n", sleeps as f64 / self.ops as f64));
         }
         if let Some(why) = &self.aborted {
             s.push_str(&format!("  STOPPED EARLY: {why}\n"));
@@ -318,6 +345,18 @@ mod tests {
         std::hint::black_box(x);
         let b = process_cpu_seconds().unwrap();
         assert!(b >= a && b > 0.0, "{a} then {b}");
+    }
+
+    #[test]
+    fn sleeps_are_read_from_the_status_line() {
+        let status = "Name:\tx\nvoluntary_ctxt_switches:\t1234\nnonvoluntary_ctxt_switches:\t7\n";
+        assert_eq!(voluntary_switches_of_status(status), Some(1234));
+        assert_eq!(voluntary_switches_of_status("Name:\tx\n"), None);
+        // Sleeping makes this process's count grow.
+        let a = process_sleeps().expect("/proc/self/task is readable on Linux");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = process_sleeps().unwrap();
+        assert!(b > a, "{a} then {b}");
     }
 
     #[test]
