@@ -68,25 +68,36 @@ impl SsTableReader {
     /// their CRC, Data by header and length, Index block by block (and against the summary and
     /// the statistics). Data chunks are verified when read. Point reads keep verified blocks in
     /// `cache`, the opening engine's.
+    ///
+    /// A damaged or missing Summary or Filter does not keep the SSTable from opening: both are
+    /// derived from the Index, so they are rebuilt from it (once every Index block has passed
+    /// its checks) and the damaged files replaced, with a warning naming them.
     pub fn open(desc: Descriptor, cache: &Arc<BlockCache>) -> Result<SsTableReader> {
         let version = desc.version;
         let stats_path = desc.path(Component::Statistics);
         let meta = format::read_metadata(&stats_path)?;
 
         let summary_path = desc.path(Component::Summary);
-        let body = format::read_sealed(&summary_path, format::SUMMARY_MAGIC, version)?;
-        let (_interval, summary) = format::decode_summary(&body).map_err(|e| corrupt(&summary_path, e))?;
-
+        let summary = format::read_sealed(&summary_path, format::SUMMARY_MAGIC, version).and_then(|body| {
+            let (_interval, summary) = format::decode_summary(&body).map_err(|e| corrupt(&summary_path, e))?;
+            Ok(summary)
+        });
         let filter_path = desc.path(Component::Filter);
-        let body = format::read_sealed(&filter_path, format::FILTER_MAGIC, version)?;
-        let filter = BloomFilter::decode(&body).map_err(|e| corrupt(&filter_path, e))?;
+        let filter = format::read_sealed(&filter_path, format::FILTER_MAGIC, version)
+            .and_then(|body| BloomFilter::decode(&body).map_err(|e| corrupt(&filter_path, e)));
 
         let data_path = desc.path(Component::Data);
         let data = DataFile::open(&data_path, version, meta.data_size, Arc::clone(cache))?;
 
         let index_path = desc.path(Component::Index);
         let index = File::open(&index_path).map_err(|e| StorageError::io(&index_path, e))?;
-        verify_index(&index, &index_path, &desc, &meta, &summary)?;
+        let (summary, filter) = match (summary, filter) {
+            (Ok(summary), Ok(filter)) => {
+                verify_index(&index, &index_path, &desc, &meta, &summary)?;
+                (summary, filter)
+            }
+            (summary, filter) => rebuild_derived(&desc, &meta, &index, &index_path, summary, filter)?,
+        };
         let index_map =
             if cache.disk_access().maps_index() { Some(format::map_file(&index, &index_path)?) } else { None };
 
@@ -387,6 +398,132 @@ fn check_key(r: &mut Reader<'_>, entry: &IndexEntryRef<'_>) -> Result<(), Corrup
 /// Walks the whole Index component at open: every block's CRC, the summary pointing at each
 /// block's first key, keys strictly increasing, partitions contiguous and covering the Data
 /// component, counts and first/last keys matching Statistics.
+/// Whether `e` leaves a derived component to be rebuilt: damage found by its checks, or the
+/// file missing. Other I/O failures (a disk error, a permission) are reported as they are.
+fn rebuildable(e: &StorageError) -> bool {
+    match e {
+        StorageError::Corrupt { .. } => true,
+        StorageError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        _ => false,
+    }
+}
+
+/// The Summary and Filter of an SSTable whose Summary or Filter (or both) failed to load:
+/// the failed ones are rebuilt from the Index, which must pass every check first, and written
+/// in place of the damaged files.
+fn rebuild_derived(
+    desc: &Descriptor,
+    meta: &Metadata,
+    index: &File,
+    index_path: &std::path::Path,
+    summary: Result<Vec<SummaryEntry>>,
+    filter: Result<BloomFilter>,
+) -> Result<(Vec<SummaryEntry>, BloomFilter)> {
+    let summary = match summary {
+        Err(e) if !rebuildable(&e) => return Err(e),
+        other => other,
+    };
+    let filter = match filter {
+        Err(e) if !rebuildable(&e) => return Err(e),
+        other => other,
+    };
+    for (component, result) in
+        [(Component::Summary, summary.as_ref().err()), (Component::Filter, filter.as_ref().err())]
+    {
+        if let Some(e) = result {
+            tracing::warn!(
+                file = %desc.path(component).display(),
+                error = %e,
+                "SSTable component damaged or missing; rebuilding it from the Index"
+            );
+        }
+    }
+    let (interval, rebuilt_summary, keys) = summary_from_index(index, index_path, desc, meta)?;
+    verify_index(index, index_path, desc, meta, &rebuilt_summary)?;
+    let version = desc.version;
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(_) => {
+            replace_component(desc, Component::Summary, &format::encode_summary(interval, &rebuilt_summary, version))?;
+            rebuilt_summary
+        }
+    };
+    let filter = match filter {
+        Ok(filter) => filter,
+        Err(_) => {
+            // The column family's own false-positive chance is not known here; the default
+            // serves until compaction rewrites the SSTable.
+            let mut filter = BloomFilter::new(keys.len(), super::WriterOptions::default().bloom_fp_chance);
+            for key in &keys {
+                filter.add(key);
+            }
+            replace_component(desc, Component::Filter, &filter.encode(version))?;
+            filter
+        }
+    };
+    Ok((summary, filter))
+}
+
+/// Writes `bytes` as `component` of `desc` through a temporary file, then renames it over the
+/// old one and makes the rename durable.
+fn replace_component(desc: &Descriptor, component: Component, bytes: &[u8]) -> Result<()> {
+    let tmp = desc.tmp_path(component);
+    let path = desc.path(component);
+    super::remove_file_if_exists(&tmp)?;
+    format::write_synced(&tmp, bytes)?;
+    std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
+    super::sync_dir(&desc.dir)?;
+    tracing::info!(file = %path.display(), "rebuilt SSTable component written");
+    Ok(())
+}
+
+/// Walks the Index block after block, checking each one's CRC, and returns the summary it
+/// implies (with the largest block's entry count as the interval) and every partition key.
+fn summary_from_index(
+    index: &File,
+    path: &std::path::Path,
+    desc: &Descriptor,
+    meta: &Metadata,
+) -> Result<(u32, Vec<SummaryEntry>, Vec<Vec<u8>>)> {
+    let mut header = [0u8; INDEX_HEADER_LEN as usize];
+    format::read_exact_at(index, path, &mut header, 0)?;
+    format::check_header(&header, INDEX_MAGIC, desc.version).map_err(|e| corrupt(path, e))?;
+    let map = format::map_file(index, path)?;
+    if map.len() as u64 != meta.index_size {
+        return Err(corrupt(
+            path,
+            CorruptData::BadValue { what: "Index file length (expected from Statistics)", value: map.len() as u64 },
+        ));
+    }
+    let mut summary = Vec::new();
+    let mut keys = Vec::with_capacity(usize::try_from(meta.key_count).unwrap_or(0).min(1 << 24));
+    let mut interval = 0;
+    let mut position = INDEX_HEADER_LEN as usize;
+    while position < map.len() {
+        let rest = &map[position..];
+        let mut r = crate::data::Reader::new(rest);
+        let count = r.u32().map_err(|e| corrupt(path, e))?;
+        let mut first = None;
+        for _ in 0..count {
+            let entry = format::decode_index_entry(&mut r).map_err(|e| corrupt(path, e))?;
+            first.get_or_insert_with(|| entry.decorated_key());
+            keys.push(entry.key.to_vec());
+        }
+        let size = (r.position() as u64).saturating_add(u64::from(count) * 4).saturating_add(CRC_LEN);
+        let Some(block) = usize::try_from(size).ok().and_then(|size| rest.get(..size)) else {
+            return Err(corrupt(path, CorruptData::Truncated { at: position, wanted: size as usize }));
+        };
+        format::verify_index_block(block, position as u64).map_err(|e| corrupt(path, e))?;
+        let Some(key) = first else {
+            return Err(corrupt(path, CorruptData::BadValue { what: "empty index block", value: position as u64 }));
+        };
+        summary.push(SummaryEntry { key, block_offset: position as u64, block_size: size });
+        interval = interval.max(count);
+        position += block.len();
+    }
+    Ok((interval, summary, keys))
+}
+
 fn verify_index(
     index: &File,
     path: &std::path::Path,

@@ -422,8 +422,6 @@ fn corrupt_components_are_detected_on_open() {
     for (component, at) in [
         (Component::Index, 200),
         (Component::Statistics, 20),
-        (Component::Summary, 12),
-        (Component::Filter, 40),
         (Component::Data, 6), // the header's chunk size
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -436,6 +434,75 @@ fn corrupt_components_are_detected_on_open() {
         assert_eq!(file.as_deref(), Some(desc.path(component).as_path()), "{component:?}: {err}");
         assert!(matches!(detail, CorruptData::ChecksumMismatch { .. }), "{component:?}: {detail:?}");
     }
+}
+
+/// Every key of `0..n` is found, with its row, through `reader`.
+fn assert_all_readable(reader: &SsTableReader, n: u32) {
+    for i in 0..n {
+        let row = reader.get(&key(i), &AllCells).unwrap();
+        assert_eq!(row.as_ref(), Some(&row_for(i)), "key {i}");
+    }
+}
+
+#[test]
+fn damaged_or_missing_summary_and_filter_are_rebuilt_from_the_index() {
+    enum Damage {
+        Flip(usize),
+        Remove,
+        Truncate,
+    }
+    for (components, damage) in [
+        (&[Component::Summary][..], Damage::Flip(12)),
+        (&[Component::Filter][..], Damage::Flip(40)),
+        (&[Component::Summary][..], Damage::Remove),
+        (&[Component::Filter][..], Damage::Truncate),
+        (&[Component::Summary, Component::Filter][..], Damage::Remove),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = write(dir.path(), 1, 0..500, small_options());
+        let desc = reader.descriptor().clone();
+        drop(reader);
+        let original_summary = fs::read(desc.path(Component::Summary)).unwrap();
+        for &c in components {
+            let path = desc.path(c);
+            match damage {
+                Damage::Flip(at) => flip_byte(&path, at),
+                Damage::Remove => fs::remove_file(&path).unwrap(),
+                Damage::Truncate => fs::write(&path, b"").unwrap(),
+            }
+        }
+        let reader = SsTableReader::open(desc.clone(), &cache()).unwrap();
+        assert_all_readable(&reader, 500);
+        assert!(!reader.might_contain(&key(600)), "key 600 lies past the last key");
+        // The rebuilt summary is the one the writer made; the rebuilt files pass the checks
+        // of a later open, and no temporary file is left.
+        assert_eq!(fs::read(desc.path(Component::Summary)).unwrap(), original_summary);
+        for &c in components {
+            assert!(!desc.tmp_path(c).exists(), "{c:?}'s temporary file is left");
+        }
+        let format = desc.version;
+        format::read_sealed(&desc.path(Component::Summary), format::SUMMARY_MAGIC, format).unwrap();
+        format::read_sealed(&desc.path(Component::Filter), format::FILTER_MAGIC, format).unwrap();
+        drop(reader);
+        assert_all_readable(&SsTableReader::open(desc, &cache()).unwrap(), 500);
+    }
+}
+
+#[test]
+fn a_damaged_index_is_reported_even_when_the_summary_must_be_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let desc = write(dir.path(), 1, 0..500, small_options()).descriptor().clone();
+    let summary = fs::read(desc.path(Component::Summary)).unwrap();
+    flip_byte(&desc.path(Component::Summary), 12);
+    flip_byte(&desc.path(Component::Index), 200);
+    let err = SsTableReader::open(desc.clone(), &cache()).unwrap_err();
+    let (file, detail) = corrupt_detail(&err);
+    assert_eq!(file.as_deref(), Some(desc.path(Component::Index).as_path()), "{err}");
+    assert!(matches!(detail, CorruptData::ChecksumMismatch { .. }), "{detail:?}");
+    // Nothing was rebuilt from the damaged Index: the damaged Summary is left as it was.
+    let mut damaged = summary;
+    damaged[12] ^= 0x5a;
+    assert_eq!(fs::read(desc.path(Component::Summary)).unwrap(), damaged);
 }
 
 #[test]
