@@ -169,6 +169,24 @@ pub enum Request {
         cf: String,
         directory: String,
     },
+    /// Stops serving Thrift: the listening socket is closed and every client connection too,
+    /// each once the call it is serving is answered (Cassandra's `nodetool disablethrift`);
+    /// answered with a [`ServiceStatus`].
+    DisableThrift,
+    /// Listens for Thrift clients again on ThriftAddress:ThriftPort; answered with a
+    /// [`ServiceStatus`].
+    EnableThrift,
+    /// Whether Thrift is served; answered with a [`ServiceStatus`].
+    StatusThrift,
+    /// Announces this node's shutdown to its peers, as a stopping node does, and stops gossiping:
+    /// the others see it down while it goes on serving (Cassandra's `nodetool disablegossip`);
+    /// answered with a [`ServiceStatus`].
+    DisableGossip,
+    /// Gossips again, with a newer generation, so the others see it up; answered with a
+    /// [`ServiceStatus`].
+    EnableGossip,
+    /// Whether this node gossips; answered with a [`ServiceStatus`].
+    StatusGossip,
 }
 
 impl Request {
@@ -207,6 +225,12 @@ impl Request {
             Request::DescribeRing { .. } => "describe_ring",
             Request::GetCompactionThroughput => "get_compaction_throughput",
             Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
+            Request::DisableThrift => "disable_thrift",
+            Request::EnableThrift => "enable_thrift",
+            Request::StatusThrift => "status_thrift",
+            Request::DisableGossip => "disable_gossip",
+            Request::EnableGossip => "enable_gossip",
+            Request::StatusGossip => "status_gossip",
         }
     }
 
@@ -393,6 +417,9 @@ pub struct InfoResult {
     pub token: String,
     /// `NORMAL`, `MOVING`, `LEAVING`, `DECOMMISSIONED`, `DRAINING` or `DRAINED`.
     pub mode: String,
+    /// Whether the node gossips (`disablegossip` stops it) and serves Thrift (`disablethrift`).
+    pub gossip_active: bool,
+    pub thrift_active: bool,
     pub cluster_name: String,
     pub listen_address: String,
     pub rpc_address: String,
@@ -760,6 +787,16 @@ pub struct DecommissionResult {
     pub effect: String,
 }
 
+/// Whether one of the node's services (Thrift, gossip) runs: the answer to the requests that
+/// stop, start and query it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceStatus {
+    pub running: bool,
+    /// This request stopped or started it; false when it already was as asked, and for the
+    /// status requests.
+    pub changed: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrainResult {
     /// The node had been drained before this request.
@@ -834,6 +871,12 @@ mod tests {
             Request::SetStreamThroughput { megabits_per_sec: 400 },
             Request::GetCompactionThroughput,
             Request::SetCompactionThroughput { mb_per_sec: 64 },
+            Request::DisableThrift,
+            Request::EnableThrift,
+            Request::StatusThrift,
+            Request::DisableGossip,
+            Request::EnableGossip,
+            Request::StatusGossip,
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");
@@ -855,6 +898,9 @@ mod tests {
         assert_eq!(parse(r#"{"op":"flush","keyspace":null}"#), Ok(Request::Flush { keyspace: None, cfs: vec![] }));
         assert_eq!(parse("{\"op\":\"ring\",\"v\":1}\r"), Ok(Request::Ring));
         assert_eq!(parse(r#"  {"op":"drain"}  "#), Ok(Request::Drain));
+        assert_eq!(parse(r#"{"op":"disable_thrift"}"#), Ok(Request::DisableThrift));
+        assert_eq!(parse(r#"{"op":"enable_gossip","v":1}"#), Ok(Request::EnableGossip));
+        assert!(matches!(parse(r#"{"op":"status_gossip","now":true}"#), Err(RequestError::Invalid(_))));
     }
 
     #[test]

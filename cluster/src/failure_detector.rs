@@ -186,6 +186,13 @@ impl FailureDetector {
         }
     }
 
+    /// Forgets when it last judged: gossip was stopped on purpose and starts again, and the gap
+    /// since is no pause of this process that should hold convictions back.
+    pub fn forget_last_interpret(&mut self) {
+        self.last_interpret = None;
+        self.last_pause = None;
+    }
+
     /// Forgets `ep`'s history (it left, or restarted and its intervals must be learned again).
     pub fn remove(&mut self, ep: &Endpoint) {
         self.windows.remove(ep);

@@ -15,7 +15,9 @@
 //! A node joining with `AutoBootstrap` announces its tokens as bootstrapping, fetches its
 //! ranges' data from their current replicas, then announces NORMAL; without it, it announces
 //! NORMAL at once. Decommission, removenode and move announce LEAVING, removing and MOVING
-//! while their data moves (the admin operations in the server drive them).
+//! while their data moves (the admin operations in the server drive them). An operator may stop
+//! gossip while the node runs and start it again (`disablegossip`, `enablegossip`: see
+//! [`StorageService::stop_gossiping`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,10 +67,31 @@ pub struct StorageService {
     schema: Arc<SchemaSync>,
     /// The schema version last announced in gossip.
     announced_schema: Mutex<String>,
+    /// Stops the background loops (hint delivery; gossip's has its own in `gossip`).
     stop: watch::Sender<bool>,
     ring_delay: Duration,
     /// This node announced LEFT (decommissioned): it says nothing more, not even its shutdown.
     left: AtomicBool,
+    /// Whether gossip runs. Taken before `gossiper` by whoever takes both; held only briefly
+    /// (never across an await).
+    gossip: Mutex<GossipRun>,
+}
+
+/// Whether this node gossips.
+enum GossipRun {
+    /// Rounds every [`GOSSIP_INTERVAL`] and answers to peers; the sender stops the round loop.
+    Running(watch::Sender<bool>),
+    /// Stopped by the operator (`disablegossip`) after announcing the shutdown; may start again.
+    Stopped,
+    /// Stopped for good: the node shuts down, or has left the ring.
+    Ended,
+}
+
+/// Why gossip cannot start again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GossipStartError {
+    #[error("gossip cannot start again: the node is shutting down or has left the ring")]
+    Ended,
 }
 
 impl StorageService {
@@ -99,6 +122,7 @@ impl StorageService {
         gossiper.add_local_state(ApplicationState::SchemaVersion, schema_version.clone());
         gossiper.add_local_state(ApplicationState::Load, storage.load_bytes().to_string());
         let (stop, _) = watch::channel(false);
+        let (gossip_stop, gossip_stopped) = watch::channel(false);
         restore_peers(&storage, &membership, &mut gossiper);
         let schema = SchemaSync::register(storage.clone(), messaging.clone());
         let service = Arc::new(StorageService {
@@ -111,11 +135,12 @@ impl StorageService {
             stop,
             ring_delay: me.ring_delay,
             left: AtomicBool::new(false),
+            gossip: Mutex::new(GossipRun::Running(gossip_stop)),
         });
         for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
             service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
         }
-        tokio::spawn(gossip_loop(Arc::downgrade(&service), service.stop.subscribe()));
+        tokio::spawn(gossip_loop(Arc::downgrade(&service), gossip_stopped));
         tokio::spawn(crate::hints::delivery_loop(
             service.storage.clone(),
             service.messaging.clone(),
@@ -237,15 +262,81 @@ impl StorageService {
     }
 
     /// Announces this node's shutdown to its live peers (they mark it down at once), stops
-    /// gossiping, and returns the peers told: their gossip connections still have it to write.
+    /// gossiping for good, and returns the peers told: their gossip connections still have it
+    /// to write. Nothing is announced when gossip was stopped already (`disablegossip` announced
+    /// it then) or the node has left the ring.
     pub fn shutdown(&self) -> Vec<Endpoint> {
-        let mut told = Vec::new();
-        if !self.left.load(Ordering::SeqCst) {
-            let out = self.gossiper.lock().shutdown_message();
-            told = out.iter().map(|(to, _)| *to).collect();
-            self.send(out);
-        }
+        let told = self.end_gossip(true);
         let _ = self.stop.send(true);
+        told
+    }
+
+    /// Whether this node gossips (`nodetool statusgossip`).
+    pub fn is_gossip_running(&self) -> bool {
+        matches!(*self.gossip.lock(), GossipRun::Running(_))
+    }
+
+    /// Cassandra's `stopGossiping` (`nodetool disablegossip`): announces this node's shutdown to
+    /// its live peers exactly as a stopping node does, so they mark it down at once, then stops
+    /// the gossip rounds and ignores gossip messages until [`StorageService::start_gossiping`].
+    /// Everything else goes on: the node serves reads and writes, with the ring and liveness it
+    /// last knew. Returns the peers told (their gossip connections still have the announcement
+    /// to write: see [`MessagingService::drain_gossip`]), or `None` when gossip was not running.
+    pub fn stop_gossiping(&self) -> Option<Vec<Endpoint>> {
+        let mut run = self.gossip.lock();
+        let GossipRun::Running(stop) = &*run else { return None };
+        let _ = stop.send(true);
+        let out = if self.left.load(Ordering::SeqCst) { Vec::new() } else { self.gossiper.lock().shutdown_message() };
+        *run = GossipRun::Stopped;
+        drop(run);
+        let told: Vec<Endpoint> = out.iter().map(|(to, _)| *to).collect();
+        self.send(out);
+        warn!(peers_told = told.len(), "stopped gossiping by operator request: the other nodes see this node down");
+        Some(told)
+    }
+
+    /// Cassandra's `startGossiping` (`nodetool enablegossip`) after
+    /// [`StorageService::stop_gossiping`]: gossips again as a new incarnation, with generation
+    /// `generation` (at least one above the current one; the caller saves it, as a start does),
+    /// and the STATUS it had before; peers take the newer generation's state whole and mark this
+    /// node up once it answers. False when gossip was running already; an error once it has
+    /// ended (shutdown, decommission).
+    pub fn start_gossiping(self: &Arc<Self>, generation: i32) -> Result<bool, GossipStartError> {
+        let mut run = self.gossip.lock();
+        match &*run {
+            GossipRun::Running(_) => return Ok(false),
+            GossipRun::Ended => return Err(GossipStartError::Ended),
+            GossipRun::Stopped => {}
+        }
+        self.gossiper.lock().restart(generation, Instant::now());
+        let (stop, stopped) = watch::channel(false);
+        tokio::spawn(gossip_loop(Arc::downgrade(self), stopped));
+        *run = GossipRun::Running(stop);
+        drop(run);
+        self.push_own_state();
+        warn!(generation, "started gossiping again by operator request");
+        Ok(true)
+    }
+
+    /// Stops gossip for good; with `announce`, tells live peers of the shutdown first if gossip
+    /// was running and the node has not left. The peers told.
+    fn end_gossip(&self, announce: bool) -> Vec<Endpoint> {
+        let mut run = self.gossip.lock();
+        let running = match std::mem::replace(&mut *run, GossipRun::Ended) {
+            GossipRun::Running(stop) => {
+                let _ = stop.send(true);
+                true
+            }
+            GossipRun::Stopped | GossipRun::Ended => false,
+        };
+        let out = if running && announce && !self.left.load(Ordering::SeqCst) {
+            self.gossiper.lock().shutdown_message()
+        } else {
+            Vec::new()
+        };
+        drop(run);
+        let told = out.iter().map(|(to, _)| *to).collect();
+        self.send(out);
         told
     }
 
@@ -312,6 +403,7 @@ impl StorageService {
     /// the cluster, and says nothing when it shuts down.
     pub fn stop_after_leaving(&self) {
         self.left.store(true, Ordering::SeqCst);
+        self.end_gossip(false);
         let _ = self.stop.send(true);
     }
 
@@ -324,18 +416,31 @@ impl StorageService {
     /// Sends our view to every live peer at once, after a change of a STATUS we announce:
     /// the ring change reaches them in one exchange, well inside RingDelayInMillis, rather than
     /// over gossip's random rounds.
+    /// (Not while gossip is stopped: the change spreads once it starts again.)
     fn push_own_state(&self) {
+        let run = self.gossip.lock();
+        if !matches!(*run, GossipRun::Running(_)) {
+            return;
+        }
         let out = self.gossiper.lock().syn_to_live_members();
+        drop(run);
         self.send(out);
     }
 
     fn tick(&self) {
+        let run = self.gossip.lock();
+        if !matches!(*run, GossipRun::Running(_)) {
+            return;
+        }
         self.announce_schema_version();
         let (out, events) = self.gossiper.lock().tick(Instant::now());
+        drop(run);
         self.send(out);
         self.apply(events);
     }
 
+    /// Handles one gossip message; ignored while gossip is stopped, as Cassandra's verb handlers
+    /// ignore them when the gossiper is disabled (answering would tell peers we are reachable).
     fn receive(&self, from: Endpoint, payload: &[u8]) {
         let message = match GossipMessage::decode(payload) {
             Ok(m) => m,
@@ -344,7 +449,13 @@ impl StorageService {
                 return;
             }
         };
+        let run = self.gossip.lock();
+        if !matches!(*run, GossipRun::Running(_)) {
+            debug!(%from, "gossip is stopped: ignoring a gossip message");
+            return;
+        }
         let (out, events) = self.gossiper.lock().handle(from, message, Instant::now());
+        drop(run);
         self.send(out);
         self.apply(events);
     }
@@ -635,6 +746,99 @@ pub fn decode_tokens(partitioner: Partitioner, value: &str) -> Vec<Token> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::membership::LocalInfo;
+    use crate::net::NetConfig;
+    use crate::snitch::SimpleSnitch;
+    use storage::engine::StorageConfig;
+
+    /// Bound on every wait in these tests.
+    const WAIT: Duration = Duration::from_secs(20);
+
+    struct TestNode {
+        service: Arc<StorageService>,
+        membership: Arc<Membership>,
+        storage: Storage,
+        _dir: tempfile::TempDir,
+    }
+
+    /// A node on 127.0.0.1 (any free storage port) gossiping with `seed` (itself when `None`),
+    /// joined at the token of `key`.
+    async fn start_node(seed: Option<Endpoint>, key: &[u8]) -> TestNode {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
+        let storage = Storage::open(config).unwrap_or_else(|e| panic!("engine: {e}"));
+        let cluster = "Gossip Toggle Test";
+        let net = NetConfig::new(Endpoint::from(([127, 0, 0, 1], 0)), cluster);
+        let messaging = MessagingService::start(net).await.unwrap_or_else(|e| panic!("messaging: {e}"));
+        let local = messaging.local();
+        let state = storage.local_state();
+        let host_id = state.host_id.to_string();
+        let info =
+            LocalInfo { cluster_name: cluster.into(), rpc_address: "127.0.0.1".into(), host_id: host_id.clone() };
+        let membership =
+            Arc::new(Membership::new(local, info, storage.partitioner(), Arc::new(SimpleSnitch), Vec::new()));
+        let me = Announcement {
+            cluster_name: cluster.into(),
+            seeds: vec![seed.unwrap_or(local)],
+            generation: state.generation,
+            phi_convict_threshold: 8.0,
+            rpc_address: "127.0.0.1".into(),
+            host_id,
+            release_version: "0.1.0".into(),
+            hint_throttle_kb: 0,
+            ring_delay: Duration::from_millis(100),
+        };
+        let service = StorageService::start(storage.clone(), membership.clone(), messaging, &me);
+        service.join(vec![storage.partitioner().token_for_key(key)]);
+        TestNode { service, membership, storage, _dir: dir }
+    }
+
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + WAIT;
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn generation_seen(by: &TestNode, of: Endpoint) -> Option<i32> {
+        by.service.gossip_snapshot().into_iter().find(|(ep, _)| *ep == of).map(|(_, s)| s.heartbeat.generation)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn gossip_stopped_and_started_again_is_seen_down_then_up() {
+        let one = start_node(None, b"one").await;
+        let two = start_node(Some(one.membership.local()), b"two").await;
+        let (ep1, ep2) = (one.membership.local(), two.membership.local());
+        eventually("both up", || one.membership.is_alive(ep2) && two.membership.is_alive(ep1)).await;
+
+        let told = two.service.stop_gossiping();
+        assert_eq!(told, Some(vec![ep1]), "the shutdown is announced to the live peer");
+        assert!(!two.service.is_gossip_running());
+        assert_eq!(two.service.stop_gossiping(), None, "a second stop changes nothing");
+        eventually("node 1 sees node 2 down", || !one.membership.is_alive(ep2)).await;
+        // Node 2 answers no gossip meanwhile, and keeps the view it had.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!one.membership.is_alive(ep2));
+        assert!(two.membership.is_alive(ep1));
+
+        let before = generation_seen(&one, ep2).unwrap_or_else(|| panic!("node 1 knows node 2"));
+        let generation = two.storage.renew_generation().unwrap_or_else(|e| panic!("renew: {e}"));
+        assert_eq!(two.service.start_gossiping(generation), Ok(true));
+        assert_eq!(two.service.start_gossiping(generation), Ok(false), "a second start changes nothing");
+        eventually("node 1 sees node 2 up again", || one.membership.is_alive(ep2)).await;
+        let after = generation_seen(&one, ep2).unwrap_or_default();
+        assert!(after > before, "generation {before} then {after}");
+        assert_eq!(one.membership.peer(ep2).and_then(|p| p.status).as_deref(), Some("NORMAL"));
+
+        // Stopped, a shutdown announces nothing more; ended, gossip never starts again.
+        assert!(one.service.stop_gossiping().is_some());
+        assert_eq!(one.service.shutdown(), Vec::<Endpoint>::new());
+        assert_eq!(one.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
+        assert_eq!(two.service.shutdown(), vec![ep1], "running, a shutdown is announced");
+        assert_eq!(two.service.stop_gossiping(), None);
+        assert_eq!(two.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
+    }
 
     #[test]
     fn tokens_travel_as_json_strings() {

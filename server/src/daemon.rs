@@ -20,10 +20,12 @@ use crate::auth::Authenticator;
 use crate::config::{self, CommitLogSync, Config, DiskAccessMode};
 use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
+use crate::thrift::server::{ThriftServer, ThriftServerError};
 use crate::thrift::ServeOptions;
 
-/// Longest a stopping node waits for its shutdown announcement to be written to its peers.
-const SHUTDOWN_ANNOUNCEMENT_GRACE: Duration = Duration::from_secs(2);
+/// Longest a stopping node (or one that stops gossiping) waits for its shutdown announcement to
+/// be written to its peers.
+pub(crate) const SHUTDOWN_ANNOUNCEMENT_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -184,33 +186,39 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             save_tokens(&tokens)?;
             service.join(tokens);
         }
-        let node = Arc::new(Node {
-            storage: storage.clone(),
+        let ctx = Arc::new(ThriftContext {
             coordinator: coordinator.clone(),
-            service: Some(service.clone()),
+            authenticator,
+            config_file: Some(config_path.to_path_buf()),
         });
-        let thrift =
-            Arc::new(ThriftContext { coordinator, authenticator, config_file: Some(config_path.to_path_buf()) });
         let options = ServeOptions {
             max_message_bytes: (config.thrift_max_message_length_mb.max(1) as usize) << 20,
             event_loops: config.thrift_event_loops as usize,
         };
+        let thrift = Arc::new(ThriftServer::new(addr, ctx, options));
+        let node = Arc::new(Node {
+            storage: storage.clone(),
+            coordinator,
+            service: Some(service.clone()),
+            thrift: Some(thrift.clone()),
+        });
 
-        let listener =
-            TcpListener::bind(&addr).await.map_err(|source| StartupError::Bind { addr: addr.clone(), source })?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let admin_listener = TcpListener::bind((admin_addr.0.as_str(), admin_addr.1))
             .await
             .map_err(|source| StartupError::AdminBind { addr: format!("{}:{}", admin_addr.0, admin_addr.1), source })?;
-        let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx.clone()));
+        let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx));
         info!("Admin interface (sibyltool) listening on {}:{}", admin_addr.0, admin_addr.1);
-        let server = tokio::spawn(crate::thrift::serve(listener, thrift, options, shutdown_rx));
-        info!("Listening for thrift clients on {addr}");
+        // Logs "Listening for thrift clients on ...", the line that says the node is ready.
+        thrift.start().await.map_err(|e| match e {
+            ThriftServerError::Bind { addr, source } => StartupError::Bind { addr, source },
+            other => StartupError::Runtime(std::io::Error::other(other)),
+        })?;
         wait_for_signal().await;
         info!("shutting down: announcing it to the cluster, then flushing memtables");
         let told = service.shutdown();
         let _ = shutdown_tx.send(true);
-        let _ = server.await;
+        thrift.close().await;
         let _ = admin.await;
         // Like Cassandra's two gossip intervals of grace after announcing the shutdown.
         if !messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {

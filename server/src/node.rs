@@ -1,6 +1,7 @@
 //! The running node as the admin interface sees it: the engine, for statistics, flush,
-//! compaction and drain, and the coordinator, for the ring and the replicas of a key. (The
-//! Thrift front end sees only the coordinator: see `thrift::handler::ThriftContext`.)
+//! compaction and drain, the coordinator, for the ring and the replicas of a key, and the
+//! services an operator stops and starts (gossip, the Thrift server). (The Thrift front end
+//! sees only the coordinator: see `thrift::handler::ThriftContext`.)
 
 use std::sync::Arc;
 
@@ -8,9 +9,13 @@ use cluster::coordinator::Coordinator;
 use cluster::storage_service::StorageService;
 use storage::engine::Storage;
 
+use crate::thrift::server::ThriftServer;
+
 pub struct Node {
     pub storage: Storage,
     pub coordinator: Arc<Coordinator>,
     /// Gossip's view of every node (None for a node built without a cluster, in tests).
     pub service: Option<Arc<StorageService>>,
+    /// The Thrift front end (None for a node built without one, in tests).
+    pub thrift: Option<Arc<ThriftServer>>,
 }

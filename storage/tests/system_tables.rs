@@ -72,6 +72,15 @@ fn local_state_survives_restarts_and_the_generation_grows() {
     let third = s.local_state();
     assert_eq!(third.host_id, first.host_id);
     assert!(third.generation > second.generation);
+    // Gossip started again while the node runs takes a newer one, saved: the next start's is
+    // newer still.
+    let renewed = s.renew_generation().unwrap();
+    assert!(renewed > third.generation, "{} then {renewed}", third.generation);
+    assert_eq!(s.local_state().generation, renewed);
+    s.abandon();
+    let s = open(d.path());
+    let fourth = s.local_state();
+    assert!(fourth.generation > renewed, "{renewed} then {}", fourth.generation);
     let err = s.check_cluster_name("Other").unwrap_err();
     assert!(
         matches!(&err, StorageError::ClusterNameMismatch { saved, configured } if saved == "Test Cluster" && configured == "Other")

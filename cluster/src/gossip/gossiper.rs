@@ -94,6 +94,9 @@ pub struct Gossiper {
     just_removed: BTreeMap<Endpoint, Instant>,
     /// When we last sent each endpoint a reachability check.
     echo_sent: BTreeMap<Endpoint, Instant>,
+    /// Our STATUS before we announced our shutdown (`None`: we had announced none), restored
+    /// by [`Gossiper::restart`].
+    status_before_shutdown: Option<Option<String>>,
     rng: StdRng,
 }
 
@@ -125,6 +128,7 @@ impl Gossiper {
             started: now,
             just_removed: BTreeMap::new(),
             echo_sent: BTreeMap::new(),
+            status_before_shutdown: None,
             rng,
         }
     }
@@ -660,9 +664,50 @@ impl Gossiper {
     /// after the failure detector's ~20 s. The caller should keep gossiping for a moment (Cassandra
     /// waits 2 s) so members it could not reach hear the status.
     pub fn shutdown_message(&mut self) -> Outgoing {
+        if self.status_before_shutdown.is_none() {
+            let status = self.local_state().and_then(|s| s.value(ApplicationState::Status)).map(str::to_string);
+            self.status_before_shutdown = Some(status);
+        }
         self.add_local_state(ApplicationState::Status, Status::Shutdown.to_string());
         let generation = self.generation();
         self.live_peers().map(|ep| (ep, GossipMessage::Shutdown { generation })).collect()
+    }
+
+    /// Starts a new incarnation of this node after it announced its shutdown and stopped
+    /// gossiping while its process went on (`nodetool disablegossip`, then `enablegossip`):
+    /// Cassandra's `forceNewerGeneration` before `Gossiper.start`. Peers keep our old
+    /// generation marked shut down, which no news of that generation can undo; a newer one
+    /// makes them take our state whole and mark us alive once we answer. The generation becomes
+    /// `generation`, at least one above the current one; STATUS goes back to what it was before
+    /// the shutdown announcement. Peers we saw alive start a fresh failure-detector history, as
+    /// if just heard from: the silence while we did not gossip is ours, not theirs, and must
+    /// neither convict them nor be taken for a pause of this process.
+    pub fn restart(&mut self, generation: i32, now: Instant) {
+        let generation = generation.max(self.generation().saturating_add(1));
+        let version = self.next_version();
+        let status = self.status_before_shutdown.take();
+        let status_version = self.next_version();
+        if let Some(own) = self.endpoints.get_mut(&self.local) {
+            own.heartbeat = HeartBeatState { generation, version };
+            own.last_update = now;
+            match status {
+                Some(Some(value)) => {
+                    own.states.insert(ApplicationState::Status, VersionedValue { value, version: status_version });
+                }
+                Some(None) => {
+                    own.states.remove(&ApplicationState::Status);
+                }
+                None => {}
+            }
+        }
+        let live: Vec<Endpoint> = self.live_peers().collect();
+        for ep in live {
+            self.fd.remove(&ep);
+            self.fd.report(ep, now);
+        }
+        self.fd.forget_last_interpret();
+        self.echo_sent.clear();
+        tracing::info!(generation, "gossiping again with a newer generation");
     }
 
     /// Speaks for a dead peer, as removenode must (Cassandra's `advertiseTokenRemoved`): gives

@@ -374,6 +374,48 @@ fn announced_shutdown_marks_the_node_down_at_once() {
     }
 }
 
+/// `nodetool disablegossip` then `enablegossip`: the node announces its shutdown and goes
+/// silent while its process runs on, then gossips again from the same gossiper with a newer
+/// generation. Its peers see it down, then up, with its STATUS back to NORMAL; it convicts none
+/// of them for its own silence.
+#[test]
+fn a_node_that_stops_gossiping_and_starts_again_is_seen_down_then_up() {
+    let mut sim = Sim::new(3, 8.0);
+    assert!(sim.run_until(10, Sim::converged).is_some());
+    let out = sim.node_mut(2).shutdown_message();
+    let queue = out.into_iter().map(|(to, m)| (ep(2), to, m)).collect();
+    sim.deliver(queue);
+    sim.stopped.insert(ep(2));
+    for _ in 0..40 {
+        sim.round();
+    }
+    for i in [1, 3u8] {
+        assert!(!sim.node(i).is_alive(&ep(2)), "node {i} sees 2 alive while it does not gossip");
+        assert_eq!(sim.node(i).endpoint_state(&ep(2)).unwrap().status(), Some(Status::Shutdown));
+    }
+    let before = sim.node(2).generation();
+    let restarted_at = sim.now;
+    // A generation that is not newer is raised to one that is.
+    sim.node_mut(2).restart(before, restarted_at);
+    assert_eq!(sim.node(2).generation(), before + 1);
+    assert_eq!(sim.node(2).endpoint_state(&ep(2)).unwrap().status(), Some(Status::Normal));
+    sim.stopped.remove(&ep(2));
+    assert!(sim.run_until(10, Sim::converged).is_some(), "node 2 not seen up again");
+    for i in [1, 3u8] {
+        assert_eq!(sim.node(i).endpoint_state(&ep(2)).unwrap().heartbeat.generation, before + 1);
+        assert_eq!(sim.node(i).endpoint_state(&ep(2)).unwrap().status(), Some(Status::Normal));
+        assert_eq!(sim.count_events(i, &GossipEvent::Restarted { ep: ep(2) }), 1);
+        assert_eq!(sim.count_events(i, &GossipEvent::Alive { ep: ep(2) }), 2);
+    }
+    for _ in 0..30 {
+        sim.round();
+    }
+    for i in [1, 3u8] {
+        assert!(sim.node(2).is_alive(&ep(i)));
+        assert_eq!(sim.event_time(2, &GossipEvent::Dead { ep: ep(i) }, restarted_at), None, "2 convicted {i}");
+    }
+}
+
 #[test]
 fn a_saved_endpoint_is_down_until_it_answers() {
     let mut sim = Sim::new(1, 8.0);

@@ -43,6 +43,7 @@
 //! operations lock exclusively, so it never overlaps a flush or compaction started from here.
 
 pub mod ops;
+mod toggles;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -10,18 +10,18 @@ use storage::engine::CfStats as EngineCfStats;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
-use super::{ReplyWriter, HEARTBEAT};
+use super::{toggles, ReplyWriter, HEARTBEAT};
 use crate::node::Node;
 use cluster::coordinator::{Coordinator, CoordinatorError, SyncReport, Transfer};
 use cluster::storage_service::StorageService;
 
 /// Operation mode, as `info` and `netstats` print it.
-const MODE_NORMAL: u8 = 0;
-const MODE_DRAINING: u8 = 1;
-const MODE_DRAINED: u8 = 2;
-const MODE_LEAVING: u8 = 3;
-const MODE_DECOMMISSIONED: u8 = 4;
-const MODE_MOVING: u8 = 5;
+pub(super) const MODE_NORMAL: u8 = 0;
+pub(super) const MODE_DRAINING: u8 = 1;
+pub(super) const MODE_DRAINED: u8 = 2;
+pub(super) const MODE_LEAVING: u8 = 3;
+pub(super) const MODE_DECOMMISSIONED: u8 = 4;
+pub(super) const MODE_MOVING: u8 = 5;
 
 /// What a client sees after a drain (checked by the sibyltool integration test).
 pub const DRAINED_EFFECT: &str = "writes are refused: Thrift clients get an internal error \
@@ -45,7 +45,7 @@ pub struct AdminState {
     mode: AtomicU8,
     /// Flush and compact hold it shared, drain exclusively: a drain waits for running
     /// operations, and operations after it see the drained mode.
-    ops_lock: tokio::sync::RwLock<()>,
+    pub(super) ops_lock: tokio::sync::RwLock<()>,
 }
 
 impl AdminState {
@@ -56,6 +56,11 @@ impl AdminState {
             mode: AtomicU8::new(MODE_NORMAL),
             ops_lock: tokio::sync::RwLock::new(()),
         }
+    }
+
+    /// One of the `MODE_*` constants.
+    pub(super) fn mode(&self) -> u8 {
+        self.mode.load(Ordering::SeqCst)
     }
 
     fn mode_name(&self) -> &'static str {
@@ -94,6 +99,9 @@ pub enum OpError {
     NotBuilt(String),
     #[error("{0}: the node is drained (restart it to flush, compact or accept writes again)")]
     Drained(&'static str),
+    /// Something else the drained (or draining) node refuses, said in full.
+    #[error("{0}")]
+    DrainedNode(String),
     #[error("{0}: the node is leaving the ring or has left it (decommission)")]
     Left(&'static str),
     #[error("{0}")]
@@ -125,7 +133,7 @@ impl OpError {
             OpError::Storage(_) => ErrorKind::Storage,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
-            OpError::Drained(_) | OpError::Left(_) => ErrorKind::Drained,
+            OpError::Drained(_) | OpError::DrainedNode(_) | OpError::Left(_) => ErrorKind::Drained,
             OpError::Unavailable(_) => ErrorKind::Unavailable,
             OpError::Internal(_) => ErrorKind::Internal,
         }
@@ -252,6 +260,12 @@ async fn run<W: AsyncWrite + Unpin>(
             state.check_not_drained("import")?;
             to_value(import(node, keyspace, cf, directory, out).await?)
         }
+        Request::DisableThrift => to_value(toggles::disable_thrift(node).await?),
+        Request::EnableThrift => to_value(toggles::enable_thrift(state).await?),
+        Request::StatusThrift => to_value(toggles::status_thrift(node)?),
+        Request::DisableGossip => to_value(toggles::disable_gossip(state).await?),
+        Request::EnableGossip => to_value(toggles::enable_gossip(state).await?),
+        Request::StatusGossip => to_value(toggles::status_gossip(node)?),
     }
 }
 
@@ -358,6 +372,8 @@ fn info(state: &AdminState) -> InfoResult {
         host_id: host_id(node),
         token: local_tokens(node),
         mode: state.mode_name().into(),
+        gossip_active: node.service.as_ref().is_some_and(|s| s.is_gossip_running()),
+        thrift_active: node.thrift.as_ref().is_some_and(|t| t.is_running()),
         cluster_name: m.local_info().cluster_name.clone(),
         listen_address: local.ip().to_string(),
         rpc_address: m.local_info().rpc_address.clone(),
@@ -980,6 +996,7 @@ async fn remove_node<W: AsyncWrite + Unpin>(
     state.check_not_drained("removenode")?;
     let node = &state.node;
     let service = cluster_service(node, "removenode")?;
+    toggles::check_gossiping(service, "removenode")?;
     let coordinator = &node.coordinator;
     let membership = coordinator.membership();
     let partitioner = coordinator.partitioner();
@@ -1049,6 +1066,7 @@ async fn decommission<W: AsyncWrite + Unpin>(
     state.check_not_drained("decommission")?;
     let node = &state.node;
     let service = cluster_service(node, "decommission")?;
+    toggles::check_gossiping(service, "decommission")?;
     let coordinator = &node.coordinator;
     let partitioner = coordinator.partitioner();
     let local = coordinator.membership().local();
@@ -1132,6 +1150,7 @@ async fn move_node<W: AsyncWrite + Unpin>(
     state.check_not_drained(op)?;
     let node = &state.node;
     let service = cluster_service(node, op)?;
+    toggles::check_gossiping(service, op)?;
     let coordinator = &node.coordinator;
     let partitioner = coordinator.partitioner();
     let membership = coordinator.membership();
@@ -1275,7 +1294,7 @@ fn describe_ring(node: &Node, keyspace: String) -> Result<DescribeRingResult, Op
 }
 
 /// The node's gossip and ring service, which `op` needs.
-fn cluster_service<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<StorageService>, OpError> {
+pub(super) fn cluster_service<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<StorageService>, OpError> {
     node.service.as_ref().ok_or_else(|| OpError::NotBuilt(format!("{op}: this node runs without the cluster service")))
 }
 

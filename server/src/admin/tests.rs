@@ -40,7 +40,7 @@ fn open_node(dir: &Path) -> Arc<Node> {
         snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
     };
     let coordinator = Coordinator::single_node(storage.clone(), local).expect("coordinator starts");
-    Arc::new(Node { storage, coordinator, service: None })
+    Arc::new(Node { storage, coordinator, service: None, thrift: None })
 }
 
 fn write(storage: &Storage, cf: &str, key: &str) -> Result<(), StorageError> {
@@ -450,4 +450,105 @@ fn one_ring_change_at_a_time() {
     let mut joining = ring;
     joining.add_bootstrap_tokens(ep(4), [t(40)]).expect("join");
     assert!(super::ops::check_ring_settled("move", &joining, ep(1)).is_err());
+}
+
+/// [`open_node`] with a Thrift server, listening on a free port of 127.0.0.1.
+async fn open_node_serving_thrift(dir: &Path) -> Arc<Node> {
+    use crate::thrift::handler::ThriftContext;
+    use crate::thrift::server::ThriftServer;
+    use crate::thrift::ServeOptions;
+    let bare = open_node(dir);
+    let ctx = Arc::new(ThriftContext {
+        coordinator: bare.coordinator.clone(),
+        authenticator: crate::auth::Authenticator::AllowAll,
+        config_file: None,
+    });
+    let thrift =
+        Arc::new(ThriftServer::new("127.0.0.1:0", ctx, ServeOptions { max_message_bytes: 1 << 20, event_loops: 1 }));
+    assert!(thrift.start().await.expect("thrift listens"));
+    Arc::new(Node {
+        storage: bare.storage.clone(),
+        coordinator: bare.coordinator.clone(),
+        service: None,
+        thrift: Some(thrift),
+    })
+}
+
+fn status(r: &Reply) -> (bool, bool) {
+    let s: ServiceStatus = ok(r);
+    (s.running, s.changed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thrift_is_stopped_and_started_again_each_request_idempotent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let node = open_node_serving_thrift(dir.path()).await;
+    let thrift = node.thrift.clone().expect("a thrift server");
+    let addr = thrift.local_addr().await.expect("listening");
+    let state = AdminState::new(node);
+    let info = |replies: &[Reply]| -> InfoResult { ok(&replies[0]) };
+
+    let replies = exchange(&state, b"{\"op\":\"status_thrift\"}\n{\"op\":\"info\"}\n").await;
+    assert_eq!(status(&replies[0]), (true, false));
+    assert!(info(&replies[1..]).thrift_active);
+
+    let replies = exchange(
+        &state,
+        b"{\"op\":\"disable_thrift\"}\n{\"op\":\"disable_thrift\"}\n{\"op\":\"status_thrift\"}\n{\"op\":\"info\"}\n",
+    )
+    .await;
+    let got: Vec<(bool, bool)> = replies[..3].iter().map(status).collect();
+    assert_eq!(got, [(false, true), (false, false), (false, false)]);
+    assert!(!info(&replies[3..]).thrift_active);
+    let refused = blocking(move || std::net::TcpStream::connect(addr).map(|_| ())).await;
+    assert!(refused.is_err(), "the thrift port still accepts connections");
+
+    let replies = exchange(&state, b"{\"op\":\"enable_thrift\"}\n{\"op\":\"enable_thrift\"}\n").await;
+    let got: Vec<(bool, bool)> = replies.iter().map(status).collect();
+    assert_eq!(got, [(true, true), (true, false)]);
+    assert_eq!(thrift.local_addr().await, Some(addr), "listening on the same address again");
+    blocking(move || std::net::TcpStream::connect(addr)).await.expect("the thrift port accepts again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drained_node_does_not_start_thrift_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = AdminState::new(open_node_serving_thrift(dir.path()).await);
+    let replies =
+        exchange(&state, b"{\"op\":\"disable_thrift\"}\n{\"op\":\"drain\"}\n{\"op\":\"enable_thrift\"}\n").await;
+    let finals = finals(&replies);
+    assert_eq!(status(finals[0]), (false, true));
+    assert!(matches!(finals[1], Reply::Ok(_)), "{:?}", finals[1]);
+    assert!(
+        matches!(finals[2], Reply::Error(e) if e.kind == ErrorKind::Drained
+            && e.message == "enablethrift: unable to start thrift because the node was drained"),
+        "{:?}",
+        finals[2]
+    );
+    assert!(!state.node.thrift.as_ref().expect("a thrift server").is_running());
+}
+
+#[tokio::test]
+async fn the_toggles_name_what_a_node_runs_without() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = AdminState::new(open_node(dir.path()));
+    let replies = exchange(
+        &state,
+        b"{\"op\":\"status_gossip\"}\n{\"op\":\"disable_gossip\"}\n{\"op\":\"enable_gossip\"}\n\
+          {\"op\":\"status_thrift\"}\n{\"op\":\"disable_thrift\"}\n{\"op\":\"enable_thrift\"}\n{\"op\":\"info\"}\n",
+    )
+    .await;
+    let expected = [
+        "statusgossip: this node runs without the cluster service",
+        "disablegossip: this node runs without the cluster service",
+        "enablegossip: this node runs without the cluster service",
+        "statusthrift: this node runs without a Thrift server",
+        "disablethrift: this node runs without a Thrift server",
+        "enablethrift: this node runs without a Thrift server",
+    ];
+    for (r, message) in replies.iter().zip(expected) {
+        assert!(matches!(r, Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message == message), "{r:?}");
+    }
+    let info: InfoResult = ok(&replies[6]);
+    assert!(!info.gossip_active && !info.thrift_active, "{info:?}");
 }

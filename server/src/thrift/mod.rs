@@ -20,6 +20,7 @@ pub mod event_loop;
 pub mod expiry;
 pub mod handler;
 mod reads;
+pub mod server;
 pub mod session;
 pub mod v06;
 pub mod validate;
@@ -49,7 +50,9 @@ pub struct ServeOptions {
     pub event_loops: usize,
 }
 
-/// Accepts clients until `shutdown` turns true.
+/// Accepts clients until `shutdown` turns true (or its sender goes). Then the listening socket
+/// is closed, and every connection once it has answered the call it is serving (at most
+/// [`server::CLIENT_CLOSE_GRACE`]; see [`server`]).
 pub async fn serve(
     listener: TcpListener,
     ctx: Arc<ThriftContext>,
@@ -65,6 +68,7 @@ pub async fn serve(
     };
     info!(event_loops = loops.count(), "thrift event loops started");
     let limits = Arc::new(Limits::new(options.max_message_bytes, STALLED_MESSAGE));
+    let open = Arc::new(server::OpenConnections::default());
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -77,9 +81,11 @@ pub async fn serve(
                             continue;
                         }
                     };
+                    let registered = open.register(&stream);
                     let ctx = ctx.clone();
                     let limits = limits.clone();
                     loops.next().spawn(async move {
+                        let _registered = registered;
                         let result = match TcpStream::from_std(stream) {
                             Ok(stream) => connection(stream, ctx, &limits).await,
                             Err(e) => Err(e.into()),
@@ -94,13 +100,20 @@ pub async fn serve(
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
             },
-            _ = shutdown.changed() => {
-                info!("no longer accepting thrift clients");
-                loops.stop();
-                return;
-            }
+            _ = shutdown.changed() => break,
         }
     }
+    drop(listener);
+    info!("no longer accepting thrift clients");
+    open.shut_reads();
+    if !open.wait_until_closed(server::CLIENT_CLOSE_GRACE).await {
+        warn!(
+            connections = open.count(),
+            "thrift connections still open {:?} after the stop; closing them",
+            server::CLIENT_CLOSE_GRACE
+        );
+    }
+    loops.stop();
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -75,6 +75,17 @@ impl Storage {
         })
     }
 
+    /// A newer gossip generation for this running node, which starts gossiping again after it
+    /// stopped (`nodetool enablegossip` after `disablegossip`): max(now in seconds, current + 1),
+    /// saved durably before it is returned, so peers that saw the current one accept it and a
+    /// later start takes a newer one still. Fails once the engine is shut down (drain).
+    pub fn renew_generation(&self) -> Result<i32> {
+        self.update_local(|state| {
+            state.local.generation = now_seconds().max(state.local.generation.saturating_add(1));
+            Ok(state.local.generation)
+        })
+    }
+
     /// Changes the node's state and writes the whole `local` row, flushed before this returns.
     /// When `change` fails nothing changes. The row's timestamp is taken under the state lock,
     /// so of two concurrent updates the later (which includes the earlier) also wins on disk.

@@ -146,6 +146,20 @@ enum Command {
     /// path is taken from here) into the column family while the node runs: a snapshot to
     /// restore, or SSTables from another node. All are checked before any is loaded.
     Import { keyspace: String, cf: String, directory: std::path::PathBuf },
+    /// Stop serving Thrift: close the Thrift port and every client connection (each after the
+    /// call it is serving is answered), so clients fail over to other nodes.
+    Disablethrift,
+    /// Serve Thrift again on ThriftAddress:ThriftPort.
+    Enablethrift,
+    /// Whether Thrift is served: `running` or `not running`.
+    Statusthrift,
+    /// Announce this node's shutdown to the others and stop gossiping: they see it down
+    /// while it keeps serving its own clients.
+    Disablegossip,
+    /// Gossip again, with a newer generation: the others see this node up again.
+    Enablegossip,
+    /// Whether this node gossips: `running` or `not running`.
+    Statusgossip,
 }
 
 fn main() -> ExitCode {
@@ -216,6 +230,12 @@ fn request_for(command: &Command) -> Request {
             // The node runs elsewhere in the file system: relative to here, not to it.
             directory: std::path::absolute(directory).unwrap_or_else(|_| directory.clone()).display().to_string(),
         },
+        Command::Disablethrift => Request::DisableThrift,
+        Command::Enablethrift => Request::EnableThrift,
+        Command::Statusthrift => Request::StatusThrift,
+        Command::Disablegossip => Request::DisableGossip,
+        Command::Enablegossip => Request::EnableGossip,
+        Command::Statusgossip => Request::StatusGossip,
     }
 }
 
@@ -278,5 +298,11 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.
         Command::Join => format!("{value}\n"),
+        Command::Statusthrift | Command::Statusgossip => render::service_status(&decode(request, value)?),
+        // Silent on success, as nodetool is (`--json` shows whether anything changed).
+        Command::Disablethrift | Command::Enablethrift | Command::Disablegossip | Command::Enablegossip => {
+            decode::<ServiceStatus>(request, value)?;
+            String::new()
+        }
     })
 }

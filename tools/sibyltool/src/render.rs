@@ -123,6 +123,8 @@ pub fn info(i: &InfoResult) -> String {
         let _ = writeln!(s, "{k:<24}: {v}");
     };
     row("ID", i.host_id.clone());
+    row("Gossip active", i.gossip_active.to_string());
+    row("Thrift active", i.thrift_active.to_string());
     row("Token", i.token.clone());
     row("Mode", i.mode.clone());
     row("Cluster", i.cluster_name.clone());
@@ -165,6 +167,11 @@ pub fn info(i: &InfoResult) -> String {
     row("Data directory", i.data_directory.clone());
     row("Release version", i.release_version.clone());
     s
+}
+
+/// `nodetool statusthrift` and `statusgossip`: Cassandra's words.
+pub fn service_status(s: &ServiceStatus) -> String {
+    if s.running { "running\n" } else { "not running\n" }.into()
 }
 
 pub fn describe_cluster(d: &DescribeClusterResult) -> String {
@@ -701,6 +708,45 @@ mod tests {
         assert!(out.contains("\t\tColumn Family: Standard1\n\t\tSSTable count: 1\n"), "{out}");
         assert!(out.contains("\t\tWrite Latency: 0.250 ms.\n"), "{out}");
         assert!(out.contains("\t\tMax timestamp: n/a\n"), "{out}");
+    }
+
+    #[test]
+    fn service_status_in_cassandras_words() {
+        assert_eq!(service_status(&ServiceStatus { running: true, changed: false }), "running\n");
+        assert_eq!(service_status(&ServiceStatus { running: false, changed: true }), "not running\n");
+    }
+
+    #[test]
+    fn info_says_whether_gossip_and_thrift_are_active() {
+        let i = InfoResult {
+            host_id: "h".into(),
+            token: "0".into(),
+            mode: "NORMAL".into(),
+            gossip_active: false,
+            thrift_active: true,
+            cluster_name: "c".into(),
+            listen_address: "127.0.0.1".into(),
+            rpc_address: "127.0.0.1".into(),
+            uptime_seconds: 1,
+            load_bytes: 0,
+            schema_version: "v".into(),
+            rss_bytes: None,
+            peak_rss_bytes: None,
+            memtable_bytes: 0,
+            memtable_operations: 0,
+            memtable_partitions: 0,
+            block_cache_bytes: 0,
+            block_cache_capacity_bytes: 0,
+            block_cache_hits: 0,
+            block_cache_requests: 0,
+            datacenter: "dc".into(),
+            rack: "r".into(),
+            data_directory: "/d".into(),
+            release_version: "0.1.0".into(),
+        };
+        let out = info(&i);
+        assert!(out.contains("\nGossip active           : false\n"), "{out}");
+        assert!(out.contains("\nThrift active           : true\n"), "{out}");
     }
 
     #[test]

@@ -1,0 +1,150 @@
+//! The services an operator stops and starts while the node runs, as with Cassandra's nodetool
+//! before a rolling restart: `disablethrift`/`enablethrift`/`statusthrift` (the Thrift front
+//! end, [`ThriftServer`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
+//! [`StorageService`]). Each stop and start is idempotent: asked again, it answers
+//! `changed: false`.
+//!
+//! Starts are refused as Cassandra refuses them: while the node drains or once it is drained
+//! (its engine refuses writes), and, for gossip, once it is leaving the ring or has left it.
+//! Gossip is not stopped while a move or decommission runs (they need the ring to hear them),
+//! and those refuse to run while gossip is stopped.
+
+use std::sync::Arc;
+
+use admin_protocol::ServiceStatus;
+use cluster::storage_service::StorageService;
+use tracing::{info, warn};
+
+use super::ops::{
+    cluster_service, AdminState, OpError, MODE_DECOMMISSIONED, MODE_DRAINED, MODE_DRAINING, MODE_LEAVING, MODE_MOVING,
+};
+use crate::daemon::SHUTDOWN_ANNOUNCEMENT_GRACE;
+use crate::node::Node;
+use crate::thrift::server::{ThriftServer, ThriftServerError};
+
+fn unchanged(running: bool) -> ServiceStatus {
+    ServiceStatus { running, changed: false }
+}
+
+fn thrift_server<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<ThriftServer>, OpError> {
+    node.thrift.as_ref().ok_or_else(|| OpError::NotBuilt(format!("{op}: this node runs without a Thrift server")))
+}
+
+/// Cassandra's refusal to start `service` on a node that drains or was drained.
+fn check_may_start(state: &AdminState, op: &'static str, service: &str) -> Result<(), OpError> {
+    match state.mode() {
+        MODE_DRAINING => {
+            Err(OpError::DrainedNode(format!("{op}: unable to start {service} because the node is draining")))
+        }
+        MODE_DRAINED => {
+            Err(OpError::DrainedNode(format!("{op}: unable to start {service} because the node was drained")))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub(super) async fn disable_thrift(node: &Node) -> Result<ServiceStatus, OpError> {
+    let thrift = thrift_server(node, "disablethrift")?;
+    let changed = thrift.stop().await;
+    if changed {
+        warn!("stopped serving thrift clients by operator request");
+    }
+    Ok(ServiceStatus { running: thrift.is_running(), changed })
+}
+
+pub(super) async fn enable_thrift(state: &AdminState) -> Result<ServiceStatus, OpError> {
+    let thrift = thrift_server(&state.node, "enablethrift")?;
+    if thrift.is_running() {
+        return Ok(unchanged(true));
+    }
+    check_may_start(state, "enablethrift", "thrift")?;
+    let changed = thrift.start().await.map_err(|e| match e {
+        ThriftServerError::Bind { .. } => OpError::Internal(format!("enablethrift: {e}")),
+        ThriftServerError::ShuttingDown => OpError::Unavailable(format!("enablethrift: {e}")),
+    })?;
+    if changed {
+        info!("serving thrift clients again by operator request");
+    }
+    Ok(ServiceStatus { running: thrift.is_running(), changed })
+}
+
+pub(super) fn status_thrift(node: &Node) -> Result<ServiceStatus, OpError> {
+    Ok(unchanged(thrift_server(node, "statusthrift")?.is_running()))
+}
+
+/// Announces the shutdown to the live peers and stops gossiping; waits (at most
+/// [`SHUTDOWN_ANNOUNCEMENT_GRACE`]) until the announcement is written to them, as a stopping
+/// node does, so they mark this node down at once.
+pub(super) async fn disable_gossip(state: &AdminState) -> Result<ServiceStatus, OpError> {
+    let node = &state.node;
+    let service = cluster_service(node, "disablegossip")?;
+    if !service.is_gossip_running() {
+        return Ok(unchanged(false));
+    }
+    // Held while gossip stops, so no move or decommission starts meanwhile; one that runs
+    // holds the lock exclusively.
+    let Ok(_shared) = state.ops_lock.try_read() else {
+        return Err(OpError::Unavailable(
+            "disablegossip: unable to stop gossip while the node drains, moves or leaves the ring; \
+             wait until it is done, or stop the node instead"
+                .into(),
+        ));
+    };
+    if matches!(state.mode(), MODE_MOVING | MODE_LEAVING) {
+        return Err(OpError::Unavailable(
+            "disablegossip: unable to stop gossip because the node is not in the normal state; \
+             try to stop the node instead"
+                .into(),
+        ));
+    }
+    let Some(told) = service.stop_gossiping() else { return Ok(unchanged(false)) };
+    if let Some(messaging) = node.coordinator.messaging() {
+        if !messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {
+            warn!("the shutdown announcement did not reach every peer within {SHUTDOWN_ANNOUNCEMENT_GRACE:?}");
+        }
+    }
+    Ok(ServiceStatus { running: service.is_gossip_running(), changed: true })
+}
+
+/// Gossips again with a newer generation, saved first (a later start takes a newer one
+/// still), so peers take this node's state whole and mark it up.
+pub(super) async fn enable_gossip(state: &AdminState) -> Result<ServiceStatus, OpError> {
+    let node = &state.node;
+    let service = cluster_service(node, "enablegossip")?;
+    if service.is_gossip_running() {
+        return Ok(unchanged(true));
+    }
+    // A drain running holds it exclusively: the start then sees the drained mode.
+    let _shared = state.ops_lock.read().await;
+    check_may_start(state, "enablegossip", "gossip")?;
+    if matches!(state.mode(), MODE_LEAVING | MODE_DECOMMISSIONED) {
+        return Err(OpError::Left("enablegossip"));
+    }
+    let generation = renew_generation(node).await?;
+    let changed =
+        service.start_gossiping(generation).map_err(|e| OpError::Unavailable(format!("enablegossip: {e}")))?;
+    Ok(ServiceStatus { running: service.is_gossip_running(), changed })
+}
+
+async fn renew_generation(node: &Node) -> Result<i32, OpError> {
+    let storage = node.storage.clone();
+    let renewed = tokio::task::spawn_blocking(move || storage.renew_generation())
+        .await
+        .map_err(|e| OpError::Internal(format!("enablegossip: saving the new generation: {e}")))?;
+    Ok(renewed?)
+}
+
+pub(super) fn status_gossip(node: &Node) -> Result<ServiceStatus, OpError> {
+    Ok(unchanged(cluster_service(node, "statusgossip")?.is_gossip_running()))
+}
+
+/// Refuses `op` while gossip is stopped: the ring changes it announces would reach nobody.
+pub(super) fn check_gossiping(service: &StorageService, op: &str) -> Result<(), OpError> {
+    if service.is_gossip_running() {
+        Ok(())
+    } else {
+        Err(OpError::BadRequest(format!(
+            "{op}: gossip is stopped (disablegossip), so no other node would hear of it; run enablegossip first"
+        )))
+    }
+}
