@@ -1,8 +1,8 @@
-//! `server::auth`: who may log in, and which keyspaces they may use.
+//! `server::auth`: who may log in, and what they may read and write.
 //!
-//! Two authenticators, as in Cassandra 0.6:
+//! Two authenticators, as in Cassandra 0.6/0.7:
 //! - `AllowAllAuthenticator` (the default): no login needed, everything allowed.
-//! - `SimpleAuthenticator`: users and passwords in `passwd.properties`, keyspace access in
+//! - `SimpleAuthenticator`: users and passwords in `passwd.properties`, access rights in
 //!   `access.properties` (Java properties syntax: `key=value`, `#`/`!` comments, `\ ` to put a
 //!   space in a key, trailing `\` to continue a line).
 //!
@@ -14,13 +14,33 @@
 //! `access.properties` accepts 0.6's form and 0.7's:
 //! - `Keyspace1=jsmith,dilbert` (0.6): read and write access to the keyspace;
 //! - `Keyspace1.<rw>=dilbert` and `Keyspace1.<ro>=jsmith` (0.7): read-write or read-only;
-//! - `Keyspace1.Standard1.<rw>=...` / `.<ro>` (0.7): access to one column family only;
+//! - `Keyspace1.Standard1.<rw>=...` / `.<ro>` (0.7): access to one column family;
 //! - `<modify-keyspaces>=jsmith` (0.7): who may create and drop keyspaces.
+//!
+//! **Which grant a request needs.** A data call (get, insert, batch_mutate, truncate, ...) reads
+//! or writes column families, and each one it touches must be allowed by a grant on that column
+//! family *or* on its keyspace: a keyspace grant covers all its column families, a column family
+//! grant needs no keyspace grant, and the two add up (`Keyspace1.<ro>` with
+//! `Keyspace1.Standard1.<rw>` reads every column family of Keyspace1 and writes Standard1). This
+//! is Cassandra 1.2's rule for the same files (`ClientState.ensureHasPermission` walks from the
+//! table up to its keyspace and the root, asking the legacy SimpleAuthorizer at each level).
+//! 0.7 and 0.8 (`ClientState.hasColumnFamilyAccess`) asked only about the column family, so
+//! there a keyspace grant allowed schema changes but no data; we keep the keyspace grant's data
+//! access, which 0.6's `Keyspace1=users` form and our sample files rely on. Schema changes to a
+//! keyspace's column families need a keyspace grant (`<rw>`), as in 0.7
+//! (`hasColumnFamilyListAccess`). `set_keyspace` checks only that the keyspace exists, logged
+//! in or not (0.7's `CassandraServer.set_keyspace`; 1.2–3.x's `ClientState.setKeyspace` even
+//! skips that before a login, because some clients call it before `login`). 0.6's
+//! `login(keyspace, ..)` wants some grant in the keyspace, on it or on one of its column
+//! families.
 //!
 //! User lists are comma-separated; spaces around names are trimmed. 0.6 re-read both files at
 //! every login, so edits took effect without a restart; we read them at startup (so a broken
 //! file stops startup) and again at a login when a file's modification time changed. Access
 //! checks use what the last read found.
+//!
+//! With `AllowAllAuthenticator` every check returns at its first `match`: no lock, no
+//! allocation on the request path.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -135,15 +155,17 @@ impl Authenticator {
         }
     }
 
-    /// May `user` read (or, with `write`, also write) `keyspace`?
+    /// May `user` read (or, with `write`, also write) `keyspace` as a whole? Keyspace grants
+    /// only: what schema changes to its column families need.
     pub fn authorize(&self, user: Option<&AuthenticatedUser>, keyspace: &str, write: bool) -> Result<(), AuthError> {
         match self {
             Authenticator::AllowAll => Ok(()),
-            Authenticator::Simple(s) => s.authorize(logged_in(user)?, keyspace, None, write),
+            Authenticator::Simple(s) => s.authorize(logged_in(user)?, keyspace, write),
         }
     }
 
-    /// Like [`Authenticator::authorize`], also honouring grants on the one column family.
+    /// May `user` read (or, with `write`, also write) `column_family` of `keyspace`? A grant on
+    /// the column family or on the keyspace will do.
     pub fn authorize_column_family(
         &self,
         user: Option<&AuthenticatedUser>,
@@ -151,9 +173,31 @@ impl Authenticator {
         column_family: &str,
         write: bool,
     ) -> Result<(), AuthError> {
+        self.authorize_column_families(user, keyspace, std::iter::once(column_family), write)
+    }
+
+    /// [`Authenticator::authorize_column_family`] for every column family of one request (a
+    /// batch names several); the first one refused is the answer. With no column family at all
+    /// only the login is checked.
+    pub fn authorize_column_families<'a>(
+        &self,
+        user: Option<&AuthenticatedUser>,
+        keyspace: &str,
+        column_families: impl IntoIterator<Item = &'a str>,
+        write: bool,
+    ) -> Result<(), AuthError> {
         match self {
             Authenticator::AllowAll => Ok(()),
-            Authenticator::Simple(s) => s.authorize(logged_in(user)?, keyspace, Some(column_family), write),
+            Authenticator::Simple(s) => s.authorize_column_families(logged_in(user)?, keyspace, column_families, write),
+        }
+    }
+
+    /// May `user` use `keyspace` at all: some grant on it or on one of its column families?
+    /// What 0.6's `login(keyspace, ..)` asks.
+    pub fn authorize_keyspace_use(&self, user: Option<&AuthenticatedUser>, keyspace: &str) -> Result<(), AuthError> {
+        match self {
+            Authenticator::AllowAll => Ok(()),
+            Authenticator::Simple(s) => s.authorize_keyspace_use(logged_in(user)?, keyspace),
         }
     }
 
@@ -177,13 +221,14 @@ impl Authenticator {
     /// and `data/<ks>/<cf>` (read-only: SELECT; read-write: MODIFY and SELECT).
     pub fn system_auth_users(&self) -> Vec<storage::system::derived::AuthUser> {
         let Authenticator::Simple(simple) = self else { return Vec::new() };
-        let tables = simple.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let tables = simple.tables();
         let access = &tables.access;
-        let resources = access
-            .keyspaces
-            .iter()
-            .map(|(ks, g)| (format!("data/{ks}"), g))
-            .chain(access.column_families.iter().map(|((ks, cf), g)| (format!("data/{ks}/{cf}"), g)));
+        let resources = access.keyspaces.iter().map(|(ks, g)| (format!("data/{ks}"), g)).chain(
+            access
+                .column_families
+                .iter()
+                .flat_map(|(ks, cfs)| cfs.iter().map(move |(cf, g)| (format!("data/{ks}/{cf}"), g))),
+        );
         let resources: Vec<(String, &Grants)> = resources.collect();
         tables
             .passwords
@@ -224,8 +269,21 @@ impl Grants {
 #[derive(Debug, Default, Clone)]
 struct AccessTable {
     keyspaces: BTreeMap<String, Grants>,
-    column_families: BTreeMap<(String, String), Grants>,
+    /// Keyspace, then column family: looked up by `&str` without building a key.
+    column_families: BTreeMap<String, BTreeMap<String, Grants>>,
     modify_keyspaces: BTreeSet<String>,
+}
+
+impl AccessTable {
+    /// Does a grant on `keyspace`, or with `cf` on that column family, let `user` read (or
+    /// write)?
+    fn allows(&self, user: &str, keyspace: &str, cf: Option<&str>, write: bool) -> bool {
+        let by_keyspace = self.keyspaces.get(keyspace).is_some_and(|g| g.allows(user, write));
+        by_keyspace
+            || cf.is_some_and(|cf| {
+                self.column_families.get(keyspace).and_then(|cfs| cfs.get(cf)).is_some_and(|g| g.allows(user, write))
+            })
+    }
 }
 
 struct Tables {
@@ -283,7 +341,7 @@ impl SimpleAuth {
     /// Reloads when either file's modification time differs from the last read.
     fn reload_if_changed(&self) {
         let changed = {
-            let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let t = self.tables();
             modified(&self.passwd_path) != t.passwd_modified || modified(&self.access_path) != t.access_modified
         };
         if changed {
@@ -310,10 +368,7 @@ impl SimpleAuth {
                 username
             ))
         };
-        let stored = {
-            let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-            t.passwords.get(username).cloned()
-        };
+        let stored = { self.tables().passwords.get(username).cloned() };
         let stored = stored.ok_or_else(refused)?;
         let ok = match self.mode {
             PasswordMode::Plain => constant_time_eq(password.as_bytes(), stored.as_bytes()),
@@ -329,39 +384,66 @@ impl SimpleAuth {
         }
     }
 
-    fn authorize(
+    fn tables(&self) -> std::sync::RwLockReadGuard<'_, Tables> {
+        self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Keyspace grants only.
+    fn authorize(&self, user: &AuthenticatedUser, keyspace: &str, write: bool) -> Result<(), AuthError> {
+        let name = user.username.as_str();
+        if self.tables().access.allows(name, keyspace, None, write) {
+            Ok(())
+        } else {
+            Err(refusal(name, keyspace, None, write))
+        }
+    }
+
+    fn authorize_column_families<'a>(
         &self,
         user: &AuthenticatedUser,
         keyspace: &str,
-        cf: Option<&str>,
+        column_families: impl IntoIterator<Item = &'a str>,
         write: bool,
     ) -> Result<(), AuthError> {
-        let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let name = user.username.as_str();
-        let by_keyspace = t.access.keyspaces.get(keyspace).is_some_and(|g| g.allows(name, write));
-        let by_cf = cf.is_some_and(|cf| {
-            t.access.column_families.get(&(keyspace.to_string(), cf.to_string())).is_some_and(|g| g.allows(name, write))
-        });
-        if by_keyspace || by_cf {
-            return Ok(());
+        let t = self.tables();
+        match column_families.into_iter().find(|cf| !t.access.allows(name, keyspace, Some(cf), write)) {
+            Some(cf) => Err(refusal(name, keyspace, Some(cf), write)),
+            None => Ok(()),
         }
-        // One message whether or not the keyspace exists, as in 0.6.
-        let what = match cf {
-            Some(cf) => format!("column family {keyspace}.{cf}"),
-            None => format!("keyspace {keyspace}"),
-        };
-        let access = if write { "write to" } else { "use" };
-        Err(AuthError::NotAuthorized(format!("User {name} could not be authorized to {access} {what}")))
+    }
+
+    fn authorize_keyspace_use(&self, user: &AuthenticatedUser, keyspace: &str) -> Result<(), AuthError> {
+        let t = self.tables();
+        let name = user.username.as_str();
+        let by_cf =
+            || t.access.column_families.get(keyspace).is_some_and(|cfs| cfs.values().any(|g| g.allows(name, false)));
+        if t.access.allows(name, keyspace, None, false) || by_cf() {
+            Ok(())
+        } else {
+            Err(refusal(name, keyspace, None, false))
+        }
     }
 
     fn authorize_keyspace_list_change(&self, user: &AuthenticatedUser) -> Result<(), AuthError> {
-        let t = self.tables.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let t = self.tables();
         if t.access.modify_keyspaces.contains(&user.username) {
             Ok(())
         } else {
             Err(AuthError::NotAuthorized(format!("User {} may not create or drop keyspaces", user.username)))
         }
     }
+}
+
+/// The refusal naming the user and what was refused: one message whether or not the keyspace
+/// or column family exists, as in 0.6.
+fn refusal(user: &str, keyspace: &str, cf: Option<&str>, write: bool) -> AuthError {
+    let what = match cf {
+        Some(cf) => format!("column family {keyspace}.{cf}"),
+        None => format!("keyspace {keyspace}"),
+    };
+    let access = if write { "write to" } else { "use" };
+    AuthError::NotAuthorized(format!("User {user} could not be authorized to {access} {what}"))
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
@@ -410,7 +492,9 @@ fn parse_access(path: &Path, entries: Vec<Property>) -> Result<AccessTable, Auth
         };
         // Keyspace names cannot contain dots, so the first dot separates keyspace and CF.
         let grants = match resource.split_once('.') {
-            Some((ks, cf)) => table.column_families.entry((ks.to_string(), cf.to_string())).or_default(),
+            Some((ks, cf)) => {
+                table.column_families.entry(ks.to_string()).or_default().entry(cf.to_string()).or_default()
+            }
             None => table.keyspaces.entry(resource.to_string()).or_default(),
         };
         if read_write {
@@ -663,6 +747,113 @@ mod tests {
         assert!(a.authorize_keyspace_list_change(Some(&dil)).is_err());
         // Not logged in.
         assert_eq!(a.authorize(None, "Keyspace1", false), Err(AuthError::NotLoggedIn));
+    }
+
+    /// Cassandra's own sample access.properties (examples/simple_authentication): jsmith has
+    /// `Keyspace1.<ro>` and `Keyspace1.Standard1.<rw>`, and must be able to write Standard1.
+    const CASSANDRA_SAMPLE_ACCESS: &str = "<modify-keyspaces>=jsmith\n\
+        Keyspace1.<ro>=jsmith,Elvis Presley\n\
+        Keyspace1.<rw>=dilbert\n\
+        Keyspace1.Standard1.<rw>=jsmith,Elvis Presley,dilbert\n";
+
+    fn refused_message(r: Result<(), AuthError>) -> String {
+        match r {
+            Err(AuthError::NotAuthorized(m)) => m,
+            other => panic!("expected NotAuthorized, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn column_family_grant_adds_to_a_keyspace_grant() {
+        let dir = setup(PASSWD, CASSANDRA_SAMPLE_ACCESS);
+        let a = simple(&dir, PasswordMode::Plain);
+        let (js, dil) = (user("jsmith"), user("dilbert"));
+        // <ro> on the keyspace reads every column family of it...
+        assert!(a.authorize_column_family(Some(&js), "Keyspace1", "Standard2", false).is_ok());
+        // ...and <rw> on Standard1 writes that one only.
+        assert!(a.authorize_column_family(Some(&js), "Keyspace1", "Standard1", true).is_ok());
+        let why = refused_message(a.authorize_column_family(Some(&js), "Keyspace1", "Standard2", true));
+        assert_eq!(why, "User jsmith could not be authorized to write to column family Keyspace1.Standard2");
+        // <rw> on the keyspace writes every column family of it.
+        assert!(a.authorize_column_family(Some(&dil), "Keyspace1", "Standard2", true).is_ok());
+        // Changing the keyspace's column families takes a keyspace grant.
+        assert!(a.authorize(Some(&dil), "Keyspace1", true).is_ok());
+        let why = refused_message(a.authorize(Some(&js), "Keyspace1", true));
+        assert!(why.contains("jsmith") && why.contains("keyspace Keyspace1"), "{why}");
+        // Grants on Keyspace1 say nothing of other keyspaces, nor of a same-named column family.
+        assert!(a.authorize_column_family(Some(&dil), "Keyspace2", "Standard1", false).is_err());
+    }
+
+    #[test]
+    fn column_family_grant_alone_needs_no_keyspace_grant() {
+        let dir = setup(PASSWD, "MusicApp.song_data.<rw>=dilbert\nMusicApp.playlists.<ro>=jsmith\n");
+        let a = simple(&dir, PasswordMode::Plain);
+        let (js, dil, elvis) = (user("jsmith"), user("dilbert"), user("Elvis Presley"));
+        assert!(a.authorize_column_family(Some(&dil), "MusicApp", "song_data", true).is_ok());
+        assert!(a.authorize_column_family(Some(&dil), "MusicApp", "song_data", false).is_ok());
+        let why = refused_message(a.authorize_column_family(Some(&dil), "MusicApp", "playlists", false));
+        assert_eq!(why, "User dilbert could not be authorized to use column family MusicApp.playlists");
+        // <ro> on a column family reads it and does not write it.
+        assert!(a.authorize_column_family(Some(&js), "MusicApp", "playlists", false).is_ok());
+        assert!(a.authorize_column_family(Some(&js), "MusicApp", "playlists", true).is_err());
+        // No keyspace grant: no schema changes.
+        assert!(a.authorize(Some(&dil), "MusicApp", false).is_err());
+        // Some grant in the keyspace lets a user name it (0.6's login); none does not.
+        assert!(a.authorize_keyspace_use(Some(&dil), "MusicApp").is_ok());
+        assert!(a.authorize_keyspace_use(Some(&js), "MusicApp").is_ok());
+        let why = refused_message(a.authorize_keyspace_use(Some(&elvis), "MusicApp"));
+        assert_eq!(why, "User Elvis Presley could not be authorized to use keyspace MusicApp");
+        assert!(a.authorize_keyspace_use(Some(&dil), "Other").is_err());
+        assert_eq!(a.authorize_keyspace_use(None, "MusicApp"), Err(AuthError::NotLoggedIn));
+    }
+
+    #[test]
+    fn a_batch_needs_every_column_family_it_names() {
+        let dir = setup(PASSWD, CASSANDRA_SAMPLE_ACCESS);
+        let a = simple(&dir, PasswordMode::Plain);
+        let js = user("jsmith");
+        assert!(a.authorize_column_families(Some(&js), "Keyspace1", ["Standard1", "Standard1"], true).is_ok());
+        let why =
+            refused_message(a.authorize_column_families(Some(&js), "Keyspace1", ["Standard1", "Standard2"], true));
+        assert!(why.contains("jsmith") && why.ends_with("Keyspace1.Standard2"), "{why}");
+        assert!(a.authorize_column_families(Some(&js), "Keyspace1", ["Standard1", "Standard2"], false).is_ok());
+        // No column family: the login alone.
+        assert!(a.authorize_column_families(Some(&js), "Keyspace1", [], true).is_ok());
+        assert_eq!(a.authorize_column_families(None, "Keyspace1", [], false), Err(AuthError::NotLoggedIn));
+        assert_eq!(a.authorize_column_family(None, "Keyspace1", "Standard1", false), Err(AuthError::NotLoggedIn));
+    }
+
+    #[test]
+    fn the_06_form_covers_every_column_family() {
+        let dir = setup(PASSWD, "Keyspace1=jsmith, dilbert\n");
+        let a = simple(&dir, PasswordMode::Plain);
+        for name in ["jsmith", "dilbert"] {
+            let u = user(name);
+            assert!(a.authorize(Some(&u), "Keyspace1", true).is_ok());
+            assert!(a.authorize_column_family(Some(&u), "Keyspace1", "Standard1", true).is_ok());
+            assert!(a.authorize_column_families(Some(&u), "Keyspace1", ["Standard1", "Super1"], true).is_ok());
+            assert!(a.authorize_keyspace_use(Some(&u), "Keyspace1").is_ok());
+        }
+        assert!(a.authorize_column_family(Some(&user("Elvis Presley")), "Keyspace1", "Standard1", false).is_err());
+    }
+
+    #[test]
+    fn system_auth_shows_keyspace_and_column_family_grants() {
+        let dir = setup(PASSWD, CASSANDRA_SAMPLE_ACCESS);
+        let users = simple(&dir, PasswordMode::Plain).system_auth_users();
+        let js = users.iter().find(|u| u.name == "jsmith").expect("jsmith");
+        assert!(js.superuser);
+        let grants: Vec<(&str, &[String])> = js.grants.iter().map(|(r, p)| (r.as_str(), p.as_slice())).collect();
+        let (select, modify) = (["SELECT".to_string()], ["MODIFY".to_string(), "SELECT".to_string()]);
+        assert_eq!(grants, [("data/Keyspace1", &select[..]), ("data/Keyspace1/Standard1", &modify[..])]);
+        assert!(Authenticator::AllowAll.system_auth_users().is_empty());
+    }
+
+    #[test]
+    fn allow_all_checks_nothing() {
+        let a = Authenticator::AllowAll;
+        assert!(a.authorize_column_families(None, "Keyspace1", ["Standard1", "Standard2"], true).is_ok());
+        assert!(a.authorize_keyspace_use(None, "Anything").is_ok());
     }
 
     #[test]

@@ -60,11 +60,24 @@ impl Handler {
         &self.ctx.coordinator
     }
 
-    fn read_keyspace(&self) -> TResult<Arc<str>> {
-        self.session.keyspace(&self.ctx.authenticator, false)
+    /// The session keyspace, for a call reading `column_family` of it.
+    fn read_keyspace(&self, column_family: &str) -> TResult<Arc<str>> {
+        self.session.keyspace_for(&self.ctx.authenticator, [column_family], false)
     }
 
-    fn write_keyspace(&self) -> TResult<Arc<str>> {
+    /// The session keyspace, for a call writing `column_family` of it.
+    fn write_keyspace(&self, column_family: &str) -> TResult<Arc<str>> {
+        self.session.keyspace_for(&self.ctx.authenticator, [column_family], true)
+    }
+
+    /// The session keyspace, for a batch writing every column family it names.
+    fn batch_keyspace(&self, mutation_map: &MutationMap) -> TResult<Arc<str>> {
+        let column_families = mutation_map.values().flat_map(|by_cf| by_cf.keys().map(String::as_str));
+        self.session.keyspace_for(&self.ctx.authenticator, column_families, true)
+    }
+
+    /// The session keyspace, for a change to its column families (a keyspace grant).
+    fn schema_keyspace(&self) -> TResult<Arc<str>> {
         self.session.keyspace(&self.ctx.authenticator, true)
     }
 
@@ -84,12 +97,13 @@ impl Handler {
         Ok(())
     }
 
+    /// Needs no login, as in Cassandra (some clients, Hector among them, call set_keyspace before
+    /// login), and checks no right: 0.7's and 1.2–3.x's set_keyspace only ask that the keyspace
+    /// exist. Each data call then checks the login and the right to its column families.
     pub async fn set_keyspace(&mut self, keyspace: String) -> TResult<()> {
-        self.session.require_login(&self.ctx.authenticator)?;
         if !self.coordinator().has_keyspace(&keyspace) {
             return Err(ire(format!("Keyspace '{keyspace}' does not exist")));
         }
-        self.session.authorize(&self.ctx.authenticator, &keyspace, false)?;
         self.session.set_keyspace(keyspace);
         Ok(())
     }
@@ -110,7 +124,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<t::ColumnOrSuperColumn> {
         trace_request(Some(&key), &path.column_family, cl);
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&path.column_family)?;
         reads::get(self.coordinator(), &ks, key, path, cl).await
     }
 
@@ -122,7 +136,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
         trace_request(Some(&key), &parent.column_family, cl);
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::get_slice(self.coordinator(), &ks, key, parent, predicate, cl).await
     }
 
@@ -134,7 +148,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<i32> {
         trace_request(Some(&key), &parent.column_family, cl);
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::get_count(self.coordinator(), &ks, key, parent, predicate, cl).await
     }
 
@@ -146,7 +160,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
         trace_request(None, &parent.column_family, cl);
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::multiget_slice(self.coordinator(), &ks, keys, parent, predicate, cl).await
     }
 
@@ -157,7 +171,7 @@ impl Handler {
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
     ) -> TResult<BTreeMap<Vec<u8>, i32>> {
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::multiget_count(self.coordinator(), &ks, keys, parent, predicate, cl).await
     }
 
@@ -169,7 +183,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::KeySlice>> {
         trace_request(None, &parent.column_family, cl);
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::get_range_slices(self.coordinator(), &ks, parent, predicate, range, cl).await
     }
 
@@ -180,7 +194,7 @@ impl Handler {
         start_column: Vec<u8>,
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::KeySlice>> {
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&column_family)?;
         reads::get_paged_slice(self.coordinator(), &ks, column_family, range, start_column, cl).await
     }
 
@@ -191,12 +205,14 @@ impl Handler {
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
     ) -> TResult<Vec<t::KeySlice>> {
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&parent.column_family)?;
         reads::get_indexed_slices(self.coordinator(), &ks, parent, clause, predicate, cl).await
     }
 
     pub async fn get_multi_slice(&mut self, request: t::MultiSliceRequest) -> TResult<Vec<t::ColumnOrSuperColumn>> {
-        let ks = self.read_keyspace()?;
+        // No column_parent: only the login is checked here, and the read refuses the request.
+        let column_family = request.column_parent.as_ref().map(|p| p.column_family.as_str());
+        let ks = self.session.keyspace_for(&self.ctx.authenticator, column_family, false)?;
         reads::get_multi_slice(self.coordinator(), &ks, request).await
     }
 
@@ -210,7 +226,7 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<()> {
         trace_request(Some(&key), &parent.column_family, cl);
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&parent.column_family)?;
         writes::insert(self.coordinator(), &ks, key, parent, column, cl).await
     }
 
@@ -221,12 +237,12 @@ impl Handler {
         column: t::CounterColumn,
         cl: t::ConsistencyLevel,
     ) -> TResult<()> {
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&parent.column_family)?;
         writes::add(self.coordinator(), &ks, key, parent, column, cl).await
     }
 
     pub async fn cas(&mut self, args: t::CassandraCasArgs) -> TResult<t::CASResult> {
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&args.column_family)?;
         writes::cas(self.coordinator(), &ks, args).await
     }
 
@@ -238,27 +254,27 @@ impl Handler {
         cl: t::ConsistencyLevel,
     ) -> TResult<()> {
         trace_request(Some(&key), &path.column_family, cl);
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&path.column_family)?;
         writes::remove(self.coordinator(), &ks, key, path, timestamp, cl).await
     }
 
     pub async fn remove_counter(&mut self, key: Vec<u8>, path: t::ColumnPath, cl: t::ConsistencyLevel) -> TResult<()> {
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&path.column_family)?;
         writes::remove_counter(self.coordinator(), &ks, key, path, cl).await
     }
 
     pub async fn batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {
-        let ks = self.write_keyspace()?;
+        let ks = self.batch_keyspace(&mutation_map)?;
         writes::batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
     }
 
     pub async fn atomic_batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {
-        let ks = self.write_keyspace()?;
+        let ks = self.batch_keyspace(&mutation_map)?;
         writes::atomic_batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
     }
 
     pub async fn truncate(&mut self, cfname: String) -> TResult<()> {
-        let ks = self.write_keyspace()?;
+        let ks = self.write_keyspace(&cfname)?;
         writes::truncate(self.coordinator(), &ks, &cfname).await
     }
 
@@ -313,7 +329,7 @@ impl Handler {
         end_token: String,
         keys_per_split: i32,
     ) -> TResult<Vec<String>> {
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&cf_name)?;
         let splits =
             describe::splits(self.coordinator(), &ks, &cf_name, &start_token, &end_token, keys_per_split).await?;
         let mut out: Vec<String> = splits.iter().map(|(s, _, _)| s.clone()).collect();
@@ -330,7 +346,7 @@ impl Handler {
         end_token: String,
         keys_per_split: i32,
     ) -> TResult<Vec<t::CfSplit>> {
-        let ks = self.read_keyspace()?;
+        let ks = self.read_keyspace(&cf_name)?;
         let splits =
             describe::splits(self.coordinator(), &ks, &cf_name, &start_token, &end_token, keys_per_split).await?;
         Ok(splits.into_iter().map(|(s, e, n)| t::CfSplit { start_token: s, end_token: e, row_count: n }).collect())
@@ -341,13 +357,13 @@ impl Handler {
     pub async fn system_add_column_family(&mut self, cf_def: t::CfDef) -> TResult<String> {
         // 3.11 wants a session keyspace (and the right to create in it) even though the CfDef
         // names its own; Sibyl checks the CfDef's keyspace as well.
-        self.write_keyspace()?;
+        self.schema_keyspace()?;
         self.authorize_cf_change(&cf_def.keyspace)?;
         describe::add_column_family(self.coordinator(), cf_def).await
     }
 
     pub async fn system_drop_column_family(&mut self, column_family: String) -> TResult<String> {
-        let ks = self.write_keyspace()?;
+        let ks = self.schema_keyspace()?;
         describe::drop_column_family(self.coordinator(), &ks, &column_family).await
     }
 

@@ -34,16 +34,37 @@ pub struct Session {
 }
 
 impl Session {
-    /// The session's keyspace, after checking the login and the right to read (or write) it.
+    /// The session's keyspace, after checking the login and the right to read (or write) each of
+    /// `column_families` in it: what a data call needs. A grant on the column family or on the
+    /// keyspace will do (see [`crate::auth`]).
+    pub fn keyspace_for<'a>(
+        &self,
+        auth: &Authenticator,
+        column_families: impl IntoIterator<Item = &'a str>,
+        write: bool,
+    ) -> TResult<Arc<str>> {
+        let ks = self.current_keyspace(write)?;
+        auth.authorize_column_families(self.user.as_ref(), &ks, column_families, write).map_err(auth_error)?;
+        Ok(ks)
+    }
+
+    /// The session's keyspace, after checking the login and the right to read (or write) the
+    /// keyspace as a whole: what changes to its column families need.
     pub fn keyspace(&self, auth: &Authenticator, write: bool) -> TResult<Arc<str>> {
-        let ks = self.keyspace.clone().ok_or_else(|| ire("You have not set a keyspace for this session"))?;
-        if write && is_reserved_keyspace(&ks) {
-            return Err(ire(format!("{ks} keyspace is not user-modifiable")));
-        }
+        let ks = self.current_keyspace(write)?;
         self.authorize(auth, &ks, write)?;
         Ok(ks)
     }
 
+    fn current_keyspace(&self, write: bool) -> TResult<Arc<str>> {
+        let ks = self.keyspace.clone().ok_or_else(|| ire("You have not set a keyspace for this session"))?;
+        if write && is_reserved_keyspace(&ks) {
+            return Err(ire(format!("{ks} keyspace is not user-modifiable")));
+        }
+        Ok(ks)
+    }
+
+    /// Keyspace grants only.
     pub fn authorize(&self, auth: &Authenticator, ks: &str, write: bool) -> TResult<()> {
         auth.authorize(self.user.as_ref(), ks, write).map_err(auth_error)
     }
@@ -65,6 +86,8 @@ impl Session {
         self.user = Some(user);
     }
 
+    /// Sets the keyspace without checking the login or any right: as in Cassandra, the data
+    /// calls that use it check both.
     pub fn set_keyspace(&mut self, keyspace: String) {
         self.keyspace = Some(keyspace.into());
     }

@@ -1,9 +1,9 @@
 //! The 0.6 API method by method. Each data call checks the login and the caller's right to the
-//! keyspace it names (0.6 has no session keyspace), converts its 0.6 structs to the 20.1.0 ones
-//! ([`super::convert`]) and hands them to the same [`reads`] and [`writes`] functions the 20.1.0
-//! API uses, with that keyspace; answers are converted back. Only what 0.6 does differently is
-//! here: its consistency levels (ZERO among them), its words for a few errors, its login, its
-//! deprecated calls and its description calls.
+//! column families it touches in the keyspace it names (0.6 has no session keyspace), converts
+//! its 0.6 structs to the 20.1.0 ones ([`super::convert`]) and hands them to the same [`reads`]
+//! and [`writes`] functions the 20.1.0 API uses, with that keyspace; answers are converted back.
+//! Only what 0.6 does differently is here: its consistency levels (ZERO among them), its words
+//! for a few errors, its login, its deprecated calls and its description calls.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -45,8 +45,9 @@ impl Handler {
 
     /// 0.6's gate before every data call: a login when the authenticator wants one, a keyspace
     /// that exists, and (stricter than 0.6, which checked only the keyspace given to login) the
-    /// user's right to read or write this call's keyspace.
-    fn check(&self, ks: &str, write: bool) -> TResult<()> {
+    /// user's right to read or write each column family the call touches, by a grant on it or
+    /// on its keyspace (see [`crate::auth`]).
+    fn check<'a>(&self, ks: &str, column_families: impl IntoIterator<Item = &'a str>, write: bool) -> TResult<()> {
         let auth = &self.ctx.authenticator;
         if auth.requires_login() && self.user.is_none() {
             return Err(ire("Login is required before any other API calls"));
@@ -57,7 +58,7 @@ impl Handler {
         if write && is_reserved_keyspace(ks) {
             return Err(ire(format!("{ks} keyspace is not user-modifiable")));
         }
-        auth.authorize(self.user.as_ref(), ks, write).map_err(auth_error)
+        auth.authorize_column_families(self.user.as_ref(), ks, column_families, write).map_err(auth_error)
     }
 
     /// A column family of `ks`, refused with 0.6's words when it does not exist.
@@ -87,12 +88,13 @@ impl Handler {
 
     // ----- login -----
 
-    /// 0.6's login names a keyspace: the user must be allowed to use it
-    /// (AuthorizationException otherwise). Later calls are checked against their own keyspace.
+    /// 0.6's login names a keyspace: the user must have some grant in it, on the keyspace or on
+    /// one of its column families (AuthorizationException otherwise). Later calls are checked
+    /// against their own keyspace and column families.
     pub async fn login(&mut self, keyspace: String, auth_request: v::AuthenticationRequest) -> TResult<()> {
         let auth = &self.ctx.authenticator;
         let user = auth.login(&auth_request.credentials).map_err(auth_error)?;
-        auth.authorize(Some(&user), &keyspace, false).map_err(|e| match e {
+        auth.authorize_keyspace_use(Some(&user), &keyspace).map_err(|e| match e {
             AuthError::NotAuthorized(why) => ThriftError::Authorization(why),
             other => auth_error(other),
         })?;
@@ -109,7 +111,7 @@ impl Handler {
         path: v::ColumnPath,
         cl: v::ConsistencyLevel,
     ) -> TResult<v::ColumnOrSuperColumn> {
-        self.check(&ks, false)?;
+        self.check(&ks, [path.column_family.as_str()], false)?;
         self.cf(&ks, &path.column_family)?;
         let cl = convert::read_level(cl)?;
         let found = reads::get(self.coordinator(), &ks, convert::key(key), convert::path(path), cl).await?;
@@ -124,7 +126,7 @@ impl Handler {
         predicate: v::SlicePredicate,
         cl: v::ConsistencyLevel,
     ) -> TResult<Vec<v::ColumnOrSuperColumn>> {
-        self.check(&ks, false)?;
+        self.check(&ks, [parent.column_family.as_str()], false)?;
         self.cf(&ks, &parent.column_family)?;
         let cl = convert::read_level(cl)?;
         let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
@@ -141,7 +143,7 @@ impl Handler {
         path: v::ColumnPath,
         cl: v::ConsistencyLevel,
     ) -> TResult<BTreeMap<String, v::ColumnOrSuperColumn>> {
-        self.check(&ks, false)?;
+        self.check(&ks, [path.column_family.as_str()], false)?;
         let meta = self.cf(&ks, &path.column_family)?;
         let cl = convert::read_level(cl)?;
         let path = convert::path(path);
@@ -171,7 +173,7 @@ impl Handler {
         predicate: v::SlicePredicate,
         cl: v::ConsistencyLevel,
     ) -> TResult<BTreeMap<String, Vec<v::ColumnOrSuperColumn>>> {
-        self.check(&ks, false)?;
+        self.check(&ks, [parent.column_family.as_str()], false)?;
         self.cf(&ks, &parent.column_family)?;
         let cl = convert::read_level(cl)?;
         let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
@@ -187,7 +189,7 @@ impl Handler {
         parent: v::ColumnParent,
         cl: v::ConsistencyLevel,
     ) -> TResult<i32> {
-        self.check(&ks, false)?;
+        self.check(&ks, [parent.column_family.as_str()], false)?;
         self.cf(&ks, &parent.column_family)?;
         let cl = convert::read_level(cl)?;
         let everything = t::SlicePredicate::new(None, t::SliceRange::new(Vec::new(), Vec::new(), false, i32::MAX));
@@ -218,7 +220,7 @@ impl Handler {
         range: v::KeyRange,
         cl: v::ConsistencyLevel,
     ) -> TResult<Vec<v::KeySlice>> {
-        self.check(&ks, false)?;
+        self.check(&ks, [parent.column_family.as_str()], false)?;
         self.cf(&ks, &parent.column_family)?;
         let cl = convert::read_level(cl)?;
         let range = convert::key_range(range)?;
@@ -239,7 +241,7 @@ impl Handler {
         timestamp: i64,
         cl: v::ConsistencyLevel,
     ) -> TResult<()> {
-        self.check(&ks, true)?;
+        self.check(&ks, [path.column_family.as_str()], true)?;
         self.cf(&ks, &path.column_family)?;
         let name = path
             .column
@@ -258,7 +260,7 @@ impl Handler {
         cfmap: BTreeMap<String, Vec<v::ColumnOrSuperColumn>>,
         cl: v::ConsistencyLevel,
     ) -> TResult<()> {
-        self.check(&ks, true)?;
+        self.check(&ks, cfmap.keys().map(String::as_str), true)?;
         for cf in cfmap.keys() {
             self.cf(&ks, cf)?;
         }
@@ -274,7 +276,7 @@ impl Handler {
         timestamp: i64,
         cl: v::ConsistencyLevel,
     ) -> TResult<()> {
-        self.check(&ks, true)?;
+        self.check(&ks, [path.column_family.as_str()], true)?;
         self.cf(&ks, &path.column_family)?;
         let (key, path) = (convert::key(key), convert::path(path));
         self.write(cl, move |c, cl| async move { writes::remove(&c, &ks, key, path, timestamp, cl).await }).await
@@ -286,7 +288,7 @@ impl Handler {
         mutation_map: MutationMap06,
         cl: v::ConsistencyLevel,
     ) -> TResult<()> {
-        self.check(&ks, true)?;
+        self.check(&ks, mutation_map.values().flat_map(|by_cf| by_cf.keys().map(String::as_str)), true)?;
         for cf in mutation_map.values().flat_map(BTreeMap::keys) {
             self.cf(&ks, cf)?;
         }
