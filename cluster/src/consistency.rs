@@ -50,11 +50,11 @@ impl ConsistencyLevel {
         matches!(self, ConsistencyLevel::LocalQuorum | ConsistencyLevel::LocalOne | ConsistencyLevel::LocalSerial)
     }
 
-    /// Refuses levels a read cannot use, with Cassandra's reasons.
+    /// Refuses levels a read cannot use, with Cassandra's reasons. EACH_QUORUM reads a quorum
+    /// in every data centre, as Cassandra does since 3.0 (CASSANDRA-9602); 2.x refused it.
     pub fn validate_for_read(self) -> Result<(), String> {
         match self {
             ConsistencyLevel::Any => Err("ANY ConsistencyLevel is only supported for writes".into()),
-            ConsistencyLevel::EachQuorum => Err("EACH_QUORUM ConsistencyLevel is only supported for writes".into()),
             // Serial reads of one partition go through Paxos (coordinator's cas module).
             _ => Ok(()),
         }
@@ -120,7 +120,7 @@ mod tests {
     fn levels_a_read_or_write_cannot_use_are_refused() {
         use ConsistencyLevel as CL;
         assert!(CL::Any.validate_for_read().is_err());
-        assert!(CL::EachQuorum.validate_for_read().is_err());
+        assert!(CL::EachQuorum.validate_for_read().is_ok());
         assert!(CL::Serial.validate_for_write().is_err());
         assert!(CL::Any.validate_for_write().is_ok());
         assert!(CL::LocalOne.validate_for_read().is_ok());

@@ -42,8 +42,10 @@ pub enum StorageError {
     UnknownColumnFamily { keyspace: String, cf: String },
     #[error("column family {keyspace}.{cf} has no index {index}")]
     UnknownIndex { keyspace: String, cf: String, index: String },
-    #[error("keyspace {0} already exists")]
-    KeyspaceExists(String),
+    /// Keyspace names are unique regardless of case (they name directories): `existing` is the
+    /// name already taken, `name` the one refused.
+    #[error("keyspace {name} already exists (as {existing})")]
+    KeyspaceExists { name: String, existing: String },
     #[error("column family {keyspace}.{cf} already exists")]
     ColumnFamilyExists { keyspace: String, cf: String },
     #[error("invalid schema: {0}")]

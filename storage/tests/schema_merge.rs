@@ -145,7 +145,7 @@ fn expected_refusal(e: &StorageError) -> bool {
         e,
         StorageError::UnknownKeyspace(_)
             | StorageError::UnknownColumnFamily { .. }
-            | StorageError::KeyspaceExists(_)
+            | StorageError::KeyspaceExists { .. }
             | StorageError::ColumnFamilyExists { .. }
     )
 }

@@ -27,11 +27,14 @@ impl Coordinator {
     /// [`storage::data::CellKind::CounterUpdate`]s), each through its leader, and returns once
     /// `cl` is met for each.
     pub async fn mutate_counters(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<()> {
-        cl.validate_for_write().map_err(CoordinatorError::Invalid)?;
         if cl == ConsistencyLevel::Any {
-            return Err(CoordinatorError::Invalid(
-                "Consistency level ANY is not yet supported for counter columnfamily".into(),
-            ));
+            let cf = mutations.first().and_then(|m| m.updates.first()).map_or("", |(cf, _)| cf.as_str());
+            return Err(CoordinatorError::Invalid(format!(
+                "Consistency level ANY is not yet supported for counter table {cf}"
+            )));
+        }
+        if cl.is_serial() {
+            return Err(CoordinatorError::Invalid("Counter operations are inherently non-serializable".into()));
         }
         // Every mutation's replicas are checked before any increment is sent.
         let planned = self.plan_writes(mutations, cl)?;

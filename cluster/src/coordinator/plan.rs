@@ -50,6 +50,18 @@ impl<'a> Tracker<'a> {
         self.is_met()
     }
 
+    /// Whether an acknowledgement from `ep` would count towards a part of the level not yet
+    /// met: false for a replica of a data centre whose EACH_QUORUM share is already there.
+    pub fn wants(&self, ep: Endpoint) -> bool {
+        match self.quota {
+            Quota::EachDc(need) => {
+                let dc = self.membership.snitch().datacenter(ep);
+                need.get(&dc).is_some_and(|n| self.per_dc.get(&dc).copied().unwrap_or(0) < *n)
+            }
+            Quota::Count { .. } => true,
+        }
+    }
+
     pub fn is_met(&self) -> bool {
         match self.quota {
             Quota::Count { n, .. } => self.received >= *n,
@@ -173,4 +185,53 @@ pub(super) fn read_replicas(
         snitch.sort_by_proximity(local, &mut alive);
     }
     alive
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use storage::dht::{Partitioner, Token};
+
+    use super::*;
+    use crate::coordinator::read::first_meeting;
+    use crate::membership::LocalInfo;
+    use crate::snitch::RackInferringSnitch;
+
+    /// 10.DC.0.N: RackInferringSnitch puts it in data centre "DC".
+    fn ep(dc: u8, n: u8) -> Endpoint {
+        Endpoint::from(([10, dc, 0, n], 7000))
+    }
+
+    fn two_dcs(rf1: usize, rf2: usize) -> ReplicationStrategy {
+        let datacenters = BTreeMap::from([("1".to_string(), rf1), ("2".to_string(), rf2)]);
+        ReplicationStrategy::NetworkTopology { datacenters }
+    }
+
+    #[test]
+    fn each_quorum_reads_a_quorum_in_every_data_centre_and_no_more() {
+        let info = LocalInfo { cluster_name: "c".into(), rpc_address: "10.1.0.1".into(), host_id: "h".into() };
+        let m =
+            Membership::new(ep(1, 1), info, Partitioner::Random, Arc::new(RackInferringSnitch), vec![Token(vec![1])]);
+        let quota = quota(ConsistencyLevel::EachQuorum, &two_dcs(3, 3), "1", 0);
+        // Nearest first: the local data centre's three replicas, then the other's.
+        let alive = [ep(1, 1), ep(1, 2), ep(1, 3), ep(2, 1), ep(2, 2), ep(2, 3)];
+        check_alive(ConsistencyLevel::EachQuorum, &quota, &alive, &m).expect("every replica is alive");
+        assert_eq!(first_meeting(&quota, &alive, &m), [ep(1, 1), ep(1, 2), ep(2, 1), ep(2, 2)]);
+
+        // One replica left in the second data centre: no quorum there, whatever the first has.
+        let alive = [ep(1, 1), ep(1, 2), ep(1, 3), ep(2, 1)];
+        match check_alive(ConsistencyLevel::EachQuorum, &quota, &alive, &m) {
+            Err(CoordinatorError::Unavailable { required: 4, alive: 4, .. }) => {}
+            other => panic!("expected Unavailable, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_quorum_without_data_centres_is_a_quorum() {
+        let quota =
+            quota(ConsistencyLevel::EachQuorum, &ReplicationStrategy::Simple { replication_factor: 3 }, "dc", 0);
+        assert_eq!(quota.required(), 2);
+        assert!(ConsistencyLevel::EachQuorum.validate_for_read().is_ok());
+    }
 }

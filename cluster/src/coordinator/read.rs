@@ -398,7 +398,7 @@ pub(super) fn first_meeting(
             break;
         }
         // A handful of replicas: a linear check beats a set.
-        if !chosen.contains(ep) {
+        if !chosen.contains(ep) && tracker.wants(*ep) {
             chosen.push(*ep);
             tracker.ack(*ep);
         }

@@ -9,8 +9,14 @@ use uuid::Uuid;
 use super::convert::{cf_def_from_thrift, ks_def_from_thrift, ks_def_to_thrift, token_range};
 use super::error::{ire, TResult, ThriftError};
 
+/// Every keyspace, the client's first and the node's own (`system`, `system_auth`, ...) after
+/// them. Cassandra's order is its schema map's; clients such as Hector's host discovery call
+/// describe_ring on the first keyspace not named `system`, which must not be one of the
+/// node-local ones that have no ring here.
 pub fn keyspaces(c: &Coordinator) -> Vec<t::KsDef> {
-    c.keyspaces().iter().map(ks_def_to_thrift).collect()
+    let mut all: Vec<t::KsDef> = c.keyspaces().iter().map(ks_def_to_thrift).collect();
+    all.sort_by_key(|k| super::validate::is_reserved_keyspace(&k.name));
+    all
 }
 
 pub fn keyspace(c: &Coordinator, name: &str) -> TResult<t::KsDef> {

@@ -49,7 +49,10 @@ impl From<StorageError> for ThriftError {
         match e {
             StorageError::UnknownKeyspace(k) => ire(format!("Keyspace {k} does not exist")),
             StorageError::UnknownColumnFamily { cf, .. } => ire(format!("unconfigured table {cf}")),
-            StorageError::KeyspaceExists(k) => ire(format!("Cannot add existing keyspace \"{k}\"")),
+            // 3.11's ThriftValidation.validateKeyspaceNotYetExisting.
+            StorageError::KeyspaceExists { name, existing } => ire(format!(
+                "Keyspace names must be case-insensitively unique (\"{name}\" conflicts with \"{existing}\")"
+            )),
             StorageError::ColumnFamilyExists { keyspace, cf } => {
                 ire(format!("Cannot add already existing table \"{cf}\" to keyspace \"{keyspace}\""))
             }

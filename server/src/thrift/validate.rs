@@ -155,7 +155,31 @@ pub fn validate_value(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<(
     ty.validate(value).map_err(|e| {
         let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
         ire(format!("({e}) [{}][{}][{shown}] failed validation", meta.keyspace(), meta.name()))
-    })
+    })?;
+    if value.len() >= MAX_INDEXED_VALUE {
+        check_indexable(meta, name, value)?;
+    }
+    Ok(())
+}
+
+/// An indexed value must be shorter than this (3.11: `FBUtilities.MAX_UNSIGNED_SHORT`), as
+/// it becomes a key of the index.
+const MAX_INDEXED_VALUE: usize = 65535;
+
+/// Refuses a value too long for the index on its column, in 3.11's words (CassandraIndex's
+/// validateIndexedValue).
+fn check_indexable(meta: &CfMetadata, name: &[u8], value: &[u8]) -> TResult<()> {
+    let Some(index) = meta.def.column_metadata.iter().find(|c| c.name == name && c.index_type.is_some()) else {
+        return Ok(());
+    };
+    let shown = meta.cmp.sub_type().unwrap_or(meta.cmp.name_type()).to_display_string(name);
+    Err(ire(format!(
+        "Cannot index value of size {} for index {} on {}.{}({shown}) (maximum allowed size={MAX_INDEXED_VALUE})",
+        value.len(),
+        index.index_name.as_deref().unwrap_or_default(),
+        meta.keyspace(),
+        meta.name()
+    )))
 }
 
 /// Builds the read filter of a SlicePredicate read under `parent_super` (a super column, for

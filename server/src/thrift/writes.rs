@@ -7,13 +7,14 @@ use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::{CasCommand, CasOutcome, Coordinator, Expected};
 use storage::data::{now_micros, now_seconds, Cell};
 use storage::mutation::RowMutation;
+use storage::schema::CfMetadata;
 use thrift_idl as t;
 
 use super::convert::{
     add_deletion, cell_of, consistency_level, counter_cell_of, row_mutations, sort_cells, to_thrift_columns,
     validate_counter_cf, validate_non_counter_cf, write_consistency,
 };
-use super::error::{ire, TResult};
+use super::error::{ire, TResult, ThriftError};
 use super::validate::{validate_key_type, validate_parent, validate_path_or_parent};
 
 pub async fn insert(
@@ -28,10 +29,7 @@ pub async fn insert(
     validate_key_type(&meta, &key)?;
     validate_parent(&meta, parent.super_column.as_deref())?;
     if meta.is_super() && parent.super_column.is_none() {
-        return Err(ire(format!(
-            "Column family {} is a super column family: insert needs column_parent.super_column",
-            meta.name()
-        )));
+        return Err(missing_super_column(&meta));
     }
     let cl = write_consistency(cl)?;
     let cell = cell_of(&meta, parent.super_column.as_deref(), column, now_seconds())?;
@@ -107,9 +105,37 @@ fn validated_batch(
     mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
     cl: t::ConsistencyLevel,
 ) -> TResult<(Vec<RowMutation>, ConsistencyLevel)> {
+    let level = consistency_level(cl)?;
+    if level == ConsistencyLevel::Any || level.is_serial() {
+        // Levels a counter write cannot use, checked per column family first, as 3.11's
+        // createMutationList does (only for these levels: the lookups cost every batch).
+        for cf in mutation_map.values().flat_map(|cfs| cfs.keys()) {
+            if let Ok(meta) = c.cf_metadata(ks, cf) {
+                if validate_counter_cf(&meta).is_ok() {
+                    counter_write_consistency(cl, &meta)?;
+                }
+            }
+        }
+    }
     let cl = write_consistency(cl)?;
     let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
     Ok((mutations, cl))
+}
+
+/// 3.11's `validateCounterForWrite`: the levels an increment or a counter removal cannot use.
+fn counter_write_consistency(cl: t::ConsistencyLevel, meta: &CfMetadata) -> TResult<ConsistencyLevel> {
+    match consistency_level(cl)? {
+        ConsistencyLevel::Any => {
+            Err(ire(format!("Consistency level ANY is not yet supported for counter table {}", meta.name())))
+        }
+        level if level.is_serial() => Err(ire("Counter operations are inherently non-serializable")),
+        level => Ok(level),
+    }
+}
+
+/// Cassandra's answer to an insert or add into a super column family without a super column.
+fn missing_super_column(meta: &CfMetadata) -> ThriftError {
+    ire(format!("missing mandatory super column name for super CF {}", meta.name()))
 }
 
 /// Increments go through their leaders, everything else the ordinary way (as Cassandra splits
@@ -147,15 +173,12 @@ pub async fn add(
 ) -> TResult<()> {
     let meta = c.cf_metadata(ks, &parent.column_family)?;
     validate_counter_cf(&meta)?;
+    let cl = counter_write_consistency(cl, &meta)?;
     validate_key_type(&meta, &key)?;
     validate_parent(&meta, parent.super_column.as_deref())?;
     if meta.is_super() && parent.super_column.is_none() {
-        return Err(ire(format!(
-            "Column family {} is a super column family: add needs column_parent.super_column",
-            meta.name()
-        )));
+        return Err(missing_super_column(&meta));
     }
-    let cl = write_consistency(cl)?;
     let cell = counter_cell_of(&meta, parent.super_column.as_deref(), column)?;
     let mut m = RowMutation::new(ks, key);
     m.row_mut(meta.name()).cells.push(cell);
@@ -174,9 +197,9 @@ pub async fn remove_counter(
 ) -> TResult<()> {
     let meta = c.cf_metadata(ks, &path.column_family)?;
     validate_counter_cf(&meta)?;
+    let cl = counter_write_consistency(cl, &meta)?;
     validate_key_type(&meta, &key)?;
     let (sc, col) = validate_path_or_parent(&meta, &path)?;
-    let cl = write_consistency(cl)?;
     let now = now_seconds();
     let mut m = RowMutation::new(ks, key);
     let row = m.row_mut(meta.name());

@@ -101,8 +101,8 @@ impl Storage {
             cf.keyspace = def.name.clone();
         }
         self.change_schema(|s| {
-            if s.keyspaces.keys().any(|k| k.eq_ignore_ascii_case(&def.name)) {
-                return Err(StorageError::KeyspaceExists(def.name.clone()));
+            if let Some(existing) = s.keyspaces.keys().find(|k| k.eq_ignore_ascii_case(&def.name)) {
+                return Err(StorageError::KeyspaceExists { name: def.name.clone(), existing: existing.clone() });
             }
             s.keyspaces.insert(def.name.clone(), def);
             Ok(())

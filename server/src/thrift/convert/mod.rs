@@ -13,7 +13,7 @@ pub use mutation::{
     add_deletion, add_mutation, cell_of, counter_cell_of, row_mutations, sort_cells, validate_counter_cf,
     validate_non_counter_cf,
 };
-pub use range::key_range_bounds;
+pub use range::{key_range_bounds, START_KEY_TOKEN_AFTER_END};
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
 
 use cluster::consistency::ConsistencyLevel;

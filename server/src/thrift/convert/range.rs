@@ -6,6 +6,11 @@ use thrift_idl as t;
 
 use crate::thrift::error::{ire, TResult};
 
+/// 3.11's refusal of a key range whose start key's token comes after its end key's, under a
+/// hashing partitioner (0.6 words it differently: `v06::convert::START_KEY_MD5_AFTER_END`).
+pub const START_KEY_TOKEN_AFTER_END: &str = "start key's token sorts after end key's token.  this is not allowed; you \
+     probably should not specify end key at all except with an ordered partitioner";
+
 /// Start and end bounds of a KeyRange, as one or two non-wrapping pieces: keys `[start, end]`,
 /// a key and a token `[start, end]`, or tokens `(start, end]`, which wrap past the end of the
 /// ring when `start >= end`. An empty key, or the minimum token at the end, is the ring's end.
@@ -31,7 +36,7 @@ pub fn key_range_bounds(p: Partitioner, range: &t::KeyRange) -> TResult<Vec<(Key
                         return Err(ire(if p.preserves_order() {
                             "start key must sort before (or equal to) finish key in your partitioner!"
                         } else {
-                            "start key's token sorts after end key's token.  this is not allowed; you probably should not specify end key at all except with an ordered partitioner"
+                            START_KEY_TOKEN_AFTER_END
                         }));
                     }
                 }

@@ -27,6 +27,15 @@ fn type_name(name: &str) -> Result<String, String> {
 
 /// A Thrift `CfDef` as our schema definition (defaults as Cassandra 3.11 applies them).
 /// `existing` is the current definition for an update (its id is kept).
+/// A probability option, 0 to 1 with both ends (3.11's TableParams.validate words).
+fn chance(option: &str, value: f64) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{option} must be larger than or equal to 0 and smaller than or equal to 1.0 (got {value:?})"))
+    }
+}
+
 pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Result<schema::CfDef, String> {
     let mut cf = schema::CfDef::new(d.keyspace.clone(), d.name.clone());
     if let Some(e) = existing {
@@ -52,11 +61,13 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
         (ColumnType::Standard, None) => None,
     };
     cf.comment = d.comment;
+    // Checked here, for what a client asks, rather than in the engine's schema rules: a
+    // definition stored before this check must still load.
     if let Some(v) = d.read_repair_chance {
-        cf.read_repair_chance = v.0;
+        cf.read_repair_chance = chance("read_repair_chance", v.0)?;
     }
     if let Some(v) = d.dclocal_read_repair_chance {
-        cf.dclocal_read_repair_chance = v.0;
+        cf.dclocal_read_repair_chance = chance("dclocal_read_repair_chance", v.0)?;
     }
     if let Some(v) = d.gc_grace_seconds {
         cf.gc_grace_seconds = v;
@@ -377,6 +388,31 @@ mod tests {
         assert_eq!(described(Some("Rows_Only"), Some("ALL")), pair("ROWS_ONLY", "ALL"));
         assert_eq!(described(Some("ALL"), Some("0")), pair("KEYS_ONLY", "0"));
         assert_eq!(described(Some("none"), Some("100")), pair("NONE", "0"));
+    }
+
+    #[test]
+    fn read_repair_chances_are_probabilities() {
+        let with = |rr: f64, dclocal: f64| {
+            let d = t::CfDef {
+                read_repair_chance: Some(OrderedFloat(rr)),
+                dclocal_read_repair_chance: Some(OrderedFloat(dclocal)),
+                ..thrift_idl::bare_cf_def("KS", "Cf")
+            };
+            cf_def_from_thrift(d, None).map(|cf| (cf.read_repair_chance, cf.dclocal_read_repair_chance))
+        };
+        assert_eq!(with(1.0, 0.0), Ok((1.0, 0.0)));
+        assert_eq!(
+            with(2.0, 0.1),
+            Err("read_repair_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got 2.0)"
+                .into())
+        );
+        assert_eq!(
+            with(0.5, -0.25),
+            Err("dclocal_read_repair_chance must be larger than or equal to 0 and smaller than or equal to 1.0 \
+                 (got -0.25)"
+                .into())
+        );
+        assert!(with(f64::NAN, 0.1).is_err());
     }
 
     fn column(name: &str, class: &str, index: Option<Option<&str>>) -> t::ColumnDef {

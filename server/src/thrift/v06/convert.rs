@@ -135,6 +135,21 @@ pub fn key_range(r: v::KeyRange) -> TResult<t::KeyRange> {
     })
 }
 
+/// 0.6's refusal of a key range whose start key hashes after its end key (RandomPartitioner,
+/// 0.6's only hashing partitioner).
+pub const START_KEY_MD5_AFTER_END: &str = "start key's md5 sorts after end key's md5.  this is not allowed; you \
+     probably should not specify end key at all, under RandomPartitioner";
+
+/// A range read's error in 0.6's words where 0.6 worded it differently from 3.11.
+pub fn range_error_06(e: ThriftError) -> ThriftError {
+    match e {
+        ThriftError::Invalid(why) if why == crate::thrift::convert::START_KEY_TOKEN_AFTER_END => {
+            ire(START_KEY_MD5_AFTER_END)
+        }
+        other => other,
+    }
+}
+
 /// A batch_mutate Mutation; a Deletion by SliceRange is refused, as 0.6 refused it.
 pub fn mutation(m: v::Mutation) -> TResult<t::Mutation> {
     let deletion = match m.deletion {

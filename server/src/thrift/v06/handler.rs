@@ -225,7 +225,9 @@ impl Handler {
         let cl = convert::read_level(cl)?;
         let range = convert::key_range(range)?;
         let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
-        let rows = reads::get_range_slices(self.coordinator(), &ks, parent, predicate, range, cl).await?;
+        let rows = reads::get_range_slices(self.coordinator(), &ks, parent, predicate, range, cl)
+            .await
+            .map_err(convert::range_error_06)?;
         Ok(convert::key_slices_06(rows))
     }
 
