@@ -404,6 +404,34 @@ impl Node {
         assert!(matches!(status, Ok(s) if s.success()), "kill {signal}: {status:?}");
     }
 
+    /// Starts a node with the SimpleAuthenticator, Cassandra's sample access.properties
+    /// (examples/simple_authentication) plus a user whose only grant is one column family
+    /// (`MusicApp.song_data.<rw>=dilbert`), and the keyspaces those grants name: Keyspace1
+    /// (Standard1, Standard2) and MusicApp (song_data, playlists). Passwords: jsmith
+    /// `havebadpass`, `Elvis Presley` `graceland4evar`, dilbert `nomoovertime`.
+    pub fn start_with_sample_grants() -> Node {
+        let cf = |name: &str| format!(r#"<ColumnFamily Name="{name}" CompareWith="UTF8Type"/>"#);
+        let config = Config::random()
+            .extra("  <Authenticator>org.apache.cassandra.auth.SimpleAuthenticator</Authenticator>\n")
+            .keyspaces(
+                keyspace_xml("Keyspace1", &[&cf("Standard1"), &cf("Standard2")])
+                    + "\n"
+                    + &keyspace_xml("MusicApp", &[&cf("song_data"), &cf("playlists")]),
+            );
+        let access = "<modify-keyspaces>=jsmith\n\
+            Keyspace1.<ro>=jsmith,Elvis Presley\n\
+            Keyspace1.<rw>=dilbert\n\
+            Keyspace1.Standard1.<rw>=jsmith,Elvis Presley,dilbert\n\
+            MusicApp.song_data.<rw>=dilbert\n";
+        Node::start_with_files(
+            config,
+            &[
+                ("passwd.properties", "jsmith=havebadpass\nElvis\\ Presley=graceland4evar\ndilbert=nomoovertime\n"),
+                ("access.properties", access),
+            ],
+        )
+    }
+
     /// Starts a node, creates `keyspace` with `cf_defs` over Thrift and returns a client in it.
     pub fn start_with_keyspace(config: Config, keyspace: &str, cf_defs: Vec<t::CfDef>) -> (Node, Client) {
         let node = Node::start(config);

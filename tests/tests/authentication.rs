@@ -104,32 +104,10 @@ fn simple_authenticator_guards_data_and_schema() {
     ok("alice creates a keyspace", alice.system_add_keyspace(ks));
 }
 
-/// Cassandra's sample access.properties (examples/simple_authentication), plus a user whose
-/// only grant is one column family.
-const ACCESS: &str = "<modify-keyspaces>=jsmith
-Keyspace1.<ro>=jsmith,Elvis Presley
-Keyspace1.<rw>=dilbert
-Keyspace1.Standard1.<rw>=jsmith,Elvis Presley,dilbert
-MusicApp.song_data.<rw>=dilbert
-";
-
 #[test]
 fn column_family_grants_add_to_keyspace_grants() {
-    let cf = |name: &str| format!(r#"<ColumnFamily Name="{name}" CompareWith="UTF8Type"/>"#);
-    let config = Config::random()
-        .extra("  <Authenticator>org.apache.cassandra.auth.SimpleAuthenticator</Authenticator>\n")
-        .keyspaces(
-            keyspace_xml("Keyspace1", &[&cf("Standard1"), &cf("Standard2")])
-                + "\n"
-                + &keyspace_xml("MusicApp", &[&cf("song_data"), &cf("playlists")]),
-        );
-    let node = Node::start_with_files(
-        config,
-        &[
-            ("passwd.properties", "jsmith=havebadpass\nElvis\\ Presley=graceland4evar\ndilbert=nomoovertime\n"),
-            ("access.properties", ACCESS),
-        ],
-    );
+    // Grants: see Node::start_with_sample_grants.
+    let node = Node::start_with_sample_grants();
 
     // jsmith: <ro> on Keyspace1, <rw> on Keyspace1.Standard1.
     let mut js = node.client();

@@ -103,26 +103,8 @@ fn login_names_a_keyspace_and_every_call_is_authorized() {
 /// only grant is one column family: 0.6 calls honour column family grants as 20.1.0 calls do.
 #[test]
 fn column_family_grants_apply_to_06_calls() {
-    let cf = |name: &str| format!(r#"<ColumnFamily Name="{name}" CompareWith="UTF8Type"/>"#);
-    let config = Config::random()
-        .extra("  <Authenticator>org.apache.cassandra.auth.SimpleAuthenticator</Authenticator>\n")
-        .keyspaces(
-            keyspace_xml("Keyspace1", &[&cf("Standard1"), &cf("Standard2")])
-                + "\n"
-                + &keyspace_xml("MusicApp", &[&cf("song_data"), &cf("playlists")]),
-        );
-    let access = "<modify-keyspaces>=jsmith\n\
-        Keyspace1.<ro>=jsmith,Elvis Presley\n\
-        Keyspace1.<rw>=dilbert\n\
-        Keyspace1.Standard1.<rw>=jsmith,Elvis Presley,dilbert\n\
-        MusicApp.song_data.<rw>=dilbert\n";
-    let node = Node::start_with_files(
-        config,
-        &[
-            ("passwd.properties", "jsmith=havebadpass\nElvis\\ Presley=graceland4evar\ndilbert=nomoovertime\n"),
-            ("access.properties", access),
-        ],
-    );
+    // Grants: see Node::start_with_sample_grants.
+    let node = Node::start_with_sample_grants();
     let ks1 = || "Keyspace1".to_string();
     let music = || "MusicApp".to_string();
 
