@@ -187,6 +187,25 @@ pub enum Request {
     EnableGossip,
     /// Whether this node gossips; answered with a [`ServiceStatus`].
     StatusGossip,
+    /// Stops keeping hints for replicas that are down, until the node restarts (Cassandra's
+    /// `nodetool disablehandoff`); answered with a [`HandoffStatus`].
+    DisableHandoff,
+    /// Keeps hints again; answered with a [`HandoffStatus`].
+    EnableHandoff,
+    /// Whether hints are kept, and whether their delivery is paused; answered with a
+    /// [`HandoffStatus`].
+    StatusHandoff,
+    /// Stops replaying hints to replicas that came back (they are still kept); answered with a
+    /// [`HandoffStatus`].
+    PauseHandoff,
+    /// Replays hints again; answered with a [`HandoffStatus`].
+    ResumeHandoff,
+    /// Deletes the hints kept for `endpoint` (an IP address), or every hint when absent
+    /// (Cassandra's `nodetool truncatehints`); answered with a [`TruncateHintsResult`].
+    TruncateHints {
+        #[serde(default)]
+        endpoint: Option<String>,
+    },
 }
 
 impl Request {
@@ -231,6 +250,12 @@ impl Request {
             Request::DisableGossip => "disable_gossip",
             Request::EnableGossip => "enable_gossip",
             Request::StatusGossip => "status_gossip",
+            Request::DisableHandoff => "disable_handoff",
+            Request::EnableHandoff => "enable_handoff",
+            Request::StatusHandoff => "status_handoff",
+            Request::PauseHandoff => "pause_handoff",
+            Request::ResumeHandoff => "resume_handoff",
+            Request::TruncateHints { .. } => "truncate_hints",
         }
     }
 
@@ -797,6 +822,26 @@ pub struct ServiceStatus {
     pub changed: bool,
 }
 
+/// Hinted handoff on this node: the answer to the requests that turn it and its delivery on
+/// and off, and query them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoffStatus {
+    /// Writes keep hints for replicas that are down.
+    pub enabled: bool,
+    /// Hints kept are not replayed to replicas that came back.
+    pub paused: bool,
+    /// This request changed one of them; false when it already was as asked, and for the
+    /// status request.
+    pub changed: bool,
+}
+
+/// What `truncate_hints` deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TruncateHintsResult {
+    /// The replicas whose hints were deleted (`ip:port`), with how many each had.
+    pub deleted: Vec<(String, u64)>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrainResult {
     /// The node had been drained before this request.
@@ -877,6 +922,13 @@ mod tests {
             Request::DisableGossip,
             Request::EnableGossip,
             Request::StatusGossip,
+            Request::DisableHandoff,
+            Request::EnableHandoff,
+            Request::StatusHandoff,
+            Request::PauseHandoff,
+            Request::ResumeHandoff,
+            Request::TruncateHints { endpoint: None },
+            Request::TruncateHints { endpoint: Some("127.0.0.2".into()) },
         ];
         for r in all {
             let line = r.encode_line().expect("encodes");
@@ -900,6 +952,11 @@ mod tests {
         assert_eq!(parse(r#"  {"op":"drain"}  "#), Ok(Request::Drain));
         assert_eq!(parse(r#"{"op":"disable_thrift"}"#), Ok(Request::DisableThrift));
         assert_eq!(parse(r#"{"op":"enable_gossip","v":1}"#), Ok(Request::EnableGossip));
+        assert_eq!(parse(r#"{"op":"truncate_hints"}"#), Ok(Request::TruncateHints { endpoint: None }));
+        assert_eq!(
+            parse(r#"{"op":"truncate_hints","endpoint":"10.0.0.2"}"#),
+            Ok(Request::TruncateHints { endpoint: Some("10.0.0.2".into()) })
+        );
         assert!(matches!(parse(r#"{"op":"status_gossip","now":true}"#), Err(RequestError::Invalid(_))));
     }
 

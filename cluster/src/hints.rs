@@ -2,6 +2,7 @@
 //! (`system.hints`, through the commit log, see [`Storage::store_hint`]) and replayed to that
 //! replica once gossip says it is up again (Cassandra's HintedHandOffManager).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,12 +26,14 @@ pub fn target_key(ep: Endpoint) -> String {
 }
 
 /// Replays hints to replicas that are up, until `stop`, at most `throttle_kb` KB/s per node
-/// (0 = unthrottled).
+/// (0 = unthrottled); nothing while `paused` (`sibyltool pausehandoff`), which also ends a
+/// replay under way after the hint being sent.
 pub async fn delivery_loop(
     storage: Storage,
     messaging: Arc<MessagingService>,
     membership: Arc<Membership>,
     throttle_kb: u32,
+    paused: Arc<AtomicBool>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut ticker = tokio::time::interval(HINT_CHECK_INTERVAL);
@@ -39,6 +42,9 @@ pub async fn delivery_loop(
         tokio::select! {
             _ = ticker.tick() => {}
             _ = stop.changed() => return,
+        }
+        if paused.load(Ordering::Relaxed) {
+            continue;
         }
         let s = storage.clone();
         let targets = match tokio::task::spawn_blocking(move || s.hinted_targets()).await {
@@ -54,7 +60,7 @@ pub async fn delivery_loop(
             if !membership.is_alive(ep) || ep == membership.local() {
                 continue;
             }
-            deliver(&storage, &messaging, ep, &target, throttle_kb).await;
+            deliver(&storage, &messaging, ep, &target, throttle_kb, Some(&paused)).await;
         }
     }
 }
@@ -91,7 +97,7 @@ pub async fn hand_over_hints(
         let Ok(ep) = target.parse::<Endpoint>() else { continue };
         if membership.is_alive(ep) && ep != local {
             progress(format!("replaying hints to {}", ep.ip()));
-            done.delivered += deliver(storage, messaging, ep, &target, 0).await;
+            done.delivered += deliver(storage, messaging, ep, &target, 0, None).await;
         }
         // What is left: the replica is down, or stopped taking them.
         let keeper = membership
@@ -134,14 +140,15 @@ pub async fn hand_over_hints(
 }
 
 /// Sends every hint kept for `ep`, deleting each once `ep` acknowledged it; stops at the first
-/// failure (the replica went down again, or is overloaded) to retry on a later round. Returns
-/// how many were delivered.
+/// failure (the replica went down again, or is overloaded) to retry on a later round, and when
+/// `paused` turns true. Returns how many were delivered.
 async fn deliver(
     storage: &Storage,
     messaging: &MessagingService,
     ep: Endpoint,
     target: &str,
     throttle_kb: u32,
+    paused: Option<&AtomicBool>,
 ) -> usize {
     let started = Instant::now();
     let mut sent_bytes = 0u64;
@@ -156,6 +163,11 @@ async fn deliver(
             break;
         }
         for hint in hints {
+            if paused.is_some_and(|p| p.load(Ordering::Relaxed)) {
+                debug!(%ep, "hint replay paused by operator request");
+                log_delivered(ep, delivered);
+                return delivered;
+            }
             let payload = messages::encode_mutation(&hint.mutation);
             sent_bytes += payload.len() as u64;
             if let Err(e) = messaging.send_request(ep, Verb::Hint, payload).await {

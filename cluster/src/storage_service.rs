@@ -75,6 +75,8 @@ pub struct StorageService {
     /// Whether gossip runs. Taken before `gossiper` by whoever takes both; held only briefly
     /// (never across an await).
     gossip: Mutex<GossipRun>,
+    /// Hint delivery paused by the operator (`sibyltool pausehandoff`); hints are still kept.
+    hints_paused: Arc<AtomicBool>,
 }
 
 /// Whether this node gossips.
@@ -136,6 +138,7 @@ impl StorageService {
             ring_delay: me.ring_delay,
             left: AtomicBool::new(false),
             gossip: Mutex::new(GossipRun::Running(gossip_stop)),
+            hints_paused: Arc::new(AtomicBool::new(false)),
         });
         for verb in [Verb::GossipSyn, Verb::GossipAck, Verb::GossipAck2] {
             service.messaging.register(verb, Arc::new(GossipHandler(Arc::downgrade(&service))));
@@ -146,6 +149,7 @@ impl StorageService {
             service.messaging.clone(),
             service.membership.clone(),
             me.hint_throttle_kb,
+            service.hints_paused.clone(),
             service.stop.subscribe(),
         ));
         service
@@ -269,6 +273,21 @@ impl StorageService {
         let told = self.end_gossip(true);
         let _ = self.stop.send(true);
         told
+    }
+
+    /// Pauses or resumes replaying hints to replicas that came back (Cassandra's
+    /// `HintedHandOffManager.pauseHintsDelivery`, `nodetool pausehandoff`/`resumehandoff`);
+    /// hints go on being kept meanwhile. Whether this changed it.
+    pub fn pause_hint_delivery(&self, paused: bool) -> bool {
+        let changed = self.hints_paused.swap(paused, Ordering::SeqCst) != paused;
+        if changed {
+            info!(paused, "hint delivery {} by operator request", if paused { "paused" } else { "resumed" });
+        }
+        changed
+    }
+
+    pub fn is_hint_delivery_paused(&self) -> bool {
+        self.hints_paused.load(Ordering::SeqCst)
     }
 
     /// Whether this node gossips (`nodetool statusgossip`).

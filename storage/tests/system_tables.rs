@@ -171,6 +171,30 @@ fn hints_come_back_in_order_and_survive_restart() {
 }
 
 #[test]
+fn every_hint_of_a_target_can_be_deleted_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let s = open(d.path());
+    for i in 0..4 {
+        s.store_hint("10.0.0.1:7000", &mutation(&format!("k{i}"), &["cf"], "v")).unwrap();
+    }
+    s.store_hint("10.0.0.2:7000", &mutation("b", &["cf"], "vb")).unwrap();
+    assert_eq!(s.delete_hints_for("10.0.0.1:7000").unwrap(), 4);
+    assert_eq!(s.delete_hints_for("10.0.0.1:7000").unwrap(), 0, "nothing left to delete");
+    assert_eq!(s.delete_hints_for("10.0.0.9:7000").unwrap(), 0, "a target never hinted");
+    assert_eq!(s.hinted_targets().unwrap(), vec!["10.0.0.2:7000".to_string()]);
+    // A hint kept afterwards is not covered by the deletion.
+    let later = mutation("k9", &["cf"], "later");
+    s.store_hint("10.0.0.1:7000", &later).unwrap();
+    s.abandon(); // no clean shutdown: the deletion comes back from the commit log
+
+    let s = open(d.path());
+    let left = s.hints_for("10.0.0.1:7000", 100).unwrap();
+    assert_eq!(left.iter().map(|h| h.mutation.clone()).collect::<Vec<_>>(), vec![later]);
+    assert_eq!(s.hint_count("10.0.0.2:7000").unwrap(), 1);
+    s.shutdown().unwrap();
+}
+
+#[test]
 fn hints_expire_after_the_smallest_gc_grace() {
     let d = tempfile::tempdir().unwrap();
     let s = open(d.path());

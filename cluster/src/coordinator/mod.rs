@@ -37,6 +37,7 @@ pub use stream_throttle::StreamThrottle;
 mod tests;
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -180,6 +181,9 @@ pub struct Coordinator {
     placements: RwLock<FxHashMap<String, Arc<Placement>>>,
     local_dc: String,
     stream_throttle: StreamThrottle,
+    /// Whether writes keep hints for down replicas: HintedHandoffEnabled at start, then
+    /// `sibyltool disablehandoff`/`enablehandoff`.
+    hinted_handoff: AtomicBool,
 }
 
 /// Where one keyspace's data lives, as of one schema and one ring.
@@ -212,6 +216,7 @@ impl Coordinator {
             messaging: None,
             schema: None,
             stream_throttle: StreamThrottle::new(Settings::default().stream_throughput_megabits),
+            hinted_handoff: AtomicBool::new(Settings::default().hinted_handoff),
             settings: Settings::default(),
             snitch_name: node.snitch,
             placements: RwLock::default(),
@@ -241,12 +246,25 @@ impl Coordinator {
                 messaging: Some(messaging),
                 schema: Some(schema),
                 stream_throttle: StreamThrottle::new(settings.stream_throughput_megabits),
+                hinted_handoff: AtomicBool::new(settings.hinted_handoff),
                 settings,
                 snitch_name,
                 placements: RwLock::default(),
                 local_dc,
             }
         })
+    }
+
+    /// Whether writes keep hints for down replicas (`nodetool statushandoff`).
+    pub fn hinted_handoff_enabled(&self) -> bool {
+        self.hinted_handoff.load(Ordering::Relaxed)
+    }
+
+    /// Turns hint keeping on or off until the node restarts (Cassandra's
+    /// `StorageProxy.setHintedHandoffEnabled`, `nodetool enablehandoff`/`disablehandoff`); hints
+    /// already kept stay, and are delivered. Whether this changed it.
+    pub fn set_hinted_handoff(&self, enabled: bool) -> bool {
+        self.hinted_handoff.swap(enabled, Ordering::Relaxed) != enabled
     }
 
     pub fn partitioner(&self) -> Partitioner {

@@ -71,7 +71,7 @@ impl Coordinator {
             let targets = write_targets(map, &token, &self.membership);
             let quota = quota(cl, strategy, local_dc, targets.pending);
             check_alive(cl, &quota, &targets.alive, &self.membership)?;
-            if cl == ConsistencyLevel::Any && targets.alive.is_empty() && !self.settings.hinted_handoff {
+            if cl == ConsistencyLevel::Any && targets.alive.is_empty() && !self.hinted_handoff_enabled() {
                 // ANY is met by a hint, and none may be written.
                 return Err(CoordinatorError::Unavailable { cl, required: 1, alive: 0 });
             }
@@ -186,7 +186,7 @@ impl Coordinator {
     /// Keeps `mutation` as a hint for each replica of `down` that may still get one (hinted
     /// handoff on, and down for less than the hint window); true if one was kept.
     pub(super) async fn hint(&self, mutation: &RowMutation, down: &[Endpoint]) -> bool {
-        if !self.settings.hinted_handoff {
+        if !self.hinted_handoff_enabled() {
             return false;
         }
         let mut hinted = false;

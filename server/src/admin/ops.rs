@@ -266,6 +266,12 @@ async fn run<W: AsyncWrite + Unpin>(
         Request::DisableGossip => to_value(toggles::disable_gossip(state).await?),
         Request::EnableGossip => to_value(toggles::enable_gossip(state).await?),
         Request::StatusGossip => to_value(toggles::status_gossip(node)?),
+        Request::DisableHandoff => to_value(toggles::set_handoff(node, false)?),
+        Request::EnableHandoff => to_value(toggles::set_handoff(node, true)?),
+        Request::StatusHandoff => to_value(toggles::status_handoff(node)?),
+        Request::PauseHandoff => to_value(toggles::pause_handoff(node, true)?),
+        Request::ResumeHandoff => to_value(toggles::pause_handoff(node, false)?),
+        Request::TruncateHints { endpoint } => to_value(toggles::truncate_hints(node, endpoint.as_deref()).await?),
     }
 }
 

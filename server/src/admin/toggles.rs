@@ -1,8 +1,10 @@
 //! The services an operator stops and starts while the node runs, as with Cassandra's nodetool
 //! before a rolling restart: `disablethrift`/`enablethrift`/`statusthrift` (the Thrift front
 //! end, [`ThriftServer`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
-//! [`StorageService`]). Each stop and start is idempotent: asked again, it answers
-//! `changed: false`.
+//! [`StorageService`]); and hinted handoff: `disablehandoff`/`enablehandoff` (whether writes
+//! keep hints), `pausehandoff`/`resumehandoff` (whether kept hints are replayed),
+//! `statushandoff` and `truncatehints`. Each stop and start is idempotent: asked again, it
+//! answers `changed: false`.
 //!
 //! Starts are refused as Cassandra refuses them: while the node drains or once it is drained
 //! (its engine refuses writes), and, for gossip, once it is leaving the ring or has left it.
@@ -11,7 +13,7 @@
 
 use std::sync::Arc;
 
-use admin_protocol::ServiceStatus;
+use admin_protocol::{HandoffStatus, ServiceStatus, TruncateHintsResult};
 use cluster::storage_service::StorageService;
 use tracing::{info, warn};
 
@@ -147,4 +149,64 @@ pub(super) fn check_gossiping(service: &StorageService, op: &str) -> Result<(), 
             "{op}: gossip is stopped (disablegossip), so no other node would hear of it; run enablegossip first"
         )))
     }
+}
+
+fn handoff_status(node: &Node, changed: bool) -> Result<HandoffStatus, OpError> {
+    let service = cluster_service(node, "statushandoff")?;
+    Ok(HandoffStatus {
+        enabled: node.coordinator.hinted_handoff_enabled(),
+        paused: service.is_hint_delivery_paused(),
+        changed,
+    })
+}
+
+/// `enablehandoff`/`disablehandoff`: whether writes keep hints for down replicas, until the
+/// node restarts (HintedHandoffEnabled decides at start). Hints kept stay, and are replayed.
+pub(super) fn set_handoff(node: &Node, enabled: bool) -> Result<HandoffStatus, OpError> {
+    let changed = node.coordinator.set_hinted_handoff(enabled);
+    if changed {
+        warn!(enabled, "hinted handoff {} by operator request", if enabled { "enabled" } else { "disabled" });
+    }
+    handoff_status(node, changed)
+}
+
+pub(super) fn status_handoff(node: &Node) -> Result<HandoffStatus, OpError> {
+    handoff_status(node, false)
+}
+
+/// `pausehandoff`/`resumehandoff`: whether kept hints are replayed to replicas that came back.
+pub(super) fn pause_handoff(node: &Node, paused: bool) -> Result<HandoffStatus, OpError> {
+    let op = if paused { "pausehandoff" } else { "resumehandoff" };
+    let changed = cluster_service(node, op)?.pause_hint_delivery(paused);
+    handoff_status(node, changed)
+}
+
+/// `truncatehints [endpoint]`: deletes the hints kept for the replica at `endpoint` (an IP
+/// address; hints are kept per `ip:port`), or every hint.
+pub(super) async fn truncate_hints(node: &Node, endpoint: Option<&str>) -> Result<TruncateHintsResult, OpError> {
+    let ip = match endpoint {
+        None => None,
+        Some(text) => Some(
+            text.trim()
+                .parse::<std::net::IpAddr>()
+                .map_err(|_| OpError::BadRequest(format!("truncatehints: '{text}' is not an IP address")))?,
+        ),
+    };
+    let storage = node.storage.clone();
+    let deleted = tokio::task::spawn_blocking(move || -> Result<Vec<(String, u64)>, storage::StorageError> {
+        let mut deleted = Vec::new();
+        for target in storage.hinted_targets()? {
+            let target_ip = target.parse::<std::net::SocketAddr>().map(|a| a.ip()).ok();
+            if ip.is_some_and(|ip| target_ip != Some(ip)) {
+                continue;
+            }
+            let n = storage.delete_hints_for(&target)?;
+            deleted.push((target, n as u64));
+        }
+        deleted.sort();
+        Ok(deleted)
+    })
+    .await
+    .map_err(|e| OpError::Internal(format!("truncatehints: {e}")))??;
+    Ok(TruncateHintsResult { deleted })
 }

@@ -7,7 +7,7 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use super::Storage;
-use crate::data::{now_seconds, Cell};
+use crate::data::{now_seconds, Cell, DeletionTime};
 use crate::dht::KeyBound;
 use crate::error::Result;
 use crate::filter::{CountUnit, ReadFilter};
@@ -102,6 +102,21 @@ impl Storage {
     /// How many hints `target` has left (hints for dropped column families included until read).
     pub fn hint_count(&self, target: &str) -> Result<usize> {
         Ok(self.read(system::KEYSPACE, system::HINTS_CF, target.as_bytes(), &ReadFilter::all())?.len())
+    }
+
+    /// Deletes every hint kept for `target` (`nodetool truncatehints`): one row tombstone newer
+    /// than any of them. How many there were.
+    pub fn delete_hints_for(&self, target: &str) -> Result<usize> {
+        let cells = self.read(system::KEYSPACE, system::HINTS_CF, target.as_bytes(), &ReadFilter::all())?;
+        let Some(newest) = cells.iter().map(|c| c.timestamp).max() else {
+            return Ok(0);
+        };
+        let timestamp = self.next_system_timestamp().max(newest.saturating_add(1));
+        let mut m = RowMutation::new(system::KEYSPACE, target.as_bytes().to_vec());
+        m.row_mut(system::HINTS_CF).deletion = DeletionTime::new(timestamp, now_seconds());
+        self.apply(m)?;
+        info!(target, hints = cells.len(), "deleted the hints kept for a replica");
+        Ok(cells.len())
     }
 
     fn delete_hint_named(&self, target: &str, name: Vec<u8>, written_at: i64) -> Result<()> {

@@ -160,6 +160,20 @@ enum Command {
     Enablegossip,
     /// Whether this node gossips: `running` or `not running`.
     Statusgossip,
+    /// Stop keeping hints for replicas that are down, until the node restarts
+    /// (HintedHandoffEnabled decides at start); hints already kept are still replayed.
+    Disablehandoff,
+    /// Keep hints for replicas that are down again.
+    Enablehandoff,
+    /// Whether hints are kept, and whether their replay is paused.
+    Statushandoff,
+    /// Stop replaying kept hints to replicas that came back (they are still kept).
+    Pausehandoff,
+    /// Replay kept hints again.
+    Resumehandoff,
+    /// Delete the hints kept for the replica at ENDPOINT (an IP address), or every hint when
+    /// ENDPOINT is left out
+    Truncatehints { endpoint: Option<String> },
 }
 
 fn main() -> ExitCode {
@@ -236,6 +250,12 @@ fn request_for(command: &Command) -> Request {
         Command::Disablegossip => Request::DisableGossip,
         Command::Enablegossip => Request::EnableGossip,
         Command::Statusgossip => Request::StatusGossip,
+        Command::Disablehandoff => Request::DisableHandoff,
+        Command::Enablehandoff => Request::EnableHandoff,
+        Command::Statushandoff => Request::StatusHandoff,
+        Command::Pausehandoff => Request::PauseHandoff,
+        Command::Resumehandoff => Request::ResumeHandoff,
+        Command::Truncatehints { endpoint } => Request::TruncateHints { endpoint: endpoint.clone() },
     }
 }
 
@@ -304,5 +324,11 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
             decode::<ServiceStatus>(request, value)?;
             String::new()
         }
+        Command::Statushandoff => render::handoff_status(&decode(request, value)?),
+        Command::Disablehandoff | Command::Enablehandoff | Command::Pausehandoff | Command::Resumehandoff => {
+            decode::<HandoffStatus>(request, value)?;
+            String::new()
+        }
+        Command::Truncatehints { .. } => render::truncate_hints(&decode(request, value)?),
     })
 }
