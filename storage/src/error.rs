@@ -61,6 +61,10 @@ pub enum StorageError {
     /// start-up check, with its message).
     #[error("Saved cluster name {saved} != configured name {configured}")]
     ClusterNameMismatch { saved: String, configured: String },
+    /// The data was written with another partitioner: its keys would be looked for in the
+    /// wrong places (Cassandra's start-up check, with its message).
+    #[error("Detected partitioner mismatch! Did you change the partitioner? (the data was written with {saved}; the configuration says {configured})")]
+    PartitionerMismatch { saved: String, configured: String },
     /// A row of the system keyspace holds a value the engine cannot read.
     #[error("system.{cf} row {key:?}: {detail}")]
     CorruptSystemRow { cf: &'static str, key: String, detail: String },

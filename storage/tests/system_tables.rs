@@ -171,6 +171,31 @@ fn hints_come_back_in_order_and_survive_restart() {
 }
 
 #[test]
+fn data_written_with_one_partitioner_refuses_another() {
+    let d = tempfile::tempdir().unwrap();
+    let s = open(d.path());
+    assert_eq!(s.local_state().partitioner.as_deref(), Some(Partitioner::Murmur3.class_name()));
+    s.apply(mutation("k", &["cf"], "v")).unwrap();
+    s.abandon(); // the row is in the commit log only
+
+    let mut other = config(d.path());
+    other.partitioner = Partitioner::ByteOrdered;
+    let err = Storage::open(other).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&err, StorageError::PartitionerMismatch { saved, configured }
+            if saved == Partitioner::Murmur3.class_name() && configured == Partitioner::ByteOrdered.class_name()),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("Detected partitioner mismatch! Did you change the partitioner?"), "{err}");
+
+    // Back with the partitioner it was written with, everything is there.
+    let s = open(d.path());
+    let cells = s.read("ks", "cf", b"k", &storage::filter::ReadFilter::all()).unwrap();
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    s.shutdown().unwrap();
+}
+
+#[test]
 fn every_hint_of_a_target_can_be_deleted_at_once() {
     let d = tempfile::tempdir().unwrap();
     let s = open(d.path());

@@ -59,11 +59,24 @@ impl Storage {
         })
     }
 
-    /// At every start: makes the host id if the node has none yet, and takes this start's
-    /// gossip generation, max(now in seconds, saved + 1), saved durably before anyone sees it.
+    /// At every start: refuses a partitioner other than the one the data was written with
+    /// (saving it when none is saved yet), makes the host id if the node has none yet, and
+    /// takes this start's gossip generation, max(now in seconds, saved + 1), saved durably
+    /// before anyone sees it.
     pub(super) fn start_local_state(&self) -> Result<()> {
         let version = self.schema_version();
+        let configured = self.partitioner().class_name();
         self.update_local(|state| {
+            match &state.local.partitioner {
+                Some(saved) if saved != configured => {
+                    return Err(StorageError::PartitionerMismatch {
+                        saved: saved.clone(),
+                        configured: configured.to_string(),
+                    });
+                }
+                Some(_) => {}
+                None => state.local.partitioner = Some(configured.to_string()),
+            }
             if state.local.host_id.is_nil() {
                 state.local.host_id = Uuid::new_v4();
                 info!(host_id = %state.local.host_id, "made this node's host id");

@@ -5,6 +5,8 @@
 //!   data has one `token` column instead, read as a one-token list and replaced at the next write;
 //! - `host_id`: a UUID made at the node's first start and kept for its life;
 //! - `cluster_name`: the cluster the data belongs to, saved at the first start;
+//! - `partitioner`: the partitioner's class name the data was written with, saved at the first
+//!   start (or the first start of a version that saves it) and checked at every later one;
 //! - `generation`: the gossip generation of the latest start (seconds);
 //! - `schema_version`: the schema version last computed (for operators: it is recomputed from the
 //!   schema tables at every start);
@@ -25,6 +27,7 @@ use crate::error::{Result, StorageError};
 const BOOTSTRAPPED: &[u8] = b"bootstrapped";
 const CLUSTER_NAME: &[u8] = b"cluster_name";
 const GENERATION: &[u8] = b"generation";
+const PARTITIONER: &[u8] = b"partitioner";
 const HOST_ID: &[u8] = b"host_id";
 const SCHEMA_VERSION: &[u8] = b"schema_version";
 const TOKENS: &[u8] = b"tokens";
@@ -41,6 +44,8 @@ pub struct LocalState {
     pub host_id: Uuid,
     /// The cluster name saved at the first start, if it was saved yet.
     pub cluster_name: Option<String>,
+    /// The class name of the partitioner the data was written with, once saved.
+    pub partitioner: Option<String>,
     /// The gossip generation of this start: greater than that of every earlier start.
     pub generation: i32,
     /// The schema version (a digest of the schema, the same on every node that holds it).
@@ -72,6 +77,9 @@ pub fn local_row(state: &SystemState, timestamp: i64, now: i32) -> Result<Row> {
     if let Some(name) = &local.cluster_name {
         cells.push(Cell::live(CLUSTER_NAME, name.clone(), timestamp));
     }
+    if let Some(class) = &local.partitioner {
+        cells.push(Cell::live(PARTITIONER, class.clone(), timestamp));
+    }
     for (id, (segment, offset)) in &state.truncated_at {
         cells.push(Cell::live(format!("{TRUNCATED_PREFIX}{id}"), format!("{segment}:{offset}"), timestamp));
     }
@@ -91,6 +99,7 @@ pub fn decode_local(cells: Vec<Cell>) -> Result<SystemState> {
         match c.name.as_slice() {
             BOOTSTRAPPED => state.bootstrapped = value == "true",
             CLUSTER_NAME => state.local.cluster_name = Some(value),
+            PARTITIONER => state.local.partitioner = Some(value),
             GENERATION => state.local.generation = value.parse().map_err(|_| corrupt(GENERATION, value))?,
             HOST_ID => state.local.host_id = Uuid::parse_str(&value).map_err(|_| corrupt(HOST_ID, value))?,
             SCHEMA_VERSION => {
