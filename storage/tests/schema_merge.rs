@@ -295,6 +295,66 @@ fn a_dropped_keyspace_stays_dropped_when_an_old_node_sends_its_rows() {
 }
 
 #[test]
+fn a_new_node_s_configured_keyspaces_do_not_undo_the_cluster_s_changes() {
+    // The same storage-conf.xml on every node: the same definitions, the same ids.
+    let initial = vec![keyspace("conf", &["kept", "doomed"])];
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Storage::open(config(da.path(), initial.clone())).unwrap();
+    a.drop_column_family("conf", "doomed").unwrap();
+    let mut attributes = KeyspaceDef::new("conf");
+    attributes.durable_writes = false;
+    a.update_keyspace(attributes).unwrap();
+    let version = a.schema_version();
+
+    // A node starting for the first time with the file (a new node, or one whose data was
+    // wiped) has the file's schema until it hears from the cluster; then the cluster's.
+    let b = Storage::open(config(db.path(), initial)).unwrap();
+    assert_eq!(b.keyspace("conf").unwrap().cf_defs.len(), 2);
+    assert_eq!(b.merge_schema(a.schema_mutations().unwrap()).unwrap(), version);
+    assert_eq!(a.merge_schema(b.schema_mutations().unwrap()).unwrap(), version, "the file's rows changed the cluster");
+    let ks = a.keyspace("conf").unwrap();
+    assert_eq!(ks.cf_defs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["kept"]);
+    assert!(!ks.durable_writes);
+    assert_eq!(b.keyspace("conf").unwrap(), ks);
+    a.shutdown().unwrap();
+    b.shutdown().unwrap();
+}
+
+#[test]
+fn a_configuration_that_no_longer_matches_the_schema_is_reported() {
+    let mut initial = vec![keyspace("conf", &["a", "b"])];
+    // An index without a name: the engine names it, which is no difference.
+    initial[0].cf_defs[0].column_metadata.push(storage::schema::ColumnDef {
+        name: b"state".to_vec(),
+        validation_class: "org.apache.cassandra.db.marshal.BytesType".into(),
+        index_type: Some(storage::schema::IndexType::Keys),
+        index_name: None,
+        index_options: Default::default(),
+    });
+    let d = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(d.path(), initial.clone())).unwrap();
+    assert_eq!(s.configured_schema_drift(), Vec::<String>::new(), "first start");
+    s.shutdown().unwrap();
+    drop(s);
+    let s = Storage::open(config(d.path(), initial.clone())).unwrap();
+    assert_eq!(s.configured_schema_drift(), Vec::<String>::new(), "an unchanged file and schema");
+
+    // The schema changed through the API: the file no longer says what is in effect.
+    s.drop_column_family("conf", "b").unwrap();
+    let notes = s.configured_schema_drift();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("keyspace conf differs from its definition in the configuration"), "{notes:?}");
+    assert!(notes[0].contains("read only at a node's first start"), "{notes:?}");
+    s.drop_keyspace("conf").unwrap();
+    let notes = s.configured_schema_drift();
+    assert!(
+        notes.len() == 1 && notes[0].starts_with("keyspace conf of the configuration is not in the schema"),
+        "{notes:?}"
+    );
+    s.shutdown().unwrap();
+}
+
+#[test]
 fn merging_refuses_anything_but_schema_rows() {
     let d = tempfile::tempdir().unwrap();
     let s = open(d.path());

@@ -36,6 +36,8 @@ mod schema_change;
 mod snapshot;
 #[cfg(test)]
 mod tests_flush;
+#[cfg(test)]
+mod tests_writer_options;
 mod write;
 
 use std::collections::BTreeMap;
@@ -71,6 +73,10 @@ pub(crate) use snapshot::snapshot_store;
 pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, BACKUPS_DIR, SNAPSHOTS_DIR};
 pub use write::Durable;
 
+/// The timestamp of the schema rows a node writes from its configuration at its first start:
+/// older than every change made through the API.
+const INITIAL_SCHEMA_TIMESTAMP: i64 = 0;
+
 /// What the engine needs to know; built by the server from its configuration.
 #[derive(Clone, Debug)]
 pub struct StorageConfig {
@@ -91,6 +97,13 @@ pub struct StorageConfig {
     pub commitlog_total_space: u64,
     /// One index entry in this many goes into an SSTable's in-memory summary.
     pub index_interval: usize,
+    /// A partition whose cells take more than this many bytes gets a column index in the
+    /// SSTables flushes and compactions write, one entry per this many bytes of cells, so a
+    /// slice reads only the blocks it needs (0.6's `ColumnIndexSizeInKB`). Default 64 KiB.
+    pub column_index_size: u32,
+    /// Flushes and compactions log a warning naming each partition they write that is larger
+    /// than this many bytes (0.6's `RowWarningThresholdInMB`). Default 512 MiB.
+    pub large_partition_warning: u64,
     /// Background compaction after flushes (tests turn it off to control SSTable counts).
     pub auto_compaction: bool,
     /// Compaction write rate limit in MB/s (0 = unthrottled).
@@ -133,6 +146,8 @@ impl StorageConfig {
             // Cassandra's default on 64-bit machines.
             commitlog_total_space: 8192 << 20,
             index_interval: 128,
+            column_index_size: 64 * 1024,
+            large_partition_warning: 512 << 20,
             auto_compaction: true,
             compaction_throughput_mb_per_sec: 16,
             snapshot_before_compaction: false,
@@ -330,14 +345,22 @@ impl Storage {
             let _schema = storage.inner.schema_lock.lock();
             storage.convert_legacy_schema(&decoded.legacy)?;
             if first_start {
+                // Written older than any change made through the API: on a node joining a
+                // running cluster, what the cluster changed since (a replication factor, a
+                // dropped column family) wins the schema merge over the file, as Cassandra
+                // 0.7+ never loads a file's schema over an existing one. Every node with the
+                // same file writes the same rows (the column family ids come from the names).
                 let initial = storage.inner.config.initial_keyspaces.clone();
-                storage.change_schema_locked(|s| {
+                storage.change_schema_locked_at(INITIAL_SCHEMA_TIMESTAMP, |s| {
                     for ks in initial {
                         s.keyspaces.insert(ks.name.clone(), ks);
                     }
                     Ok(())
                 })?;
             }
+        }
+        for note in storage.configured_schema_drift() {
+            warn!("{note}");
         }
         storage.start_local_state()?;
         storage.refresh_schema_rows()?;

@@ -42,6 +42,47 @@ impl Storage {
         self.inner.stores.read().schema.keyspaces.contains_key(name)
     }
 
+    /// Where the keyspaces of the configuration (`StorageConfig::initial_keyspaces`, the
+    /// `<Keyspaces>` of storage-conf.xml) differ from the schema in effect, one note per
+    /// keyspace. The file's keyspaces are written only at a node's first start; after that the
+    /// schema changes through the API and is shared by the cluster, so an edit of the file does
+    /// nothing (Cassandra 0.6 read it at every start): the notes say so, for the start-up log.
+    pub fn configured_schema_drift(&self) -> Vec<String> {
+        let advice = "storage-conf.xml's <Keyspaces> are read only at a node's first start; \
+                      change the schema with sibyl-cli or the Thrift system_* calls";
+        let mut notes = Vec::new();
+        for configured in &self.inner.config.initial_keyspaces {
+            let mut expected = configured.clone();
+            crate::schema::assign_index_names(&mut expected);
+            for cf in &mut expected.cf_defs {
+                cf.keyspace = expected.name.clone();
+            }
+            // The schema keeps column families in its own order.
+            let same_definitions = |mut live: KeyspaceDef, expected: &KeyspaceDef| {
+                let mut expected = expected.clone();
+                live.cf_defs.sort_by(|a, b| a.name.cmp(&b.name));
+                expected.cf_defs.sort_by(|a, b| a.name.cmp(&b.name));
+                live == expected
+            };
+            match self.keyspace(&configured.name) {
+                None => notes.push(format!(
+                    "keyspace {} of the configuration is not in the schema (dropped since the first start?); {advice}",
+                    configured.name
+                )),
+                Some(live) => {
+                    if !same_definitions(live, &expected) {
+                        notes.push(format!(
+                            "keyspace {} differs from its definition in the configuration (changed through the \
+                             API, or the file edited since the first start); the schema in effect is used; {advice}",
+                            configured.name
+                        ));
+                    }
+                }
+            }
+        }
+        notes
+    }
+
     pub fn keyspace(&self, name: &str) -> Option<KeyspaceDef> {
         self.inner.stores.read().schema.keyspaces.get(name).cloned()
     }

@@ -109,6 +109,16 @@ impl Storage {
 
     /// [`Storage::change_schema`] for a caller holding the schema lock.
     pub(super) fn change_schema_locked(&self, change: impl FnOnce(&mut Schema) -> Result<()>) -> Result<Uuid> {
+        let timestamp = self.next_system_timestamp();
+        self.change_schema_locked_at(timestamp, change)
+    }
+
+    /// [`Storage::change_schema_locked`] with the schema rows written at `timestamp`.
+    pub(super) fn change_schema_locked_at(
+        &self,
+        timestamp: i64,
+        change: impl FnOnce(&mut Schema) -> Result<()>,
+    ) -> Result<Uuid> {
         let current = self.schema();
         let mut schema = current.clone();
         change(&mut schema)?;
@@ -132,7 +142,6 @@ impl Storage {
                 }
             }
         }
-        let timestamp = self.next_system_timestamp();
         let mutations = schema_tables::diff_mutations(&current.keyspaces, &schema.keyspaces, timestamp, now_seconds())?;
         self.apply_schema_mutations(mutations)
     }

@@ -155,6 +155,7 @@ mod tests {
             tokens: vec!["42".into(), "-7".into()],
             host_id: Uuid::new_v4(),
             cluster_name: Some("Test Cluster".into()),
+            partitioner: Some("org.apache.cassandra.dht.RandomPartitioner".into()),
             generation: 1_700_000_000,
             schema_version: Uuid::new_v4(),
         };
