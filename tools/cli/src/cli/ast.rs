@@ -150,11 +150,15 @@ pub enum Statement {
         path: PathExpr,
         by: i64,
     },
+    /// `list CF [[start:end]] [limit N] [columns N [reversed]]`. `limit 0` parses (cassandra-cli
+    /// answers it with a message when it runs).
     List {
         cf: String,
         start: Option<String>,
         end: Option<String>,
         limit: Option<u32>,
+        columns: Option<u32>,
+        reversed: bool,
     },
     Truncate {
         cf: String,
@@ -180,6 +184,8 @@ pub enum Statement {
     ShowSchema {
         keyspace: Option<String>,
     },
+    /// `trace next query` (cassandra-cli 1.2).
+    TraceNextQuery,
     /// `help;` (topic `None`) or `help set;` etc. (topic = the words after `help`, lower-case).
     Help {
         topic: Option<String>,

@@ -3,8 +3,8 @@
 //! Output follows cassandra-cli 1.x: `=> (column=NAME, value=VALUE, timestamp=TS[, ttl=N])`,
 //! `=> (super_column=NAME,` followed by indented sub-columns, `Returned N results.`,
 //! `-------------------` / `RowKey: K` blocks and `N Row(s) Returned.` for row lists, and
-//! `Elapsed time: X msec(s).`. Unlike cassandra-cli (which stopped at a default limit of 100 rows),
-//! `list` without `limit` pages through every row.
+//! `Elapsed time: X msec(s).`. `list` shows 100 rows of 100 columns unless `limit` and `columns`
+//! say otherwise, as cassandra-cli 1.1+ does; larger limits are fetched in pages of 100 rows.
 
 use std::io::Write;
 use std::time::Instant;
@@ -23,6 +23,8 @@ use super::value;
 const ROW_SLICE_COUNT: i32 = 1_000_000;
 /// Rows fetched per `get_range_slices` page by `list`.
 const LIST_PAGE_ROWS: u32 = 100;
+/// Rows, and columns per row, `list` shows without `limit` / `columns` (CliClient.executeList).
+const LIST_DEFAULT_LIMIT: u32 = 100;
 
 /// Resolved `CF['key']['col']['sub']`: bytes for each part.
 struct Target {
@@ -262,6 +264,7 @@ impl Session {
 
     /// `del CF['key']`, `del CF['key']['col']`, `del CF['key']['super']['col']`.
     pub(crate) fn exec_del(&mut self, path: &PathExpr) -> Result<(), CliError> {
+        let start = Instant::now();
         let t = self.target(path)?;
         let what = if path.columns.is_empty() { "row" } else { "column" };
         let counter = is_counter_cf(self.cf_def(&t.cf)?);
@@ -273,7 +276,7 @@ impl Session {
             self.client()?.remove(t.key, cpath, timestamp_micros(), cl)?;
         }
         writeln!(self.out, "{what} removed.")?;
-        Ok(())
+        self.elapsed(start)
     }
 
     /// `count CF['key']` or `count CF['key']['super']`.
@@ -306,16 +309,42 @@ impl Session {
         Ok(())
     }
 
-    /// `list CF [[start:end]] [limit N]`: all rows (paged) or the first N.
+    /// `list CF [[start:end]] [limit N] [columns N [reversed]]`: the first N rows (default 100,
+    /// fetched in pages), each with its first (or, reversed, last) N columns (default 100). The
+    /// messages are CliClient.executeList's: the defaults are announced, `limit 0` is refused
+    /// without failing.
     pub(crate) fn exec_list(
         &mut self,
         cf: &str,
-        start_key: Option<&str>,
-        end_key: Option<&str>,
+        (start_key, end_key): (Option<&str>, Option<&str>),
         limit: Option<u32>,
+        columns: Option<u32>,
+        reversed: bool,
     ) -> Result<(), CliError> {
         let start = Instant::now();
         let cf = self.resolve_cf(cf)?;
+        if limit == Some(0) {
+            writeln!(self.out, "Invalid limit 0")?;
+            return Ok(());
+        }
+        let limit = match limit {
+            Some(n) => n,
+            None => {
+                writeln!(self.out, "Using default limit of {LIST_DEFAULT_LIMIT}")?;
+                LIST_DEFAULT_LIMIT
+            }
+        };
+        let columns = match columns {
+            Some(n) => n,
+            None => {
+                writeln!(self.out, "Using default column limit of {LIST_DEFAULT_LIMIT}")?;
+                LIST_DEFAULT_LIMIT
+            }
+        };
+        let predicate = SlicePredicate::new(
+            None::<Vec<Vec<u8>>>,
+            SliceRange::new(Vec::new(), Vec::new(), reversed, columns as i32),
+        );
         let f = self.formats(&cf)?;
         let end = match end_key {
             Some(k) => f.key.from_display_string(k).map_err(value::ValueError::from)?,
@@ -328,7 +357,7 @@ impl Session {
         let mut shown = 0usize;
         let mut last: Option<Vec<u8>> = None;
         loop {
-            let want = limit.map_or(LIST_PAGE_ROWS, |l| (l as usize - shown).min(LIST_PAGE_ROWS as usize) as u32);
+            let want = (limit as usize - shown).min(LIST_PAGE_ROWS as usize) as u32;
             if want == 0 {
                 break;
             }
@@ -344,7 +373,7 @@ impl Session {
             );
             let parent = ColumnParent::new(cf.clone(), None::<Vec<u8>>);
             let cl = self.consistency;
-            let page = self.client()?.get_range_slices(parent, full_slice(i32::MAX), range, cl)?;
+            let page = self.client()?.get_range_slices(parent, predicate.clone(), range, cl)?;
             let fetched = page.len();
             let fresh: Vec<KeySlice> = page.into_iter().filter(|ks| last.as_ref() != Some(&ks.key)).collect();
             let fresh: Vec<KeySlice> = fresh.into_iter().take(want as usize).collect();

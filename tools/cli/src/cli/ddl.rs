@@ -126,14 +126,18 @@ impl Session {
         self.refresh_keyspace()
     }
 
-    /// `describe;` (current keyspace), `describe KS;` or `describe CF;`.
+    /// `describe;` (current keyspace), `describe KS;` or `describe CF;`. As in
+    /// CliClient.executeDescribe, `describe;` without a keyspace and a name that is neither a
+    /// keyspace nor a column family of the current one get a message, not an error.
     pub(crate) fn exec_describe(&mut self, name: Option<&str>) -> Result<(), CliError> {
         self.client()?;
         let Some(name) = name else {
             let Some(ks) = self.keyspace.clone() else {
-                return Err(CliError::Usage(
-                    "Authenticate to a Keyspace, before using `describe` or `describe <column_family>`".into(),
-                ));
+                writeln!(
+                    self.out,
+                    "Authenticate to a Keyspace, before using `describe` or `describe <column_family>`"
+                )?;
+                return Ok(());
             };
             let def = self.resolve_keyspace(&ks)?;
             return self.describe_keyspace(&def);
@@ -155,7 +159,8 @@ impl Session {
                 self.describe_cf(&def)
             }
             Err(CliError::UnknownColumnFamily(_)) => {
-                Err(CliError::Usage(format!("Sorry, no Keyspace nor ColumnFamily was found with name: {name}")))
+                writeln!(self.out, "Sorry, no Keyspace nor ColumnFamily was found with name: {name}")?;
+                Ok(())
             }
             Err(e) => Err(e),
         }
@@ -175,6 +180,9 @@ impl Session {
         Ok(())
     }
 
+    /// One column family as cassandra-cli 1.2's describeColumnFamily shows it. Numbers and flags
+    /// the node leaves unset are shown as Java's Thrift structs showed them (0, 0.0), except
+    /// `Replicate on write`, which Cassandra defaulted to true.
     fn describe_cf(&mut self, cf: &CfDef) -> Result<(), CliError> {
         let is_super = cf.column_type.as_deref() == Some("Super");
         let o = &mut self.out;
@@ -183,23 +191,29 @@ impl Session {
             writeln!(o, "    \"{c}\"")?;
         }
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "null".into());
-        writeln!(o, "      Key Validation Class: {}", show(&cf.key_validation_class))?;
-        writeln!(o, "      Default column value validator: {}", show(&cf.default_validation_class))?;
+        if let Some(k) = &cf.key_validation_class {
+            writeln!(o, "      Key Validation Class: {k}")?;
+        }
+        if let Some(v) = &cf.default_validation_class {
+            writeln!(o, "      Default column value validator: {v}")?;
+        }
         let sub = if is_super { format!("/{}", show(&cf.subcomparator_type)) } else { String::new() };
         writeln!(o, "      Columns sorted by: {}{sub}", show(&cf.comparator_type))?;
-        writeln!(o, "      GC grace seconds: {}", opt(cf.gc_grace_seconds))?;
+        writeln!(o, "      GC grace seconds: {}", cf.gc_grace_seconds.unwrap_or(0))?;
         writeln!(
             o,
             "      Compaction min/max thresholds: {}/{}",
-            opt(cf.min_compaction_threshold),
-            opt(cf.max_compaction_threshold)
+            cf.min_compaction_threshold.unwrap_or(0),
+            cf.max_compaction_threshold.unwrap_or(0)
         )?;
-        writeln!(o, "      Read repair chance: {}", opt(cf.read_repair_chance.map(|f| f.0)))?;
-        writeln!(o, "      DC Local Read repair chance: {}", opt(cf.dclocal_read_repair_chance.map(|f| f.0)))?;
+        let chance = |c: Option<thrift::OrderedFloat<f64>>| value::java_double(c.map_or(0.0, |c| c.0));
+        writeln!(o, "      Read repair chance: {}", chance(cf.read_repair_chance))?;
+        writeln!(o, "      DC Local Read repair chance: {}", chance(cf.dclocal_read_repair_chance))?;
+        writeln!(o, "      Populate IO Cache on flush: {}", cf.populate_io_cache_on_flush.unwrap_or(false))?;
+        writeln!(o, "      Replicate on write: {}", cf.replicate_on_write.unwrap_or(true))?;
         writeln!(o, "      Caching: {}", show(&cf.caching))?;
-        if let Some(fp) = cf.bloom_filter_fp_chance {
-            writeln!(o, "      Bloom Filter FP chance: {}", fp.0)?;
-        }
+        let fp = cf.bloom_filter_fp_chance.map_or_else(|| "default".to_string(), |f| value::java_double(f.0));
+        writeln!(o, "      Bloom Filter FP chance: {fp}")?;
         if let Some(ttl) = cf.default_time_to_live.filter(|t| *t != 0) {
             writeln!(o, "      Default time to live: {ttl}")?;
         }
@@ -223,6 +237,10 @@ impl Session {
                 }
                 if let Some(t) = c.index_type {
                     writeln!(o, "          Index Type: {}", index_type_name(t))?;
+                }
+                if let Some(opts) = &c.index_options {
+                    // Java's Map.toString.
+                    writeln!(o, "          Index Options: {{{}}}", format_options(Some(opts), "=", ", "))?;
                 }
             }
         }
@@ -302,10 +320,6 @@ impl Session {
         }
         Ok(())
     }
-}
-
-fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or_else(|| "null".to_string(), |v| v.to_string())
 }
 
 fn index_type_name(t: thrift_idl::IndexType) -> String {

@@ -29,10 +29,11 @@ get <cf> where <col> = <value> [and <col> > <value> ...] [limit <n>];
 del <cf>['<key>']; | del <cf>['<key>']['<col>']; | del <cf>['<key>']['<super>']['<col>'];
 count <cf>['<key>']; | count <cf>['<key>']['<super>'];
 incr <cf>['<key>']['<col>'] [by <n>]; | decr <cf>['<key>']['<col>'] [by <n>];
-list <cf> [[<start>:<end>]] [limit <n>];
+list <cf> [[<start>:<end>]] [limit <n>] [columns <n> [reversed]];
 truncate <cf>;
 assume <cf> keys|comparator|sub_comparator|validator as <type>;
-consistencylevel as <level>;";
+consistencylevel as <level>;
+trace next query;                              Trace the next request (see system_traces).";
 
 const TYPES: &str = "\
 Values are converted with the column family's types: the comparator (column names), the
@@ -51,7 +52,8 @@ pub fn help_text(topic: Option<&str>) -> String {
         "help" => "help; / help <command>;\n\nShows the list of commands, or help about one command.",
         "connect" => {
             "connect <hostname>/<port> [<username> '<password>'];\n\nConnects to a node's Thrift port \
-             (framed transport, binary protocol), e.g. connect localhost/9160;"
+             (binary protocol, framed transport unless sibyl-cli was started with --unframed), e.g. \
+             connect localhost/9160;"
         }
         "use" => {
             "use <keyspace> [<username> '<password>'];\n\nMakes <keyspace> the current keyspace, logging in \
@@ -71,8 +73,8 @@ pub fn help_text(topic: Option<&str>) -> String {
         "create keyspace" => {
             "create keyspace <keyspace> [with <att> = <value> [and <att> = <value> ...]];\n\n\
              Attributes:\n  placement_strategy: replica placement class, e.g. \
-             'org.apache.cassandra.locator.SimpleStrategy' (default NetworkTopologyStrategy)\n  \
-             strategy_options: e.g. {replication_factor:1} or {datacenter1:1}\n  \
+             'org.apache.cassandra.locator.SimpleStrategy' (the default, with replication_factor 1)\n  \
+             strategy_options: e.g. {replication_factor:1} or, for NetworkTopologyStrategy, {DC1:3}\n  \
              replication_factor: old form of strategy_options = {replication_factor:N}\n  \
              durable_writes: true or false"
         }
@@ -113,7 +115,9 @@ pub fn help_text(topic: Option<&str>) -> String {
             "count <cf>['<key>'];\ncount <cf>['<key>']['<super>'];\n\nCounts the columns of a row or super column."
         }
         "list" => {
-            "list <cf> [[<start key>:<end key>]] [limit <n>];\n\nShows rows in token order; without limit, all rows."
+            "list <cf> [[<start key>:<end key>]] [limit <n>] [columns <n> [reversed]];\n\nShows rows in token \
+             order, each with its first <n> columns (its last ones, reversed); without limit or columns, \
+             100 of each."
         }
         "truncate" => "truncate <cf>;\n\nDeletes all the data of a column family.",
         "assume" => {
@@ -122,6 +126,10 @@ pub fn help_text(topic: Option<&str>) -> String {
         }
         "consistencylevel" => {
             "consistencylevel as <level>;\n\nONE, TWO, THREE, QUORUM, LOCAL_QUORUM, EACH_QUORUM, ALL, ANY, LOCAL_ONE."
+        }
+        "trace" | "trace next query" => {
+            "trace next query;\n\nAsks the node to trace this session's next request; the trace is kept in \
+             system_traces under the session ID shown."
         }
         "types" | "functions" => TYPES,
         other => return format!("No help for '{other}'. Type 'help;' for the list of commands."),

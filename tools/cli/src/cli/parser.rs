@@ -189,6 +189,11 @@ impl<'a> Parser<'a> {
             }
             "describe" => self.describe(),
             "show" => self.show(),
+            "trace" => {
+                self.expect_kw("next")?;
+                self.expect_kw("query")?;
+                Ok(Statement::TraceNextQuery)
+            }
             _ => Err(self.unknown_command()),
         }
     }
@@ -493,8 +498,25 @@ impl<'a> Parser<'a> {
             }
             self.expect_punct("]")?;
         }
-        let limit = self.limit_clause()?;
-        Ok(Statement::List { cf, start, end, limit })
+        // cassandra-cli's grammar takes any integer literal here and its executeList refuses 0
+        // with a message; 0 is let through for that.
+        let limit = if self.eat_kw("limit") { Some(self.count("a limit")?) } else { None };
+        let (mut columns, mut reversed) = (None, false);
+        if self.eat_kw("columns") {
+            columns = Some(self.count("a column count")?);
+            reversed = self.eat_kw("reversed");
+        }
+        Ok(Statement::List { cf, start, end, limit, columns, reversed })
+    }
+
+    /// A non-negative integer that fits Thrift's 32-bit counts.
+    fn count(&mut self, what: &str) -> Result<u32, ParseError> {
+        let pos = self.here();
+        let n = self.positive_int(what)?;
+        u32::try_from(n)
+            .ok()
+            .filter(|&n| n <= i32::MAX as u32)
+            .ok_or_else(|| self.error_at(pos, format!("{what} must fit in a 32-bit integer, got {n}")))
     }
 
     fn drop(&mut self) -> Result<Statement, ParseError> {

@@ -98,20 +98,33 @@ fn del_count_incr_list() {
         parse("decr c['k']['hits'] by 3;"),
         Statement::Incr { path: path("c", text("k"), vec![text("hits")]), by: -3 }
     );
-    assert_eq!(parse("list users;"), Statement::List { cf: "users".into(), start: None, end: None, limit: None });
-    assert_eq!(
-        parse("list users[a:z] limit 20;"),
-        Statement::List { cf: "users".into(), start: Some("a".into()), end: Some("z".into()), limit: Some(20) }
-    );
-    assert_eq!(
-        parse("list users[:'m']"),
-        Statement::List { cf: "users".into(), start: None, end: Some("m".into()), limit: None }
-    );
+    let list = |start: Option<&str>, end: Option<&str>, limit, columns, reversed| Statement::List {
+        cf: "users".into(),
+        start: start.map(str::to_string),
+        end: end.map(str::to_string),
+        limit,
+        columns,
+        reversed,
+    };
+    assert_eq!(parse("list users;"), list(None, None, None, None, false));
+    assert_eq!(parse("list users[a:z] limit 20;"), list(Some("a"), Some("z"), Some(20), None, false));
+    assert_eq!(parse("list users[:'m']"), list(None, Some("m"), None, None, false));
+    // cassandra-cli 1.1+: `columns N [reversed]` after the limit.
+    assert_eq!(parse("list users columns 5"), list(None, None, None, Some(5), false));
+    assert_eq!(parse("LIST users[a:] LIMIT 3 COLUMNS 2 REVERSED;"), list(Some("a"), None, Some(3), Some(2), true));
+    // `limit 0` is refused when the statement runs, with cassandra-cli's message.
+    assert_eq!(parse("list users limit 0"), list(None, None, Some(0), None, false));
+    assert!(parse_statement("list users columns 2 limit 3").is_err(), "columns comes after limit");
+    assert!(parse_statement("list users columns").is_err());
+    assert!(parse_statement("list users limit 99999999999").is_err());
     assert!(parse_statement("get cf['k']['a']['b']['c']").is_err(), "at most two column levels");
 }
 
 #[test]
 fn session_and_info_statements() {
+    assert_eq!(parse("trace next query;"), Statement::TraceNextQuery);
+    assert_eq!(parse("TRACE NEXT QUERY"), Statement::TraceNextQuery);
+    assert!(parse_statement("trace next").is_err());
     assert_eq!(
         parse("connect localhost/9160;"),
         Statement::Connect { host: "localhost".into(), port: 9160, credentials: None }

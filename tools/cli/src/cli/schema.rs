@@ -5,8 +5,10 @@
 //! purpose: `column_metadata` is applied after the other attributes (so `comparator` may come
 //! after it), a column without `validation_class` takes the column family's
 //! `default_validation_class` (cassandra-cli 1.x rejected it; seed 002's `song_data` relies on it),
-//! a `BytesType` column name that is not hex is taken as UTF-8 (see [`column_name_bytes`]), and
-//! unknown keys inside a column definition are errors instead of being ignored.
+//! a `BytesType` column name that is not hex is taken as UTF-8 (see [`column_name_bytes`]),
+//! unknown keys inside a column definition are errors instead of being ignored, and a keyspace
+//! created without a strategy gets SimpleStrategy with one replica, as in 0.7/0.8, not 1.x's
+//! NetworkTopologyStrategy (see [`DEFAULT_PLACEMENT_STRATEGY`]).
 
 use std::collections::BTreeMap;
 
@@ -17,9 +19,20 @@ use thrift_idl::{CfDef, ColumnDef, IndexType, KsDef};
 use super::ast::{AttrValue, Attrs};
 use super::value::{self, ValueError};
 
-/// Default replication strategy of `create keyspace` (cassandra-cli 1.x).
-pub const DEFAULT_PLACEMENT_STRATEGY: &str = "org.apache.cassandra.locator.NetworkTopologyStrategy";
-/// Data center given replication 1 when NetworkTopologyStrategy gets no options (SimpleSnitch's).
+/// Replication strategy of `create keyspace` without `placement_strategy`.
+///
+/// cassandra-cli 1.x defaulted to NetworkTopologyStrategy with one replica in SimpleSnitch's
+/// `datacenter1`. That keyspace is only writable when the node's snitch puts it in a data centre
+/// of that name, and Sibyl's sample configuration does not (its snitch names another one), so
+/// every write to it would be Unavailable. We default instead to what 0.7 and 0.8's
+/// cassandra-cli did and what works on any cluster: SimpleStrategy with `replication_factor` 1,
+/// or N with the 0.7 form `with replication_factor = N`. `placement_strategy` and
+/// `strategy_options` still choose anything else.
+pub const DEFAULT_PLACEMENT_STRATEGY: &str = "org.apache.cassandra.locator.SimpleStrategy";
+/// Replication factor of the default strategy when none is given.
+pub const DEFAULT_REPLICATION_FACTOR: &str = "1";
+/// Data center given the replicas when NetworkTopologyStrategy is named without options
+/// (SimpleSnitch's, as cassandra-cli 1.x).
 pub const DEFAULT_DATACENTER: &str = "datacenter1";
 
 /// Column family attributes accepted by `create/update column family`.
@@ -127,7 +140,13 @@ pub fn apply_ks_attrs(mut ks: KsDef, attrs: &Attrs) -> Result<KsDef, SchemaError
             other => return Err(SchemaError::UnknownKsAttribute(other.to_string())),
         }
     }
-    if ks.strategy_class.ends_with(".NetworkTopologyStrategy") || ks.strategy_class == "NetworkTopologyStrategy" {
+    let is_strategy = |name: &str| ks.strategy_class == name || ks.strategy_class.ends_with(&format!(".{name}"));
+    if is_strategy("SimpleStrategy") {
+        ks.strategy_options
+            .get_or_insert_with(BTreeMap::new)
+            .entry("replication_factor".to_string())
+            .or_insert_with(|| DEFAULT_REPLICATION_FACTOR.to_string());
+    } else if is_strategy("NetworkTopologyStrategy") {
         let opts = ks.strategy_options.get_or_insert_with(BTreeMap::new);
         // An old-style replication_factor means "this many copies in the local data center".
         if let Some(rf) = opts.remove("replication_factor") {

@@ -217,10 +217,30 @@ fn keyspace_attributes() {
     assert_eq!(ks.replication_factor, None);
     assert!(ks.cf_defs.is_empty());
 
-    // Default: NetworkTopologyStrategy with one copy in datacenter1.
+    // Default: SimpleStrategy with one replica, writable whatever the snitch's data centres.
+    let rf = |n: &str| Some(BTreeMap::from([("replication_factor".to_string(), n.to_string())]));
     let ks = new_ks_def("bare", &Vec::new()).unwrap();
-    assert_eq!(ks.strategy_class, DEFAULT_PLACEMENT_STRATEGY);
+    assert_eq!(ks.strategy_class, "org.apache.cassandra.locator.SimpleStrategy");
+    assert_eq!(ks.strategy_options, rf("1"));
+    let ks = new_ks_def("bare", &attrs_of("create keyspace bare;")).unwrap();
+    assert_eq!((ks.strategy_class.as_str(), ks.strategy_options), (DEFAULT_PLACEMENT_STRATEGY, rf("1")));
+    // 0.7's form sets the factor of the default strategy.
+    let ks = new_ks_def("old7", &attrs_of("create keyspace old7 with replication_factor = 3")).unwrap();
+    assert_eq!((ks.strategy_class.as_str(), ks.strategy_options), (DEFAULT_PLACEMENT_STRATEGY, rf("3")));
+    let ks = new_ks_def("durable", &attrs_of("create keyspace durable with durable_writes = false")).unwrap();
+    assert_eq!((ks.strategy_options, ks.durable_writes), (rf("1"), Some(false)));
+    // SimpleStrategy named without options gets the default factor too.
+    let ks = new_ks_def("s", &attrs_of("create keyspace s with placement_strategy = SimpleStrategy")).unwrap();
+    assert_eq!((ks.strategy_class.as_str(), ks.strategy_options), ("SimpleStrategy", rf("1")));
+    // NetworkTopologyStrategy named explicitly: one replica in datacenter1 unless options say otherwise.
+    let ks = new_ks_def("n", &attrs_of("create keyspace n with placement_strategy = NetworkTopologyStrategy")).unwrap();
     assert_eq!(ks.strategy_options, Some(BTreeMap::from([("datacenter1".into(), "1".into())])));
+    let ks = new_ks_def(
+        "n2",
+        &attrs_of("create keyspace n2 with placement_strategy = 'org.apache.cassandra.locator.NetworkTopologyStrategy' and strategy_options = {DC2: 2}"),
+    )
+    .unwrap();
+    assert_eq!(ks.strategy_options, Some(BTreeMap::from([("DC2".into(), "2".into())])));
 
     // Old style replication_factor.
     let ks = new_ks_def(
@@ -229,7 +249,11 @@ fn keyspace_attributes() {
     )
     .unwrap();
     assert_eq!(ks.strategy_options, Some(BTreeMap::from([("replication_factor".into(), "3".into())])));
-    let ks = new_ks_def("nts", &attrs_of("create keyspace nts with replication_factor = 2")).unwrap();
+    let ks = new_ks_def(
+        "nts",
+        &attrs_of("create keyspace nts with placement_strategy = NetworkTopologyStrategy and replication_factor = 2"),
+    )
+    .unwrap();
     assert_eq!(ks.strategy_options, Some(BTreeMap::from([("datacenter1".into(), "2".into())])));
 
     // Deprecated [{...}] options and durable_writes.

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use storage::marshal::AbstractType;
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
-use thrift::transport::{ReadHalf, TFramedReadTransport, TFramedWriteTransport, TIoChannel, TTcpChannel, WriteHalf};
+use thrift::transport::{
+    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport, TIoChannel,
+    TReadTransport, TTcpChannel, TWriteTransport,
+};
 use thrift_idl::{
     AuthenticationException, AuthenticationRequest, AuthorizationException, CassandraSyncClient, CfDef,
     ConsistencyLevel, InvalidRequestException, KsDef, NotFoundException, SchemaDisagreementException,
@@ -20,10 +23,11 @@ use super::parser::ParseError;
 use super::schema::SchemaError;
 use super::value::{self, ValueError};
 
-/// The generated client over a framed, binary-protocol TCP connection.
+/// The generated client over a binary-protocol TCP connection, framed (the default) or
+/// unframed (`--unframed`).
 pub type Client = CassandraSyncClient<
-    TBinaryInputProtocol<TFramedReadTransport<ReadHalf<TTcpChannel>>>,
-    TBinaryOutputProtocol<TFramedWriteTransport<WriteHalf<TTcpChannel>>>,
+    TBinaryInputProtocol<Box<dyn TReadTransport + Send>>,
+    TBinaryOutputProtocol<Box<dyn TWriteTransport + Send>>,
 >;
 
 /// How long to wait for a TCP connection, and for any single reply.
@@ -35,13 +39,17 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 pub enum CliError {
     #[error("{0}")]
     Parse(#[from] ParseError),
+    /// Not an error for the shells: [`Session::run`] prints it (CliMain.isConnected).
     #[error("Not connected to a cassandra instance.")]
     NotConnected,
-    #[error("Not authenticated to a working keyspace.")]
+    /// Not an error for the shells: [`Session::run`] prints it (CliClient.hasKeySpace).
+    #[error("Not authorized to a working keyspace.")]
     NoKeyspace,
-    #[error("Keyspace {0} does not exist.")]
+    /// CliCompiler.getKeySpace's message.
+    #[error("Keyspace '{0}' not found.")]
     UnknownKeyspace(String),
-    #[error("No such column family: {0}")]
+    /// CliCompiler.getColumnFamily's message.
+    #[error("{0} not found in current keyspace.")]
     UnknownColumnFamily(String),
     #[error("Exception connecting to {host}/{port}. Reason: {reason}.")]
     Connect { host: String, port: u16, reason: String },
@@ -113,7 +121,12 @@ pub enum Flow {
 /// One shell session.
 pub struct Session {
     pub(crate) out: Box<dyn Write>,
+    /// Where the messages cassandra-cli prints on standard error without failing go
+    /// ("Not authorized to a working keyspace.").
+    pub(crate) err: Box<dyn Write>,
     pub(crate) client: Option<Client>,
+    /// Framed transport (the default) or unframed (`--unframed`).
+    pub(crate) framed: bool,
     pub(crate) host: String,
     pub(crate) port: u16,
     /// Credentials used at connect time (`-u`/`-pw`, or `connect h/p user 'pass'`).
@@ -130,12 +143,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// A disconnected session writing its results to `out` (errors are returned, not written).
+    /// A disconnected session writing its results to `out` (errors are returned, not written;
+    /// the few messages cassandra-cli prints on standard error without failing go there).
     pub fn new(out: Box<dyn Write>) -> Session {
         Session {
             out,
+            err: Box::new(std::io::stderr()),
             client: None,
-            host: "localhost".into(),
+            framed: true,
+            host: "127.0.0.1".into(),
             port: thrift_idl::DEFAULT_RPC_PORT,
             credentials: None,
             username: None,
@@ -150,6 +166,21 @@ impl Session {
     /// Credentials to log in with on every (re)connection (`-u`/`-pw`).
     pub fn set_credentials(&mut self, user: &str, password: &str) {
         self.credentials = Some((user.to_string(), password.to_string()));
+    }
+
+    /// Replaces the output (`-B` without `-v` silences it, as cassandra-cli closes its output).
+    pub fn set_output(&mut self, out: Box<dyn Write>) {
+        self.out = out;
+    }
+
+    /// Replaces where non-fatal messages cassandra-cli prints on standard error go.
+    pub fn set_error_output(&mut self, err: Box<dyn Write>) {
+        self.err = err;
+    }
+
+    /// Framed (true, the default) or unframed transport for the next connections.
+    pub fn set_framed(&mut self, framed: bool) {
+        self.framed = framed;
     }
 
     /// How long schema changes wait for all nodes to agree.
@@ -171,10 +202,25 @@ impl Session {
         Ok(self.out.flush()?)
     }
 
-    /// Parses and runs one statement.
+    /// Parses and runs one statement. Statements that need a connection or a keyspace and have
+    /// none print cassandra-cli's message and succeed: it checks both before each statement
+    /// (CliMain.isConnected, on standard output; CliClient.hasKeySpace, on standard error)
+    /// without failing, so scripts go on and exit 0.
     pub fn run(&mut self, text: &str) -> Result<Flow, CliError> {
         let stmt = super::parser::parse_statement(text)?;
-        let flow = self.execute(&stmt);
+        let flow = match self.execute(&stmt) {
+            Err(e @ CliError::NotConnected) => {
+                writeln!(self.out, "{e}")?;
+                Ok(Flow::Continue)
+            }
+            Err(e @ CliError::NoKeyspace) => {
+                self.out.flush()?;
+                writeln!(self.err, "{e}")?;
+                self.err.flush()?;
+                Ok(Flow::Continue)
+            }
+            other => other,
+        };
         self.out.flush()?;
         flow
     }
@@ -202,7 +248,9 @@ impl Session {
             S::Del { path } => self.exec_del(path)?,
             S::Count { path } => self.exec_count(path)?,
             S::Incr { path, by } => self.exec_incr(path, *by)?,
-            S::List { cf, start, end, limit } => self.exec_list(cf, start.as_deref(), end.as_deref(), *limit)?,
+            S::List { cf, start, end, limit, columns, reversed } => {
+                self.exec_list(cf, (start.as_deref(), end.as_deref()), *limit, *columns, *reversed)?
+            }
             S::Truncate { cf } => self.exec_truncate(cf)?,
             S::CreateKeyspace { name, attrs } => self.exec_create_keyspace(name, attrs)?,
             S::UpdateKeyspace { name, attrs } => self.exec_update_keyspace(name, attrs)?,
@@ -226,6 +274,7 @@ impl Session {
                 let v = self.client()?.describe_version()?;
                 writeln!(self.out, "{v}")?;
             }
+            S::TraceNextQuery => self.exec_trace_next_query()?,
         }
         Ok(Flow::Continue)
     }
@@ -235,8 +284,9 @@ impl Session {
         self.client.as_mut().ok_or(CliError::NotConnected)
     }
 
-    /// Opens a framed binary-protocol connection, logs in with the session's credentials if any,
-    /// re-selects the current keyspace, and prints the cluster name.
+    /// Opens a binary-protocol connection (framed unless `--unframed`), logs in with the
+    /// session's credentials if any, re-selects the current keyspace, and prints the cluster name.
+    /// A failed login leaves the session unconnected, as in cassandra-cli.
     pub fn connect(&mut self, host: &str, port: u16) -> Result<(), CliError> {
         self.client = None;
         let fail = |reason: String| CliError::Connect { host: host.to_string(), port, reason };
@@ -256,14 +306,31 @@ impl Session {
         stream.set_read_timeout(Some(REPLY_TIMEOUT)).map_err(|e| fail(e.to_string()))?;
         stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
         let (r, w) = TTcpChannel::with_stream(stream).split().map_err(|e| fail(e.to_string()))?;
-        let input = TBinaryInputProtocol::new(TFramedReadTransport::new(r), true);
-        let output = TBinaryOutputProtocol::new(TFramedWriteTransport::new(w), true);
+        let (r, w): (Box<dyn TReadTransport + Send>, Box<dyn TWriteTransport + Send>) = if self.framed {
+            (Box::new(TFramedReadTransport::new(r)), Box::new(TFramedWriteTransport::new(w)))
+        } else {
+            (Box::new(TBufferedReadTransport::new(r)), Box::new(TBufferedWriteTransport::new(w)))
+        };
+        let input = TBinaryInputProtocol::new(r, true);
+        let output = TBinaryOutputProtocol::new(w, true);
         self.client = Some(CassandraSyncClient::new(input, output));
         self.host = host.to_string();
         self.port = port;
+        if !self.framed {
+            // A Sibyl node takes an unframed connection for Cassandra 0.6's API until a call only
+            // 20.1.0 has says otherwise (docs/design.md, "Two API generations on one port"), so
+            // `show api version` would answer 2.2.0. describe_snitch is such a call.
+            if let Err(e) = self.client()?.describe_snitch() {
+                self.client = None;
+                return Err(e.into());
+            }
+        }
 
         if let Some((user, pass)) = self.credentials.clone() {
-            self.login(&user, &pass)?;
+            if let Err(e) = self.login(&user, &pass) {
+                self.client = None;
+                return Err(e);
+            }
         }
         if let Some(ks) = self.keyspace.clone() {
             self.keyspace = None;
@@ -364,10 +431,18 @@ impl Session {
         Ok(value::schema_type(self.cf_def(cf)?.key_validation_class.as_deref())?)
     }
 
-    /// `assume CF keys|comparator|sub_comparator|validator as TYPE`.
+    /// `assume CF keys|comparator|sub_comparator|validator as TYPE`. An unknown type is a
+    /// message, not an error (CliClient.applyAssumption).
     fn exec_assume(&mut self, cf: &str, target: AssumeTarget, type_name: &str) -> Result<(), CliError> {
         let cf = self.resolve_cf(cf)?;
-        let ty = value::type_by_name(type_name)?;
+        let ty = match value::type_by_name(type_name) {
+            Ok(ty) => ty,
+            Err(e @ value::ValueError::UnknownAssumeType(_)) => {
+                writeln!(self.out, "{e} Or any class which extends o.a.c.db.marshal.AbstractType.")?;
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let class = ty.class_name();
         match target {
             AssumeTarget::Keys => {
@@ -381,8 +456,10 @@ impl Session {
         Ok(())
     }
 
-    /// `consistencylevel as LEVEL`.
+    /// `consistencylevel as LEVEL`. An unknown level is a message, not an error
+    /// (CliClient.executeConsistencyLevelStatement, whose list of levels is shown as it is).
     fn exec_consistency(&mut self, level: &str) -> Result<(), CliError> {
+        self.client()?;
         const LEVELS: &[(&str, ConsistencyLevel)] = &[
             ("ONE", ConsistencyLevel::ONE),
             ("QUORUM", ConsistencyLevel::QUORUM),
@@ -396,18 +473,28 @@ impl Session {
         ];
         let upper = level.to_ascii_uppercase();
         let Some(&(name, cl)) = LEVELS.iter().find(|(n, _)| *n == upper) else {
-            let names: Vec<&str> = LEVELS.iter().map(|(n, _)| *n).collect();
-            return Err(CliError::Usage(format!("'{upper}' is invalid. Available: {}", names.join(", "))));
+            writeln!(
+                self.out,
+                "'{upper}' is invalid. Available: ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, ANY"
+            )?;
+            return Ok(());
         };
-        self.client()?;
         self.consistency = cl;
         writeln!(self.out, "Consistency level is set to '{name}'.")?;
         Ok(())
     }
 
+    /// `trace next query;` (cassandra-cli 1.2): the server traces this session's next request.
+    fn exec_trace_next_query(&mut self) -> Result<(), CliError> {
+        let id = self.client()?.trace_next_query()?;
+        let shown = uuid::Uuid::from_slice(&id).map_or_else(|_| hex::encode(&id), |u| u.to_string());
+        writeln!(self.out, "Will trace next query. Session ID: {shown}")?;
+        Ok(())
+    }
+
     /// Prints cassandra-cli's elapsed time line.
     pub(crate) fn elapsed(&mut self, start: Instant) -> Result<(), CliError> {
-        writeln!(self.out, "Elapsed time: {} msec(s).", start.elapsed().as_millis())?;
+        writeln!(self.out, "Elapsed time: {} msec(s).", value::elapsed_millis(start.elapsed()))?;
         Ok(())
     }
 }

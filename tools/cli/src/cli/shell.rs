@@ -4,11 +4,14 @@
 //! `--` and `#` to the end of the line, `/* ... */` anywhere. A final statement without `;` is
 //! run too (so `-e "show keyspaces"` works).
 //!
-//! Errors in batch mode (`-f`, `-e`, `--batch`): the message is printed on stderr as
-//! `Line N => message` and, like cassandra-cli, the run stops at the first failed statement unless
-//! `continue_on_error` is set; either way the exit status is non-zero when a statement failed.
+//! Failed statements, as cassandra-cli's CliMain.processStatementInteractive treats them: with
+//! `-f` (and sibyl-cli's `-e`) the message is printed on stderr as `Line N => message`, N counting
+//! the statements run so far, and the run stops (cassandra-cli's `System.exit(4)`); `-B` stops the
+//! same way with the bare message; statements piped into standard input without `-B`, like typed
+//! ones, print the message and go on. `continue_on_error` (`--continue-on-error`) keeps `-f`, `-e`
+//! and `-B` going; the exit status is still 4 when a statement failed.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use super::session::{Flow, Session};
@@ -132,7 +135,7 @@ pub fn split_script(text: &str) -> Vec<Piece> {
     pieces
 }
 
-/// How a batch run ended.
+/// How a run of statements ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchOutcome {
     pub ran: usize,
@@ -141,29 +144,79 @@ pub struct BatchOutcome {
     pub exited: bool,
 }
 
-/// Runs a script's statements, printing errors to `err` as `Line N => message`.
-pub fn run_batch(session: &mut Session, script: &str, continue_on_error: bool, err: &mut dyn Write) -> BatchOutcome {
+/// How [`run_script`] treats a failed statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunMode {
+    /// Errors read `Line N => message`, N counting statements (cassandra-cli's file mode).
+    pub line_numbers: bool,
+    /// The first failed statement ends the run.
+    pub stop_at_error: bool,
+}
+
+impl RunMode {
+    /// `-f FILE` and `-e STATEMENTS`.
+    pub fn file(continue_on_error: bool) -> RunMode {
+        RunMode { line_numbers: true, stop_at_error: !continue_on_error }
+    }
+
+    /// `-B`, statements from standard input.
+    pub fn batch(continue_on_error: bool) -> RunMode {
+        RunMode { line_numbers: false, stop_at_error: !continue_on_error }
+    }
+
+    /// Standard input that is not a terminal, without `-B`: each error is printed and the run
+    /// goes on, as when the statements are typed.
+    pub fn piped() -> RunMode {
+        RunMode { line_numbers: false, stop_at_error: false }
+    }
+}
+
+/// Runs the statements read from `input` as they complete (a pipe is read line by line, so a
+/// slow producer's statements run as they come), printing errors to `err` as `mode` says. Fails
+/// only when `input` cannot be read or `err` written.
+pub fn run_script(
+    session: &mut Session,
+    mut input: impl BufRead,
+    mode: RunMode,
+    err: &mut dyn Write,
+) -> std::io::Result<BatchOutcome> {
     let mut outcome = BatchOutcome { ran: 0, failed: 0, exited: false };
-    for piece in split_script(script) {
-        outcome.ran += 1;
-        match session.run(&piece.text) {
-            Ok(Flow::Continue) => {}
-            Ok(Flow::Exit) => {
-                outcome.exited = true;
-                break;
-            }
-            Err(e) => {
-                outcome.failed += 1;
-                let _ = session.flush();
-                let _ = writeln!(err, "Line {} => {e}", piece.line);
-                if !continue_on_error {
-                    break;
+    let mut splitter = Splitter::new();
+    let mut line = String::new();
+    'input: loop {
+        line.clear();
+        let eof = input.read_line(&mut line)? == 0;
+        let pieces = if eof { splitter.finish().into_iter().collect() } else { splitter.feed(&line) };
+        for piece in pieces {
+            outcome.ran += 1;
+            match session.run(&piece.text) {
+                Ok(Flow::Continue) => {}
+                Ok(Flow::Exit) => {
+                    outcome.exited = true;
+                    break 'input;
+                }
+                Err(e) => {
+                    outcome.failed += 1;
+                    // Output before the error, as cassandra-cli's unbuffered streams show it.
+                    let _ = session.flush();
+                    if mode.line_numbers {
+                        writeln!(err, "Line {} => {e}", outcome.ran)?;
+                    } else {
+                        writeln!(err, "{e}")?;
+                    }
+                    err.flush()?;
+                    if mode.stop_at_error {
+                        break 'input;
+                    }
                 }
             }
         }
+        if eof {
+            break;
+        }
     }
     let _ = session.flush();
-    outcome
+    Ok(outcome)
 }
 
 /// `~/.sibyl-cli-history`.
@@ -272,6 +325,64 @@ mod tests {
             texts(r"set cf['k']['c'] = 'it\'s -- not # a comment;';"),
             vec![(1, r"set cf['k']['c'] = 'it\'s -- not # a comment;';".to_string())]
         );
+    }
+
+    /// A writer whose bytes the test can read after handing it to a session.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.borrow()).into_owned()
+        }
+    }
+
+    /// Runs `script` on an unconnected session; returns the outcome, stdout and stderr.
+    fn run_unconnected(script: &str, mode: RunMode) -> (BatchOutcome, String, String) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let mut session = Session::new(Box::new(out.clone()));
+        session.set_error_output(Box::new(err.clone()));
+        let mut err_writer = err.clone();
+        let outcome = run_script(&mut session, script.as_bytes(), mode, &mut err_writer).unwrap();
+        (outcome, out.text(), err.text())
+    }
+
+    const SCRIPT: &str = "show keyspaces;\n-- a comment\n\nbogus\n  statement;\nget cf['k'];\nlist cf";
+
+    #[test]
+    fn file_mode_numbers_statements_and_stops_at_the_first_error() {
+        let (outcome, out, err) = run_unconnected(SCRIPT, RunMode::file(false));
+        assert_eq!(outcome, BatchOutcome { ran: 2, failed: 1, exited: false });
+        // Not being connected is a message on standard output, not a failure (CliMain.isConnected).
+        assert_eq!(out, "Not connected to a cassandra instance.\n");
+        // cassandra-cli counts statements, not lines: `bogus statement` starts on line 4.
+        assert_eq!(err, "Line 2 => Command not found: `bogus   statement`. Type 'help;' or '?' for help.\n");
+        let (outcome, _, err) = run_unconnected(SCRIPT, RunMode::file(true));
+        assert_eq!(outcome, BatchOutcome { ran: 4, failed: 1, exited: false });
+        assert!(err.starts_with("Line 2 => "), "{err}");
+    }
+
+    #[test]
+    fn batch_mode_stops_without_line_numbers_and_piped_input_goes_on() {
+        let (outcome, _, err) = run_unconnected(SCRIPT, RunMode::batch(false));
+        assert_eq!(outcome, BatchOutcome { ran: 2, failed: 1, exited: false });
+        assert!(err.starts_with("Command not found: `bogus"), "{err}");
+        let (outcome, out, err) =
+            run_unconnected(&format!("{SCRIPT};\nnope;\nexit;\nshow keyspaces;"), RunMode::piped());
+        assert_eq!(outcome, BatchOutcome { ran: 6, failed: 2, exited: true });
+        assert_eq!(out.matches("Not connected to a cassandra instance.").count(), 3, "{out}");
+        assert_eq!(err.lines().count(), 2, "{err}");
+        assert!(err.lines().all(|l| l.starts_with("Command not found")), "{err}");
     }
 
     #[test]

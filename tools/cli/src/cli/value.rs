@@ -22,8 +22,19 @@ pub enum ValueError {
     EmptyArgument(String),
     #[error("Type '{0}' was not found. Available: {FUNCTION_NAMES}")]
     UnknownAssumeType(String),
-    #[error("{0}")]
+    #[error("{}", marshal_message(.0))]
     Marshal(#[from] MarshalError),
+}
+
+/// A conversion error as cassandra-cli words it: BytesType's `cannot parse 'x' as hex bytes`
+/// (BytesType.fromString), the marshal error's own text otherwise.
+fn marshal_message(e: &MarshalError) -> String {
+    match e {
+        MarshalError::BadValueString { type_name, input, .. } if type_name == "BytesType" => {
+            format!("cannot parse '{input}' as hex bytes")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The conversion functions, as listed in error messages.
@@ -112,6 +123,23 @@ pub fn display(ty: &AbstractType, bytes: &[u8]) -> String {
     ty.to_display_string(bytes)
 }
 
+/// Java's `Double.toString` (`0.0`, `0.1`, `2.61`, `1.0E-4`), as cassandra-cli printed doubles:
+/// the marshal DoubleType shows its values that way.
+pub fn java_double(x: f64) -> String {
+    AbstractType::Double.to_display_string(&x.to_be_bytes())
+}
+
+/// CliClient.elapsedTime's number: milliseconds with two decimals under 10 ms (`2.61`, `0.0`),
+/// whole milliseconds above.
+pub fn elapsed_millis(d: std::time::Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos < 10_000_000 {
+        java_double((nanos as f64 / 10_000.0).round() / 100.0)
+    } else {
+        ((nanos as f64) / 1_000_000.0).round().to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,10 +171,28 @@ mod tests {
     }
 
     #[test]
+    fn java_number_formats() {
+        assert_eq!(java_double(0.0), "0.0");
+        assert_eq!(java_double(0.1), "0.1");
+        assert_eq!(java_double(1.0), "1.0");
+        assert_eq!(java_double(0.0001), "1.0E-4");
+        use std::time::Duration;
+        assert_eq!(elapsed_millis(Duration::from_micros(2_614)), "2.61");
+        assert_eq!(elapsed_millis(Duration::from_micros(3)), "0.0");
+        assert_eq!(elapsed_millis(Duration::from_micros(9_999)), "10.0");
+        assert_eq!(elapsed_millis(Duration::from_micros(12_600)), "13");
+    }
+
+    #[test]
     fn bad_function_calls() {
         assert_eq!(call_to_bytes("nosuch", Some("1")), Err(ValueError::UnknownFunction("nosuch".into())));
         assert!(matches!(call_to_bytes("long", Some("abc")), Err(ValueError::Marshal(_))));
         assert!(matches!(call_to_bytes("bytes", Some("xyz")), Err(ValueError::Marshal(_))));
+        // cassandra-cli's wording for hex (BytesType.fromString); other types keep the marshal text.
+        let e = term_to_bytes(&Term::Text("not hex".into()), &AbstractType::Bytes).unwrap_err();
+        assert_eq!(e.to_string(), "cannot parse 'not hex' as hex bytes");
+        let e = call_to_bytes("long", Some("abc")).unwrap_err();
+        assert!(e.to_string().starts_with("Cannot parse 'abc' as LongType"), "{e}");
     }
 
     #[test]
