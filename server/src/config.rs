@@ -70,8 +70,11 @@ pub enum CacheSize {
     Count(u64),
 }
 
-/// The 0.6 cache settings of one CF. The schema only keeps a `caching` mode, so the sizes are
-/// kept here for the engine.
+/// The 0.6 cache settings of one CF, as read; the schema only keeps a `caching` mode. The engine
+/// uses none of them: it has no row cache, saves no cache, and keeps key positions in the block
+/// cache shared by every CF (`BlockCacheSizeInMB`). Settings that ask for something else (no key
+/// cache, a row cache, saved caches, `Caching` other than `KEYS_ONLY`) get one warning per kind;
+/// a positive `KeysCached` is what Sibyl does anyway, sized globally, and loads silently.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CfCacheSettings {
     /// `KeysCached`, default 200000 entries.
@@ -141,7 +144,8 @@ pub struct Config {
     pub commit_log_directory: PathBuf,
     /// `DataFileDirectories/DataFileDirectory`, at least one. Required.
     pub data_file_directories: Vec<PathBuf>,
-    /// `SavedCachesDirectory`; default `None` (caches are not saved). 0.6 required it.
+    /// `SavedCachesDirectory`; default `None`. 0.6 required it. Not used: Sibyl saves no caches
+    /// (a cache save period names it in its warning; the element alone loads silently).
     pub saved_caches_directory: Option<PathBuf>,
     /// `Seeds/Seed` as written, in file order without repeats. At least one is required.
     pub seeds: Vec<String>,
@@ -151,16 +155,17 @@ pub struct Config {
     /// IPv4 one, as Java's resolver did for 0.6. Two seeds naming one endpoint keep the first
     /// with a warning.
     pub seed_endpoints: Vec<SocketAddr>,
-    /// `ListenAddress` for internode traffic as written; `0.0.0.0` is refused. Default
-    /// `127.0.0.1` (0.6 used the address of the machine's host name; set it explicitly for a
-    /// real cluster).
+    /// `ListenAddress` for internode traffic as written; `0.0.0.0` is refused. Blank or absent:
+    /// as 0.6, the address the machine's host name resolves to (IPv4 first), written as an
+    /// address; if the host name cannot be read or resolved, `127.0.0.1` with a warning.
     pub listen_address: String,
     /// `StoragePort`; default 7000.
     pub storage_port: u16,
     /// `ListenAddress:StoragePort` resolved at load: the endpoint this node is known by to the
     /// others (its gossip identity) and listens on for internode traffic.
     pub listen_endpoint: SocketAddr,
-    /// `ThriftAddress`; `0.0.0.0` is allowed. Default: the listen address.
+    /// `ThriftAddress`; `0.0.0.0` is allowed. Blank or absent: the listen address (which, blank
+    /// too, is the machine's, as in 0.6).
     pub thrift_address: String,
     /// `ThriftPort`; default 9160.
     pub thrift_port: u16,
@@ -237,7 +242,8 @@ pub struct Config {
     pub phi_convict_threshold: u32,
     /// `IndexInterval` (> 0); default 128.
     pub index_interval: u32,
-    /// `ColumnIndexSizeInKB`; default 64.
+    /// `ColumnIndexSizeInKB`; default 64. A partition whose cells take more gets a column index
+    /// with one entry per this many KB in the SSTables flushes and compactions write.
     pub column_index_size_kb: u32,
     /// `SlicedBufferSizeInKB`; default 64.
     pub sliced_buffer_size_kb: u32,
@@ -245,11 +251,16 @@ pub struct Config {
     pub flush_data_buffer_size_mb: f64,
     /// `FlushIndexBufferSizeInMB` (> 0); default 8.
     pub flush_index_buffer_size_mb: f64,
-    /// `RowWarningThresholdInMB` (> 0); default 512.
+    /// `RowWarningThresholdInMB` (> 0); default 512. Flushes and compactions log a warning
+    /// naming each partition they write that is larger (keyspace, column family, key in hex,
+    /// bytes).
     pub row_warning_threshold_mb: u64,
-    /// `ConcurrentReads` (>= 2); default 8.
+    /// `ConcurrentReads` (>= 2); default 8. Not used: Sibyl has no read stage; requests run on
+    /// the Thrift event loops and one executor shared by reads and writes, sized by the
+    /// machine. A value other than the sample's 8 gets a warning.
     pub concurrent_reads: u32,
-    /// `ConcurrentWrites` (>= 2); default 32.
+    /// `ConcurrentWrites` (>= 2); default 32. Not used, as `ConcurrentReads`; a value other than
+    /// the sample's 32 gets a warning.
     pub concurrent_writes: u32,
     /// `DoConsistencyChecksBoolean` (read repair); default true. As in 0.6 any value other than
     /// `true` means false, with a warning for values other than `false`. Sets the default of
@@ -273,7 +284,8 @@ pub struct Config {
     pub incremental_backups: bool,
     /// `Keyspaces/Keyspace`; may be empty (0.6 refused that). The `system` keyspace is not here.
     pub keyspaces: Vec<KeyspaceDef>,
-    /// The 0.6 cache sizes of each CF, by (keyspace, column family).
+    /// The 0.6 cache settings of each CF, by (keyspace, column family), as read (not used; see
+    /// [`CfCacheSettings`]).
     pub cf_caches: BTreeMap<(String, String), CfCacheSettings>,
     /// What was accepted but ignored or adjusted, one message per item, with line numbers.
     pub warnings: Vec<String>,

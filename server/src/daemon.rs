@@ -76,6 +76,8 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
         (config.memtable_operations_millions * 1e6).round().clamp(1.0, usize::MAX as f64) as usize;
     sc.memtable_flush_after = Duration::from_secs(u64::from(config.memtable_flush_after_minutes.max(1)) * 60);
     sc.index_interval = config.index_interval.max(1) as usize;
+    sc.column_index_size = config.column_index_size_kb.max(1).saturating_mul(1024);
+    sc.large_partition_warning = config.row_warning_threshold_mb.max(1).saturating_mul(1 << 20);
     sc.block_cache_bytes = (config.block_cache_size_mb as usize) << 20;
     sc.disk_access = match config.disk_access_mode {
         // As Cassandra decides `auto`: map where the address space is large enough.
@@ -92,11 +94,9 @@ pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfi
 /// Loads the configuration, opens the engine, joins the cluster, serves Thrift until
 /// SIGTERM/SIGINT, then flushes and exits.
 pub fn run(config_path: &Path) -> Result<(), StartupError> {
+    // Loading logs the configuration's warnings.
     let config =
         config::load(config_path).map_err(|source| StartupError::Config { path: config_path.to_path_buf(), source })?;
-    for w in &config.warnings {
-        warn!("{}: {w}", config_path.display());
-    }
     let partitioner =
         Partitioner::from_class_name(&config.partitioner).map_err(|e| StartupError::Partitioner(e.to_string()))?;
     let conf_dir = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();

@@ -29,6 +29,7 @@ fn t(short: &str) -> String {
 #[test]
 fn sample_config_is_a_single_local_node() {
     let c = config::load(&repo_conf().join("storage-conf.xml")).expect("sample parses");
+    // The sample asks for nothing Sibyl does not do: it starts without a warning.
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     assert_eq!(c.cluster_name, "Test Cluster");
     assert_eq!(c.partitioner, "org.apache.cassandra.dht.RandomPartitioner");
@@ -140,14 +141,37 @@ fn a_full_0_6_file_loads_with_warnings_for_leftovers() {
     let engine = server::daemon::storage_config(&five, storage::dht::Partitioner::Random);
     assert_eq!((engine.memtable_flush_after.as_secs(), engine.memtable_flush_operations), (300, 20));
     assert_eq!(c.endpoint_snitch, "org.apache.cassandra.locator.RackInferringSnitch");
-    assert_eq!(c.warnings.len(), 5, "{:?}", c.warnings);
+    assert_eq!(c.warnings.len(), 7, "{:?}", c.warnings);
     for leftover in ["ControlPort", "RackAware", "BootstrapFileDirectory", "StagingFileDirectory", "CalloutLocation"] {
         assert!(c.warnings.iter().any(|w| w.contains(leftover)), "no warning for {leftover}");
     }
+    // Two column families ask for a row cache, one for a saved key cache: one warning each.
+    assert!(c
+        .warnings
+        .iter()
+        .any(|w| w.contains("RowsCached=\"100\" (on Keyspace1.Standard1 and 1 more column family)")));
+    assert!(c.warnings.iter().any(|w| w.contains("KeyCacheSavePeriodInSeconds=\"3600\" (on Keyspace1.Standard1)")));
     let ks = c.keyspace("Keyspace1").expect("ks");
     assert_eq!(ks.cf_defs.len(), 5);
     // The attribute form of Comment, which real 0.6 ignored, is accepted.
     assert!(ks.cf("Super2").and_then(|c| c.comment.as_deref()).is_some_and(|c| c.starts_with("A column family")));
+}
+
+#[test]
+fn sstable_layout_settings_reach_the_engine() {
+    let c = config::load(&fixture("cassandra-0.6-full.xml")).expect("0.6 file loads");
+    assert_eq!((c.column_index_size_kb, c.row_warning_threshold_mb), (64, 512));
+    let engine = server::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    assert_eq!((engine.column_index_size, engine.large_partition_warning), (64 << 10, 512 << 20));
+    let mut small = c.clone();
+    small.column_index_size_kb = 4;
+    small.row_warning_threshold_mb = 1;
+    let engine = server::daemon::storage_config(&small, storage::dht::Partitioner::Random);
+    assert_eq!((engine.column_index_size, engine.large_partition_warning), (4 << 10, 1 << 20));
+    // The sample's RowWarningThresholdInMB is 64.
+    let sample = config::load(&repo_conf().join("storage-conf.xml")).expect("sample parses");
+    let engine = server::daemon::storage_config(&sample, storage::dht::Partitioner::Random);
+    assert_eq!((engine.column_index_size, engine.large_partition_warning), (64 << 10, 64 << 20));
 }
 
 #[test]

@@ -4,6 +4,10 @@
 //! once, when the file is read: a host name that does not resolve stops startup naming the
 //! element, its line and the name (0.6 exited too, asking for IP addresses instead). Gossip then
 //! works with plain [`SocketAddr`]s and never waits on DNS.
+//!
+//! A blank or absent `<ListenAddress>` means, as in 0.6 (`InetAddress.getLocalHost()`), the
+//! address the machine's host name resolves to; when the host name cannot be read or does not
+//! resolve, 127.0.0.1 with a warning.
 
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, ToSocketAddrs};
@@ -16,6 +20,9 @@ use super::ConfigError;
 /// in tests (so tests neither depend on nor wait for DNS).
 pub(crate) trait Resolve {
     fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>>;
+
+    /// This machine's host name, which a blank `<ListenAddress>` stands for.
+    fn local_host_name(&self) -> io::Result<String>;
 }
 
 /// `getaddrinfo` through the standard library (which reads `/etc/hosts` first).
@@ -25,6 +32,32 @@ impl Resolve for SystemResolver {
     fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
         Ok((host, port).to_socket_addrs()?.collect())
     }
+
+    fn local_host_name(&self) -> io::Result<String> {
+        system_host_name()
+    }
+}
+
+/// The kernel's host name (what `gethostname` returns): `/proc/sys/kernel/hostname` on Linux,
+/// `uname -n` where there is no `/proc` (macOS, the BSDs). The `HOSTNAME` variable is a
+/// shell's, often unset for a service, so it is not consulted.
+fn system_host_name() -> io::Result<String> {
+    let name = match std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        Ok(name) => name,
+        Err(_) => {
+            let out = std::process::Command::new("uname").arg("-n").output()?;
+            if !out.status.success() {
+                return Err(io::Error::other(format!("uname -n failed ({})", out.status)));
+            }
+            String::from_utf8(out.stdout)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "uname -n printed no text"))?
+        }
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "the machine has no host name"));
+    }
+    Ok(name.to_string())
 }
 
 /// An address as written in the file, before resolution.
@@ -118,23 +151,25 @@ fn resolve(element: &str, line: usize, hp: HostPort<'_>, resolver: &dyn Resolve)
         source,
     };
     let addrs = resolver.resolve(host, port).map_err(unknown)?;
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or_else(|| addrs.first())
-        .copied()
-        .ok_or_else(|| unknown(io::Error::new(io::ErrorKind::NotFound, "the name has no addresses")))
+    prefer_ipv4(&addrs).ok_or_else(|| unknown(io::Error::new(io::ErrorKind::NotFound, "the name has no addresses")))
 }
 
-/// `<ListenAddress>` as written (default `127.0.0.1`) and resolved at `storage_port`.
+/// The first IPv4 address of a name, else its first address.
+fn prefer_ipv4(addrs: &[SocketAddr]) -> Option<SocketAddr> {
+    addrs.iter().find(|a| a.is_ipv4()).or_else(|| addrs.first()).copied()
+}
+
+/// `<ListenAddress>` as written and resolved at `storage_port`. Blank or absent: the address
+/// of the machine's host name, written as an address ([`local_host_address`]).
 pub(crate) fn listen_address(
     els: &Elements<'_>,
     storage_port: u16,
     resolver: &dyn Resolve,
+    warnings: &mut Vec<String>,
 ) -> Result<(String, SocketAddr), ConfigError> {
     let Some((text, line)) = els.text("ListenAddress")? else {
-        let default = SocketAddr::new(IpAddr::from([127, 0, 0, 1]), storage_port);
-        return Ok(("127.0.0.1".to_string(), default));
+        let addr = local_host_address(els, storage_port, resolver, warnings)?;
+        return Ok((addr.ip().to_string(), addr));
     };
     let hp = parse_listen_address(text, storage_port).map_err(|reason| bad("ListenAddress", line, text, reason))?;
     let addr = resolve("ListenAddress", line, hp, resolver)?;
@@ -147,6 +182,43 @@ pub(crate) fn listen_address(
         ));
     }
     Ok((text.to_string(), addr))
+}
+
+/// What a blank or absent `<ListenAddress>` stands for: as 0.6's `InetAddress.getLocalHost()`,
+/// the address the machine's host name resolves to (IPv4 first). When there is none, 127.0.0.1
+/// with a warning naming the element: other machines cannot reach this node there.
+fn local_host_address(
+    els: &Elements<'_>,
+    storage_port: u16,
+    resolver: &dyn Resolve,
+    warnings: &mut Vec<String>,
+) -> Result<SocketAddr, ConfigError> {
+    let why = match find_local_host(storage_port, resolver) {
+        Ok(addr) => return Ok(addr),
+        Err(why) => why,
+    };
+    let (at, state) = match els.node("ListenAddress") {
+        Some(node) => (format!("line {}: ", node.line), "is empty"),
+        None => (String::new(), "is not set"),
+    };
+    // ThriftAddress (and AdminAddress) follow the listen address when not set.
+    let thrift = if els.text("ThriftAddress")?.is_none() { " and <ThriftAddress>" } else { "" };
+    warnings.push(format!(
+        "{at}<ListenAddress> {state}, which means the address of this machine's host name, but {why}; \
+         using 127.0.0.1 for <ListenAddress>{thrift}, which other machines cannot reach: set it explicitly"
+    ));
+    Ok(SocketAddr::new(IpAddr::from([127, 0, 0, 1]), storage_port))
+}
+
+/// The address of this machine's host name at `port`, or why there is none.
+fn find_local_host(port: u16, resolver: &dyn Resolve) -> Result<SocketAddr, String> {
+    let host = resolver.local_host_name().map_err(|e| format!("the host name cannot be read ({e})"))?;
+    let addrs = resolver.resolve(&host, port).map_err(|e| format!("host name {host:?} does not resolve ({e})"))?;
+    let addr = prefer_ipv4(&addrs).ok_or_else(|| format!("host name {host:?} has no addresses"))?;
+    if addr.ip().is_unspecified() {
+        return Err(format!("host name {host:?} resolves to {}", addr.ip()));
+    }
+    Ok(addr)
 }
 
 /// What `<Seeds>` yields: the seeds as written and their endpoints, in file order, without
@@ -256,6 +328,10 @@ mod tests {
         fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
             let found = self.0.iter().find(|(h, _)| *h == host).ok_or(io::ErrorKind::NotFound)?;
             Ok(found.1.iter().map(|a| SocketAddr::new(a.ip(), port)).collect())
+        }
+
+        fn local_host_name(&self) -> io::Result<String> {
+            Err(io::ErrorKind::NotFound.into())
         }
     }
 

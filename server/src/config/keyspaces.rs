@@ -90,11 +90,12 @@ pub(crate) fn parse_keyspaces(
     container(node, "Keyspace")?;
     let mut parsed = Parsed { snitch: global_snitch, ..Parsed::default() };
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut cache_notes = CacheNotes::default();
     for ks_node in &node.children {
         if ks_node.name != "Keyspace" {
             return Err(unknown_child(node, ks_node, &["Keyspace"]));
         }
-        let ks = parse_keyspace(ks_node, config, fallbacks, &mut parsed, warnings)?;
+        let ks = parse_keyspace(ks_node, config, fallbacks, &mut parsed, &mut cache_notes, warnings)?;
         if let Some(first_line) = seen.insert(ks.name.clone(), ks_node.line) {
             return Err(ConfigError::Duplicate {
                 element: format!("Keyspace Name=\"{}\"", ks.name),
@@ -104,6 +105,7 @@ pub(crate) fn parse_keyspaces(
         }
         parsed.keyspaces.push(ks);
     }
+    warnings.extend(cache_notes.warnings());
     Ok(parsed)
 }
 
@@ -116,6 +118,7 @@ fn parse_keyspace(
     config: &Config,
     fallbacks: &KeyspaceFallbacks,
     parsed: &mut Parsed,
+    cache_notes: &mut CacheNotes,
     warnings: &mut Vec<String>,
 ) -> Result<KeyspaceDef, ConfigError> {
     check_attributes(node, &["Name", "DurableWrites"])?;
@@ -197,7 +200,7 @@ fn parse_keyspace(
 
     let mut seen_cf: BTreeMap<String, usize> = BTreeMap::new();
     for cf_node in node.children.iter().filter(|c| c.name == "ColumnFamily") {
-        let (cf, caches) = parse_column_family(cf_node, &name, config, warnings)?;
+        let (cf, caches) = parse_column_family(cf_node, &name, config, cache_notes, warnings)?;
         if let Some(first_line) = seen_cf.insert(cf.name.clone(), cf_node.line) {
             return Err(ConfigError::Duplicate {
                 element: format!("ColumnFamily Name=\"{}\"", cf.name),
@@ -292,6 +295,7 @@ fn parse_column_family(
     node: &Node,
     keyspace: &str,
     config: &Config,
+    cache_notes: &mut CacheNotes,
     warnings: &mut Vec<String>,
 ) -> Result<(CfDef, CfCacheSettings), ConfigError> {
     check_attributes(node, CF_ATTRIBUTES)?;
@@ -370,15 +374,24 @@ fn parse_column_family(
         cf.bloom_filter_fp_chance = Some(p);
     }
 
-    let caches = cache_settings(node, name, warnings)?;
+    let on = format!("{keyspace}.{name}");
+    let caches = cache_settings(node, &on, cache_notes)?;
     cf.caching = match attr("Caching") {
-        Some(v) => one_of(
-            "Caching",
-            line,
-            v,
-            &[("ALL", "ALL"), ("KEYS_ONLY", "KEYS_ONLY"), ("ROWS_ONLY", "ROWS_ONLY"), ("NONE", "NONE")],
-        )?
-        .to_string(),
+        Some(v) => {
+            let caching = one_of(
+                "Caching",
+                line,
+                v,
+                &[("ALL", "ALL"), ("KEYS_ONLY", "KEYS_ONLY"), ("ROWS_ONLY", "ROWS_ONLY"), ("NONE", "NONE")],
+            )?;
+            // KEYS_ONLY is what Sibyl does whatever the setting.
+            match caching {
+                "ALL" | "ROWS_ONLY" => cache_notes.note(CacheNote::CachingRows, line, "Caching", v, &on),
+                "NONE" => cache_notes.note(CacheNote::CachingNone, line, "Caching", v, &on),
+                _ => {}
+            }
+            caching.to_string()
+        }
         None => match (caches.keys_cached != CacheSize::Off, caches.rows_cached != CacheSize::Off) {
             (true, true) => "ALL",
             (true, false) => "KEYS_ONLY",
@@ -434,30 +447,143 @@ fn cache_size(element: &str, line: usize, v: &str) -> Result<CacheSize, ConfigEr
     })
 }
 
-fn cache_settings(node: &Node, cf: &str, warnings: &mut Vec<String>) -> Result<CfCacheSettings, ConfigError> {
+/// The 0.6 cache attributes of a column family (`on` is `keyspace.cf`), noting in `notes` those
+/// that ask for what Sibyl does not do.
+///
+/// Sibyl has no row cache, saves no cache, and keeps key positions in the block cache that every
+/// column family shares (`BlockCacheSizeInMB`). So a positive `KeysCached` is honoured in spirit
+/// (keys are cached) and loads silently: the sample file and every 0.6 file set one, and a
+/// warning each start would teach operators to ignore warnings. What is noted: asking for no
+/// key cache (`KeysCached="0"`, which does not turn it off), for a row cache, or for saved
+/// caches. `SavedCachesDirectory` alone asks for nothing (0.6 required it, and saved nothing
+/// without a save period), so it is named only in the save-period notes.
+fn cache_settings(node: &Node, on: &str, notes: &mut CacheNotes) -> Result<CfCacheSettings, ConfigError> {
     let line = node.line;
     let attr = |name: &str| node.attr(name).map(str::trim).filter(|v| !v.is_empty());
     let mut s = CfCacheSettings::default();
+    let mut keys_from = None;
     if let Some(v) = attr("KeysCachedFraction") {
-        warnings.push(format!("line {line}: ColumnFamily {cf}: KeysCachedFraction is deprecated; use KeysCached"));
+        notes.note(CacheNote::KeysCachedFraction, line, "KeysCachedFraction", v, on);
         if attr("KeysCached").is_none() {
             let f = number_in("KeysCachedFraction", line, v, 0.0, 1.0)?;
             s.keys_cached = if f == 0.0 { CacheSize::Off } else { CacheSize::Fraction(f) };
+            keys_from = Some(("KeysCachedFraction", v));
         }
     }
     if let Some(v) = attr("KeysCached") {
         s.keys_cached = cache_size("KeysCached", line, v)?;
+        keys_from = Some(("KeysCached", v));
+    }
+    if let (CacheSize::Off, Some((attribute, v))) = (s.keys_cached, keys_from) {
+        notes.note(CacheNote::KeysCachedOff, line, attribute, v, on);
     }
     if let Some(v) = attr("RowsCached") {
         s.rows_cached = cache_size("RowsCached", line, v)?;
+        if s.rows_cached != CacheSize::Off {
+            notes.note(CacheNote::RowsCached, line, "RowsCached", v, on);
+        }
     }
     if let Some(v) = attr("KeyCacheSavePeriodInSeconds") {
         s.key_cache_save_period_seconds = number_in("KeyCacheSavePeriodInSeconds", line, v, 0, u32::MAX)?;
+        if s.key_cache_save_period_seconds > 0 {
+            notes.note(CacheNote::KeyCacheSavePeriod, line, "KeyCacheSavePeriodInSeconds", v, on);
+        }
     }
     if let Some(v) = attr("RowCacheSavePeriodInSeconds") {
         s.row_cache_save_period_seconds = number_in("RowCacheSavePeriodInSeconds", line, v, 0, u32::MAX)?;
+        if s.row_cache_save_period_seconds > 0 {
+            notes.note(CacheNote::RowCacheSavePeriod, line, "RowCacheSavePeriodInSeconds", v, on);
+        }
     }
     Ok(s)
+}
+
+/// A cache setting Sibyl does not honour. Each is reported once for the whole file, naming the
+/// first column family that asked and how many more did, so a file with a hundred column
+/// families does not log a hundred lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum CacheNote {
+    KeysCachedFraction,
+    /// `KeysCached` (or `KeysCachedFraction`) 0.
+    KeysCachedOff,
+    /// `RowsCached` above 0.
+    RowsCached,
+    KeyCacheSavePeriod,
+    RowCacheSavePeriod,
+    /// `Caching="ALL"` or `"ROWS_ONLY"`.
+    CachingRows,
+    CachingNone,
+}
+
+impl CacheNote {
+    /// What Sibyl does instead, to follow `attribute="value" (on ks.cf)`.
+    fn what_sibyl_does(self) -> &'static str {
+        match self {
+            CacheNote::KeysCachedFraction => {
+                "is deprecated since 0.6 and read as KeysCached; key cache sizes per column family are not used: \
+                 Sibyl keeps key positions in the block cache shared by every column family (BlockCacheSizeInMB)"
+            }
+            CacheNote::KeysCachedOff | CacheNote::CachingNone => {
+                "does not turn the key cache off: Sibyl keeps key positions in the block cache shared by every \
+                 column family, sized by BlockCacheSizeInMB (0 turns it off for all)"
+            }
+            CacheNote::RowsCached | CacheNote::CachingRows => {
+                "asks for a row cache, which Sibyl does not have: reads merge the memtable with SSTable blocks \
+                 kept in the block cache (BlockCacheSizeInMB) and the OS page cache"
+            }
+            CacheNote::KeyCacheSavePeriod => {
+                "is ignored: Sibyl saves no caches (SavedCachesDirectory is not used); after a restart the block \
+                 cache fills again as keys are read"
+            }
+            CacheNote::RowCacheSavePeriod => {
+                "is ignored: Sibyl has no row cache to save (SavedCachesDirectory is not used)"
+            }
+        }
+    }
+}
+
+/// Where a [`CacheNote`] was first seen, and on how many column families.
+struct FirstSeen {
+    line: usize,
+    attribute: &'static str,
+    value: String,
+    on: String,
+    count: usize,
+}
+
+/// The cache notes of one file, reported after every keyspace is read.
+#[derive(Default)]
+pub(crate) struct CacheNotes(BTreeMap<CacheNote, FirstSeen>);
+
+impl CacheNotes {
+    fn note(&mut self, note: CacheNote, line: usize, attribute: &'static str, value: &str, on: &str) {
+        self.0.entry(note).and_modify(|seen| seen.count += 1).or_insert_with(|| FirstSeen {
+            line,
+            attribute,
+            value: value.to_string(),
+            on: on.to_string(),
+            count: 1,
+        });
+    }
+
+    /// One warning per note, in [`CacheNote`] order.
+    fn warnings(self) -> impl Iterator<Item = String> {
+        self.0.into_iter().map(|(note, seen)| {
+            let more = match seen.count - 1 {
+                0 => String::new(),
+                1 => " and 1 more column family".to_string(),
+                n => format!(" and {n} more column families"),
+            };
+            format!(
+                "line {}: {}=\"{}\" (on {}{more}) {}",
+                seen.line,
+                seen.attribute,
+                seen.value,
+                seen.on,
+                note.what_sibyl_does()
+            )
+        })
+    }
 }
 
 /// `<Column Name=".." ValidationClass=".." IndexType="KEYS" IndexName=".."/>` children.

@@ -113,6 +113,11 @@ const AUTHENTICATORS: &[(&str, &str)] = &[
     ("org.apache.cassandra.auth.SimpleAuthenticator", "org.apache.cassandra.auth.SimpleAuthenticator"),
 ];
 
+/// `ConcurrentReads` and `ConcurrentWrites` of the sample file (and 0.6's defaults), which
+/// load without a warning although Sibyl does not use them.
+const SAMPLE_CONCURRENT_READS: u32 = 8;
+const SAMPLE_CONCURRENT_WRITES: u32 = 32;
+
 pub(crate) const DEFAULT_SNITCH: &str = "org.apache.cassandra.locator.SimpleSnitch";
 
 /// Cassandra's limit on `num_tokens`: a node's tokens travel in one gossip state, which must
@@ -164,7 +169,9 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
     }
     let storage_port = els.number("StoragePort", 7000, 1, u16::MAX)?;
     let seeds = endpoints::seeds(&els, storage_port, resolver, &mut warnings)?;
-    let (listen_address, listen_endpoint) = endpoints::listen_address(&els, storage_port, resolver)?;
+    let (listen_address, listen_endpoint) = endpoints::listen_address(&els, storage_port, resolver, &mut warnings)?;
+    // Blank or absent: the listen address, as 0.6 (which also fell back to the machine's host
+    // name when both were blank; `listen_address` did that already).
     let thrift_address = els.text("ThriftAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
     // Each node of a cluster has its own ListenAddress, so by default the admin interface
     // listens there too: nodes sharing a machine (127.0.0.1, .2, .3) then do not collide.
@@ -211,6 +218,23 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
     let fallbacks = KeyspaceFallbacks::from_node_level(&els, &mut warnings)?;
 
     let gc_grace_seconds = els.number("GCGraceSeconds", 864_000, 0, i32::MAX)?;
+    let concurrent_reads = els.number("ConcurrentReads", SAMPLE_CONCURRENT_READS, 2, u32::MAX)?;
+    let concurrent_writes = els.number("ConcurrentWrites", SAMPLE_CONCURRENT_WRITES, 2, u32::MAX)?;
+    for (element, value, sample) in [
+        ("ConcurrentReads", concurrent_reads, SAMPLE_CONCURRENT_READS),
+        ("ConcurrentWrites", concurrent_writes, SAMPLE_CONCURRENT_WRITES),
+    ] {
+        // The sample's values (0.6's defaults too) are in every file copied from it; they ask
+        // for nothing in particular, so only a tuned value is worth a warning.
+        if let (true, Some(node)) = (value != sample, els.node(element)) {
+            warnings.push(format!(
+                "line {}: <{element}> {value} is ignored: Sibyl has no separate read and write stages; short \
+                 requests run on the Thrift event loops (ThriftEventLoops), longer ones on one request executor \
+                 shared by reads and writes, sized by the machine (a thread per core, more while requests stall)",
+                node.line
+            ));
+        }
+    }
     let mut config = Config {
         source_name: source_name.to_string(),
         cluster_name,
@@ -271,8 +295,8 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
         flush_data_buffer_size_mb: els.number("FlushDataBufferSizeInMB", 32.0, f64::MIN_POSITIVE, f64::MAX)?,
         flush_index_buffer_size_mb: els.number("FlushIndexBufferSizeInMB", 8.0, f64::MIN_POSITIVE, f64::MAX)?,
         row_warning_threshold_mb: els.number("RowWarningThresholdInMB", 512, 1, u64::MAX)?,
-        concurrent_reads: els.number("ConcurrentReads", 8, 2, u32::MAX)?,
-        concurrent_writes: els.number("ConcurrentWrites", 32, 2, u32::MAX)?,
+        concurrent_reads,
+        concurrent_writes,
         do_consistency_checks,
         snapshot_before_compaction: els.bool("SnapshotBeforeCompaction", false)?,
         auto_snapshot: els.bool("AutoSnapshot", true)?,

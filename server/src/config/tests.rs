@@ -27,15 +27,29 @@ pub(super) fn doc(extra: &str, keyspace_body: &str) -> String {
     )
 }
 
+/// The system resolver, except that this machine's host name is `localhost`: a file without
+/// `<ListenAddress>` then listens on 127.0.0.1 wherever the tests run.
+struct LocalhostMachine;
+
+impl endpoints::Resolve for LocalhostMachine {
+    fn resolve(&self, host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+        endpoints::Resolve::resolve(&endpoints::SystemResolver, host, port)
+    }
+
+    fn local_host_name(&self) -> std::io::Result<String> {
+        Ok("localhost".to_string())
+    }
+}
+
 pub(super) fn ok(xml: &str) -> Config {
-    match parse(xml, "test") {
+    match parse_with(xml, "test", &LocalhostMachine) {
         Ok(c) => c,
         Err(e) => panic!("expected success, got: {e}\n{xml}"),
     }
 }
 
 pub(super) fn err(xml: &str) -> ConfigError {
-    match parse(xml, "test") {
+    match parse_with(xml, "test", &LocalhostMachine) {
         Ok(_) => panic!("expected an error for\n{xml}"),
         Err(e) => e,
     }
@@ -321,6 +335,67 @@ fn column_families_with_0_6_attributes() {
     assert!(msg.contains("com.example.MyType") && msg.contains("line"), "{msg}");
     // Ids are stable across loads.
     assert_eq!(ok(&doc("", "<ColumnFamily Name=\"Standard1\"/>")).keyspaces[0].cf_defs[0].id, s1.id);
+}
+
+#[test]
+fn cache_settings_sibyl_does_not_honour_warn_once_per_kind() {
+    let c = ok(&doc(
+        "",
+        "<ColumnFamily Name=\"A\" KeysCached=\"0\" RowsCached=\"100\" KeyCacheSavePeriodInSeconds=\"3600\" RowCacheSavePeriodInSeconds=\"60\"/>\n\
+         <ColumnFamily Name=\"B\" KeysCached=\"0%\" RowsCached=\"0.5\"/>\n\
+         <ColumnFamily Name=\"C\" KeysCachedFraction=\"0.2\" Caching=\"ALL\"/>\n\
+         <ColumnFamily Name=\"D\" Caching=\"NONE\"/>\n\
+         <ColumnFamily Name=\"E\" Caching=\"ROWS_ONLY\" KeysCachedFraction=\"0\"/>\n\
+         <ColumnFamily Name=\"F\" KeysCached=\"1000\" RowsCached=\"0\" KeyCacheSavePeriodInSeconds=\"0\" Caching=\"KEYS_ONLY\"/>",
+    ));
+    let expected = [
+        ("line 15: KeysCachedFraction=\"0.2\" (on KS.C and 1 more column family) is deprecated", "BlockCacheSizeInMB"),
+        (
+            "line 13: KeysCached=\"0\" (on KS.A and 2 more column families) does not turn the key cache off",
+            "BlockCacheSizeInMB",
+        ),
+        ("line 13: RowsCached=\"100\" (on KS.A and 1 more column family) asks for a row cache", "does not have"),
+        ("line 13: KeyCacheSavePeriodInSeconds=\"3600\" (on KS.A) is ignored", "SavedCachesDirectory"),
+        ("line 13: RowCacheSavePeriodInSeconds=\"60\" (on KS.A) is ignored", "no row cache"),
+        ("line 15: Caching=\"ALL\" (on KS.C and 1 more column family) asks for a row cache", "does not have"),
+        ("line 16: Caching=\"NONE\" (on KS.D) does not turn the key cache off", "BlockCacheSizeInMB"),
+    ];
+    assert_eq!(c.warnings.len(), expected.len(), "{:#?}", c.warnings);
+    for (w, (start, why)) in c.warnings.iter().zip(expected) {
+        assert!(w.starts_with(start) && w.contains(why), "{w:?} should start with {start:?} and name {why:?}");
+    }
+    // The settings are still read as 0.6 did.
+    let caches = |cf: &str| c.cf_caches[&("KS".to_string(), cf.to_string())];
+    assert_eq!(caches("A").keys_cached, CacheSize::Off);
+    assert_eq!(caches("C").keys_cached, CacheSize::Fraction(0.2));
+    assert_eq!(caches("E").keys_cached, CacheSize::Off);
+}
+
+#[test]
+fn cache_settings_sibyl_honours_load_silently() {
+    // A key cache of any size is what Sibyl has (sized by BlockCacheSizeInMB); no row cache,
+    // no saving and KEYS_ONLY ask for nothing it lacks; SavedCachesDirectory alone neither.
+    let c = ok(&doc(
+        "<SavedCachesDirectory>var/saved_caches</SavedCachesDirectory>",
+        "<ColumnFamily Name=\"A\" KeysCached=\"1000\" RowsCached=\"0\" KeyCacheSavePeriodInSeconds=\"0\" RowCacheSavePeriodInSeconds=\"0\"/>\n\
+         <ColumnFamily Name=\"B\" KeysCached=\"100%\" Caching=\"KEYS_ONLY\"/>\n\
+         <ColumnFamily Name=\"C\" KeysCached=\"0.5\" RowsCached=\"0%\"/>\n\
+         <ColumnFamily Name=\"D\"/>",
+    ));
+    assert!(c.warnings.is_empty(), "{:#?}", c.warnings);
+    assert_eq!(c.saved_caches_directory, Some(PathBuf::from("var/saved_caches")));
+}
+
+#[test]
+fn concurrent_reads_and_writes_warn_unless_the_samples() {
+    let sample = ok(&doc("<ConcurrentReads>8</ConcurrentReads><ConcurrentWrites>32</ConcurrentWrites>", ""));
+    assert!(sample.warnings.is_empty(), "{:?}", sample.warnings);
+    let c = ok(&doc("<ConcurrentReads>16</ConcurrentReads>\n<ConcurrentWrites>64</ConcurrentWrites>", ""));
+    assert_eq!((c.concurrent_reads, c.concurrent_writes), (16, 64));
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    assert!(c.warnings[0].starts_with("line 7: <ConcurrentReads> 16 is ignored"), "{}", c.warnings[0]);
+    assert!(c.warnings[1].starts_with("line 8: <ConcurrentWrites> 64 is ignored"), "{}", c.warnings[1]);
+    assert!(c.warnings.iter().all(|w| w.contains("request executor")), "{:?}", c.warnings);
 }
 
 #[test]

@@ -12,21 +12,40 @@ fn sa(s: &str) -> SocketAddr {
     s.parse().expect("test address")
 }
 
-/// A resolver that knows a few names and nothing else, so no test waits on DNS.
-struct Table(&'static [(&'static str, &'static str)]);
+/// A resolver that knows a few names and nothing else, so no test waits on DNS, on a machine
+/// named `local` (`None`: a host name that cannot be read).
+struct Table {
+    hosts: &'static [(&'static str, &'static str)],
+    local: Option<&'static str>,
+}
 
 impl Resolve for Table {
     fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-        let ips = self.0.iter().filter(|(h, _)| *h == host).map(|(_, ip)| SocketAddr::new(sa(ip).ip(), port));
+        let ips = self.hosts.iter().filter(|(h, _)| *h == host).map(|(_, ip)| SocketAddr::new(sa(ip).ip(), port));
         let found: Vec<SocketAddr> = ips.collect();
         if found.is_empty() {
             return Err(io::Error::new(io::ErrorKind::NotFound, "no such host"));
         }
         Ok(found)
     }
+
+    fn local_host_name(&self) -> io::Result<String> {
+        self.local.map(str::to_string).ok_or_else(|| io::Error::other("no host name"))
+    }
 }
 
-const HOSTS: Table = Table(&[("seed-a", "10.0.0.1:0"), ("dual", "[fd00::9]:0"), ("dual", "10.0.0.9:0")]);
+const HOSTS: Table = Table {
+    hosts: &[
+        ("seed-a", "10.0.0.1:0"),
+        ("dual", "[fd00::9]:0"),
+        ("dual", "10.0.0.9:0"),
+        ("this-machine", "127.0.0.1:0"),
+        ("node7", "[fd00::7]:0"),
+        ("node7", "10.0.0.7:0"),
+        ("wildcard", "0.0.0.0:0"),
+    ],
+    local: Some("this-machine"),
+};
 
 fn ok_with(xml: &str) -> Config {
     match parse_with(xml, "test", &HOSTS) {
@@ -86,6 +105,60 @@ fn listen_address_localhost_resolves_with_the_system_resolver() {
     // /etc/hosts maps localhost on every system these tests run on; the IPv4 entry wins.
     let c = ok(&doc("<ListenAddress>localhost</ListenAddress>", ""));
     assert_eq!(c.listen_endpoint, sa("127.0.0.1:7000"));
+}
+
+#[test]
+fn a_blank_listen_address_is_the_address_of_the_machines_host_name() {
+    let node7 = Table { local: Some("node7"), ..HOSTS };
+    for blank in ["", "<ListenAddress></ListenAddress>", "<ListenAddress> </ListenAddress><ThriftAddress/>"] {
+        let c = parse_with(&doc(blank, ""), "test", &node7).expect("loads");
+        // As 0.6's InetAddress.getLocalHost(): the host name's address, IPv4 first, written as
+        // an address so Thrift and the admin interface bind (and gossip announces) just that.
+        assert_eq!((c.listen_address.as_str(), c.listen_endpoint), ("10.0.0.7", sa("10.0.0.7:7000")), "{blank}");
+        assert_eq!((c.thrift_address.as_str(), c.admin_address.as_str()), ("10.0.0.7", "10.0.0.7"), "{blank}");
+        assert!(c.warnings.is_empty(), "{blank}: {:?}", c.warnings);
+    }
+    let c = parse_with(&doc("<ThriftAddress>0.0.0.0</ThriftAddress>", ""), "test", &node7).expect("loads");
+    assert_eq!((c.listen_address.as_str(), c.thrift_address.as_str()), ("10.0.0.7", "0.0.0.0"));
+    // An explicit address needs no host name.
+    let nameless = Table { local: None, ..HOSTS };
+    let c = parse_with(&doc("<ListenAddress>127.0.0.2</ListenAddress>", ""), "test", &nameless).expect("loads");
+    assert_eq!((c.listen_address.as_str(), c.thrift_address.as_str()), ("127.0.0.2", "127.0.0.2"));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn a_machine_without_an_address_listens_on_loopback_with_a_warning() {
+    for (machine, why) in [
+        (Table { local: None, ..HOSTS }, "the host name cannot be read"),
+        (Table { local: Some("ghost"), ..HOSTS }, "host name \"ghost\" does not resolve"),
+        (Table { local: Some("wildcard"), ..HOSTS }, "resolves to 0.0.0.0"),
+    ] {
+        let c = parse_with(&doc("", ""), "test", &machine).expect("loads");
+        assert_eq!((c.listen_address.as_str(), c.listen_endpoint), ("127.0.0.1", sa("127.0.0.1:7000")));
+        assert_eq!(c.thrift_address, "127.0.0.1");
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        let w = &c.warnings[0];
+        assert!(w.starts_with("<ListenAddress> is not set") && w.contains(why), "{w}");
+        assert!(w.contains("using 127.0.0.1 for <ListenAddress> and <ThriftAddress>"), "{w}");
+    }
+    let ghost = Table { local: Some("ghost"), ..HOSTS };
+    let c = parse_with(
+        &doc("<ListenAddress></ListenAddress>\n<ThriftAddress>10.0.0.5</ThriftAddress>", ""),
+        "test",
+        &ghost,
+    )
+    .expect("loads");
+    assert_eq!((c.listen_address.as_str(), c.thrift_address.as_str()), ("127.0.0.1", "10.0.0.5"));
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(c.warnings[0].starts_with("line 7: <ListenAddress> is empty"), "{}", c.warnings[0]);
+    assert!(c.warnings[0].contains("using 127.0.0.1 for <ListenAddress>, which"), "{}", c.warnings[0]);
+}
+
+#[test]
+fn the_system_host_name_is_read() {
+    let name = endpoints::SystemResolver.local_host_name().expect("this machine has a host name");
+    assert!(!name.is_empty() && !name.contains(char::is_whitespace), "{name:?}");
 }
 
 #[test]

@@ -79,8 +79,16 @@ pub(super) fn write_memtable_with(
     Ok(())
 }
 
+/// How flushes and compactions lay out SSTables, from the engine's configuration.
 pub(super) fn writer_options(config: &super::StorageConfig) -> WriterOptions {
-    WriterOptions { index_interval: config.index_interval as u32, ..WriterOptions::default() }
+    WriterOptions {
+        index_interval: config.index_interval as u32,
+        // 0 would be refused by the writer (and fail every flush); the smallest index is one
+        // entry per cell.
+        column_index_size: config.column_index_size.max(1),
+        large_partition_warning: config.large_partition_warning,
+        ..WriterOptions::default()
+    }
 }
 
 /// The block cache's size and use.

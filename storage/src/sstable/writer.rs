@@ -30,6 +30,11 @@ pub struct WriterOptions {
     /// A partition gets a column index, with one entry per this many bytes of cells, when its
     /// cells take more than this. Default 64 KiB.
     pub column_index_size: u32,
+    /// A partition whose encoded size is above this many bytes is logged as a warning when it
+    /// is written, naming keyspace, column family, key and size (Cassandra's "Compacting large
+    /// row" warning): such partitions are slow to read whole, to compact and to repair, and
+    /// usually point at a data model problem. Default 512 MiB.
+    pub large_partition_warning: u64,
     /// Compaction level recorded in Statistics. Default 0.
     pub level: u32,
 }
@@ -41,6 +46,7 @@ impl Default for WriterOptions {
             bloom_fp_chance: 0.01,
             chunk_size: 4 * 1024,
             column_index_size: 64 * 1024,
+            large_partition_warning: 512 << 20,
             level: 0,
         }
     }
@@ -231,6 +237,9 @@ impl SsTableWriter {
             self.failed = true;
             return Err(e);
         }
+        if self.partition.len() as u64 > self.options.large_partition_warning {
+            warn_large_partition(&self.desc, key, self.partition.len(), self.options.large_partition_warning);
+        }
 
         if self.block_entries == 0 {
             self.block_first_key = Some(key.clone());
@@ -416,6 +425,25 @@ impl SsTableWriter {
         // Drop does the work.
     }
 }
+
+/// Logs one partition over [`WriterOptions::large_partition_warning`]. The key is shown in hex
+/// (the writer does not know the key validator), cut after [`LARGE_PARTITION_KEY_SHOWN`] bytes.
+fn warn_large_partition(desc: &Descriptor, key: &DecoratedKey, bytes: usize, threshold: u64) {
+    let shown = key.key.get(..LARGE_PARTITION_KEY_SHOWN).unwrap_or(&key.key);
+    let ellipsis = if shown.len() < key.key.len() { "..." } else { "" };
+    tracing::warn!(
+        keyspace = %desc.keyspace,
+        cf = %desc.cf,
+        generation = desc.generation,
+        "large partition {}/{}:{}{ellipsis} ({bytes} bytes, over the {threshold}-byte warning threshold)",
+        desc.keyspace,
+        desc.cf,
+        hex::encode(shown),
+    );
+}
+
+/// Key bytes a large-partition warning shows; keys may be up to 64 KiB.
+const LARGE_PARTITION_KEY_SHOWN: usize = 64;
 
 fn write_tmp(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let _ = fs::remove_file(path);
