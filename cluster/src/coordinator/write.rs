@@ -111,11 +111,18 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Sends each mutation to its live replicas and waits until each one's quota is met.
+    /// Sends each mutation to its live replicas and waits until each one's quota is met. A
+    /// remote replica that fails to acknowledge, or has not answered by the write timeout, gets
+    /// a hint, as Cassandra 1.0+ hints on an expired write callback: the write's answer does not
+    /// wait for that (it comes once the level is met), the hint is kept in the background.
     async fn write_to_replicas(&self, planned: Vec<Planned>, cl: ConsistencyLevel) -> Result<()> {
         let started = Instant::now();
         let local = self.membership.local();
         let mut acks: FuturesUnordered<Ack<'_>> = FuturesUnordered::new();
+        // Remote acknowledgements own their futures, so they can be waited for after the
+        // answer, to hint the replicas that never acknowledge.
+        let mut remote: FuturesUnordered<Ack<'static>> = FuturesUnordered::new();
+        let mut unanswered: Vec<(usize, Endpoint)> = Vec::new();
         for (i, p) in planned.iter().enumerate() {
             for ep in &p.targets.alive {
                 if *ep == local {
@@ -123,7 +130,8 @@ impl Coordinator {
                 } else {
                     let reply = self.net()?.send_request(*ep, Verb::Mutation, messages::encode_mutation(&p.mutation));
                     let ep = *ep;
-                    acks.push(Box::pin(async move { (i, ep, reply.await.is_ok()) }));
+                    remote.push(Box::pin(async move { (i, ep, reply.await.is_ok()) }));
+                    unanswered.push((i, ep));
                 }
             }
         }
@@ -148,39 +156,55 @@ impl Coordinator {
             // coordinated write cost a write(2) of its own (measured: one 178-byte write per op).
             tokio::task::yield_now().await;
         }
+        let mut failed: Vec<(usize, Endpoint)> = Vec::new();
         let deadline = tokio::time::sleep(self.settings.timeouts.write);
         tokio::pin!(deadline);
-        while unmet > 0 {
-            tokio::select! {
-                next = acks.next() => match next {
-                    Some((i, from, true)) => {
-                        if let Some(t) = trackers.get_mut(i) {
-                            let was_met = t.is_met();
-                            if t.ack(from) && !was_met {
-                                unmet -= 1;
-                            }
+        while unmet > 0 && !(acks.is_empty() && remote.is_empty()) {
+            let next = tokio::select! {
+                next = acks.next(), if !acks.is_empty() => next,
+                next = remote.next(), if !remote.is_empty() => {
+                    if let Some((i, from, _)) = next {
+                        unanswered.retain(|u| *u != (i, from));
+                    }
+                    next
+                }
+                _ = &mut deadline => break,
+            };
+            match next {
+                Some((i, from, true)) => {
+                    if let Some(t) = trackers.get_mut(i) {
+                        let was_met = t.is_met();
+                        if t.ack(from) && !was_met {
+                            unmet -= 1;
                         }
                     }
-                    Some((_, _, false)) => {}
-                    None => break,
-                },
-                _ = &mut deadline => break,
+                }
+                Some((i, from, false)) if from != local => failed.push((i, from)),
+                Some(_) | None => {}
             }
         }
-        if unmet == 0 {
+        let outcome = if unmet == 0 {
             trace(|| format!("Consistency level {cl} met for every mutation"));
-            return Ok(());
+            Ok(())
+        } else {
+            trace(|| format!("Write timed out: {unmet} mutation(s) short of consistency level {cl}"));
+            // The worst-off mutation decides what the client hears.
+            let (received, required) = trackers
+                .iter()
+                .zip(&planned)
+                .filter(|(t, _)| !t.is_met())
+                .map(|(t, p)| (t.received(), p.quota.required()))
+                .min()
+                .unwrap_or((0, 0));
+            Err(CoordinatorError::Timeout { operation: "write", waited: started.elapsed(), received, required })
+        };
+        drop(trackers);
+        if (!failed.is_empty() || !unanswered.is_empty()) && self.hinted_handoff_enabled() {
+            let left = self.settings.timeouts.write.saturating_sub(started.elapsed());
+            let mutations: Vec<RowMutation> = planned.into_iter().map(|p| p.mutation).collect();
+            tokio::spawn(hint_unacknowledged(self.storage.clone(), mutations, failed, unanswered, remote, left));
         }
-        trace(|| format!("Write timed out: {unmet} mutation(s) short of consistency level {cl}"));
-        // The worst-off mutation decides what the client hears.
-        let (received, required) = trackers
-            .iter()
-            .zip(&planned)
-            .filter(|(t, _)| !t.is_met())
-            .map(|(t, p)| (t.received(), p.quota.required()))
-            .min()
-            .unwrap_or((0, 0));
-        Err(CoordinatorError::Timeout { operation: "write", waited: started.elapsed(), received, required })
+        outcome
     }
 
     /// Keeps `mutation` as a hint for each replica of `down` that may still get one (hinted
@@ -266,5 +290,51 @@ impl Coordinator {
             received,
             required: members.len(),
         })
+    }
+}
+
+/// After a write answered: waits, at most `left`, for the remote acknowledgements still
+/// outstanding (`unanswered`), and keeps a hint of its mutation for every replica that failed
+/// to acknowledge (`failed`, and those answering with a failure) or did not answer in time.
+async fn hint_unacknowledged(
+    storage: storage::engine::Storage,
+    mutations: Vec<RowMutation>,
+    mut failed: Vec<(usize, Endpoint)>,
+    mut unanswered: Vec<(usize, Endpoint)>,
+    mut remote: FuturesUnordered<Ack<'static>>,
+    left: std::time::Duration,
+) {
+    let deadline = tokio::time::sleep(left);
+    tokio::pin!(deadline);
+    while !unanswered.is_empty() {
+        tokio::select! {
+            next = remote.next() => match next {
+                Some((i, ep, ok)) => {
+                    unanswered.retain(|u| *u != (i, ep));
+                    if !ok {
+                        failed.push((i, ep));
+                    }
+                }
+                None => break,
+            },
+            _ = &mut deadline => break,
+        }
+    }
+    failed.append(&mut unanswered);
+    let kept = tokio::task::spawn_blocking(move || {
+        let mut kept = 0usize;
+        for (i, ep) in failed {
+            let Some(mutation) = mutations.get(i) else { continue };
+            match storage.store_hint(&crate::hints::target_key(ep), mutation) {
+                Ok(()) => kept += 1,
+                Err(e) => tracing::warn!(%ep, error = %e, "cannot keep a hint for a replica that did not acknowledge"),
+            }
+        }
+        kept
+    })
+    .await
+    .unwrap_or(0);
+    if kept > 0 {
+        tracing::debug!(hints = kept, "kept hints for replicas that did not acknowledge a write");
     }
 }
