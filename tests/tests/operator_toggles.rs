@@ -66,7 +66,12 @@ fn disablethrift_closes_the_port_and_open_connections_and_enablethrift_opens_it_
     // The open connections were closed: the idle one reads the end of its stream (a read
     // timeout would be an error here), the client's next call fails.
     let mut byte = [0u8; 1];
-    assert_eq!(idle.read(&mut byte).expect("the end of the stream"), 0);
+    // (A reset if disablethrift came before the node had accepted it from the backlog.)
+    match idle.read(&mut byte) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("the idle connection is still open after disablethrift: {other:?}"),
+    }
     assert!(read(&mut client, "k1").is_err(), "a call on a connection open before disablethrift");
     let info = node.tool(&["info"]).ok();
     assert_eq!(line_value(&info.stdout, "Thrift active"), "false", "{}", info.stdout);

@@ -361,8 +361,14 @@ mod tests {
         assert_eq!(server.local_addr().await, None);
         let refused = std::net::TcpStream::connect(addr).map(|_| ()).unwrap_err();
         assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused, "{refused}");
+        // Closed: the end of the stream, or a reset when the stop came before the accept loop
+        // had taken the connection from the listening socket's backlog.
         let end = tokio::task::spawn_blocking(move || open.read(&mut [0u8; 4]));
-        assert_eq!(end.await.unwrap().unwrap(), 0, "an open connection is closed");
+        match end.await.unwrap() {
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            other => panic!("an open connection is not closed: {other:?}"),
+        }
         assert!(!server.stop().await, "a second stop changes nothing");
 
         assert!(server.start().await.unwrap());
