@@ -7,9 +7,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::join_all;
+use futures::stream::{FuturesUnordered, StreamExt};
 use rand::Rng;
 use storage::data::{now_seconds, split_super, Cell, Row};
 use storage::dht::DecoratedKey;
@@ -35,6 +36,9 @@ struct PlannedRead {
     targets: Vec<Endpoint>,
     /// Live replicas not asked (candidates for background read repair).
     others: Vec<Endpoint>,
+    /// The nearest live replica not asked, asked for data if the targets are slow to answer
+    /// (speculative retry).
+    spare: Option<Endpoint>,
 }
 
 /// Which replicas a background read repair checks.
@@ -109,7 +113,8 @@ impl Coordinator {
                 // The answer check_alive and first_meeting would give, without their work.
                 only_local_meets(cl, &quota)?;
                 let key = DecoratedKey::new(token, command.key.clone());
-                planned.push(PlannedRead { command, key, targets: vec![self.membership.local()], others: Vec::new() });
+                let targets = vec![self.membership.local()];
+                planned.push(PlannedRead { command, key, targets, others: Vec::new(), spare: None });
                 continue;
             }
             let alive = read_replicas(map, &token, &self.membership, cl);
@@ -117,9 +122,10 @@ impl Coordinator {
             check_alive(cl, &quota, &alive, &self.membership)?;
             let targets = first_meeting(&quota, &alive, &self.membership);
             let mut others: Vec<Endpoint> = alive.into_iter().filter(|ep| !targets.contains(ep)).collect();
+            let spare = others.first().copied();
             if others.is_empty() {
                 // Nothing to repair in the background (always so with one replica): no draw.
-                planned.push(PlannedRead { command, key, targets, others });
+                planned.push(PlannedRead { command, key, targets, others, spare });
                 continue;
             }
             match self.read_repair_scope(&command) {
@@ -130,7 +136,7 @@ impl Coordinator {
                 }
                 None => others.clear(),
             }
-            planned.push(PlannedRead { command, key, targets, others });
+            planned.push(PlannedRead { command, key, targets, others, spare });
         }
         Ok(planned)
     }
@@ -151,18 +157,16 @@ impl Coordinator {
     }
 
     async fn read_one(&self, planned: PlannedRead) -> Result<Vec<Cell>> {
-        let PlannedRead { command, targets, others, .. } = planned;
+        let PlannedRead { command, targets, mut others, spare, .. } = planned;
         let started = Instant::now();
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
-        let (first, rest) = targets.split_first().ok_or(CoordinatorError::Unavailable {
-            cl: ConsistencyLevel::One,
-            required: 1,
-            alive: 0,
-        })?;
+        let Some((first, rest)) = targets.split_first() else {
+            return Err(CoordinatorError::Unavailable { cl: ConsistencyLevel::One, required: 1, alive: 0 });
+        };
         trace(|| format!("Reading data from {first}, digests from {rest:?}"));
-        let mut replies: Vec<Reply<'_>> = vec![self.ask(*first, &command, false)];
-        replies.extend(rest.iter().map(|ep| self.ask(*ep, &command, true)));
-        let answers = self.gather(replies, started, targets.len()).await?;
+        let spare = spare.zip(speculation_delay(&meta.def, self.settings.timeouts.read));
+        let (answers, targets) = self.gather_speculating(&command, &targets, spare, started).await?;
+        others.retain(|ep| !targets.contains(ep));
         trace(|| format!("Read answered by {} replica(s)", targets.len()));
         let mut answers = answers.into_iter();
         let data = match answers.next() {
@@ -194,6 +198,90 @@ impl Coordinator {
             self.repair_in_background(command.clone(), targets, others);
         }
         Ok(take_live(&meta.cmp, resolved, &command.filter, now))
+    }
+
+    /// The first replies of `targets` (the first asked for data, the others for digests) that
+    /// make as many answers as there are targets, one at least with data; with `spare`
+    /// `(replica, delay)`, the spare replica is asked for data too when the targets have not all
+    /// answered after the delay, or one of them failed (Cassandra's speculative retry: a replica
+    /// that hangs before the failure detector convicts it then costs the delay, not the read).
+    /// Returns the answers, data first, and who gave them, in the same order.
+    async fn gather_speculating(
+        &self,
+        command: &ReadCommand,
+        targets: &[Endpoint],
+        spare: Option<(Endpoint, Duration)>,
+        started: Instant,
+    ) -> Result<(Vec<ReadReply>, Vec<Endpoint>)> {
+        type Answer<'a> = Pin<Box<dyn Future<Output = (Endpoint, Result<ReadReply>)> + Send + 'a>>;
+        let ask = |ep: Endpoint, digest: bool| -> Answer<'_> {
+            let reply = self.ask(ep, command, digest);
+            Box::pin(async move { (ep, reply.await) })
+        };
+        let need = targets.len();
+        let mut pending: FuturesUnordered<Answer<'_>> =
+            targets.iter().enumerate().map(|(i, ep)| ask(*ep, i != 0)).collect();
+        let timeout = self.settings.timeouts.read.saturating_sub(started.elapsed());
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let (mut spare, delay) = match spare {
+            Some((ep, delay)) => (Some(ep), delay),
+            None => (None, timeout),
+        };
+        let speculate = tokio::time::sleep(delay);
+        tokio::pin!(speculate);
+        let mut got: Vec<(Endpoint, ReadReply)> = Vec::with_capacity(need + 1);
+        let mut failed: Option<CoordinatorError> = None;
+        loop {
+            if got.len() >= need && got.iter().any(|(_, r)| matches!(r, ReadReply::Data(_))) {
+                break;
+            }
+            if pending.is_empty() || failed.is_some() {
+                // Nothing more to wait for from those asked: the spare is the last chance.
+                match spare.take() {
+                    Some(ep) => {
+                        trace(|| format!("Asking {ep} for data: a replica asked failed"));
+                        pending.push(ask(ep, false));
+                        failed = None;
+                        continue;
+                    }
+                    None if pending.is_empty() => {
+                        return Err(failed.unwrap_or(CoordinatorError::Timeout {
+                            operation: "read",
+                            waited: started.elapsed(),
+                            received: got.len(),
+                            required: need,
+                        }));
+                    }
+                    None => {}
+                }
+            }
+            tokio::select! {
+                Some((ep, answer)) = pending.next() => match answer {
+                    Ok(reply) => got.push((ep, reply)),
+                    Err(e) => failed = Some(e),
+                },
+                _ = &mut speculate, if spare.is_some() => {
+                    if let Some(ep) = spare.take() {
+                        trace(|| format!("Asking {ep} for data: the replicas asked are slow to answer"));
+                        pending.push(ask(ep, false));
+                    }
+                }
+                _ = &mut deadline => {
+                    return Err(CoordinatorError::Timeout {
+                        operation: "read",
+                        waited: started.elapsed(),
+                        received: got.len(),
+                        required: need,
+                    });
+                }
+            }
+        }
+        // The data answer first, as the callers expect.
+        if let Some(pos) = got.iter().position(|(_, r)| matches!(r, ReadReply::Data(_))) {
+            got.swap(0, pos);
+        }
+        Ok(got.into_iter().map(|(ep, r)| (r, ep)).unzip())
     }
 
     /// `ep`'s answer to `command`: its data, or a digest of it.
@@ -438,5 +526,49 @@ pub(super) fn count_cells(cells: &[Cell], unit: CountUnit) -> usize {
             }
             n
         }
+    }
+}
+
+/// How long a read waits for the replicas asked before asking one more for data, from the
+/// column family's `speculative_retry` (Cassandra 2.0+): `NONE` never, `ALWAYS` at once, `Nms`
+/// after N milliseconds; the percentile forms (`99PERCENTILE`, the default) would need each
+/// column family's latency histogram, which is not kept: a tenth of the read timeout stands in
+/// for them.
+fn speculation_delay(def: &storage::schema::CfDef, read_timeout: Duration) -> Option<Duration> {
+    let fallback = read_timeout / 10;
+    let Some(setting) = def.speculative_retry.as_deref().map(str::trim) else {
+        return Some(fallback);
+    };
+    let upper = setting.to_ascii_uppercase();
+    if upper == "NONE" {
+        None
+    } else if upper == "ALWAYS" {
+        Some(Duration::ZERO)
+    } else if let Some(ms) = upper.strip_suffix("MS").and_then(|n| n.trim().parse::<f64>().ok()) {
+        Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+    } else {
+        Some(fallback)
+    }
+}
+
+#[cfg(test)]
+mod speculation_tests {
+    use super::*;
+
+    #[test]
+    fn the_speculative_retry_option_sets_the_delay() {
+        let timeout = Duration::from_secs(2);
+        let with = |setting: Option<&str>| {
+            let mut def = storage::schema::CfDef::new("ks", "cf");
+            def.speculative_retry = setting.map(str::to_string);
+            speculation_delay(&def, timeout)
+        };
+        assert_eq!(with(None), Some(Duration::from_millis(200)), "the default: a tenth of the timeout");
+        assert_eq!(with(Some("99PERCENTILE")), Some(Duration::from_millis(200)));
+        assert_eq!(with(Some("NONE")), None);
+        assert_eq!(with(Some("none")), None);
+        assert_eq!(with(Some("ALWAYS")), Some(Duration::ZERO));
+        assert_eq!(with(Some("50ms")), Some(Duration::from_millis(50)));
+        assert_eq!(with(Some("2.5ms")), Some(Duration::from_micros(2500)));
     }
 }
