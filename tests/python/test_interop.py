@@ -246,6 +246,13 @@ class InteropTest(unittest.TestCase):
             with self.assertRaises(InvalidRequestException) as e:
                 c.set_keyspace("NoSuchKeyspace")
             self.assertIn("NoSuchKeyspace", e.exception.why)
+        # An exception leaving the client's block is still the server's exception.
+        with self.assertRaises(InvalidRequestException):
+            with self.client() as c:
+                c.insert(b"", ColumnParent(column_family="Standard1"), col(b"a", b"v"), ONE)
+        with self.assertRaises(InvalidRequestException):
+            with connect(HOST, PORT, keyspace="NoSuchKeyspace"):
+                pass
 
 
 if __name__ == "__main__":
