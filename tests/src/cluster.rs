@@ -82,6 +82,23 @@ pub fn wait_until_gone(nodes: &[Node], address: &str, remaining: usize) {
     }
 }
 
+/// `n` nodes named `cluster_name` with evenly spaced tokens, and keyspace `keyspace` at `rf`
+/// with one column family `Kv` (UTF8Type, read repair off, so that only the mechanism a test
+/// looks at can bring a row to a replica).
+pub fn nodes_with_kv_keyspace(n: usize, cluster_name: &str, keyspace: &str, rf: u32) -> Vec<Node> {
+    let tokens = random_partitioner_tokens(n);
+    let nodes = start_cluster(n, |i| Config {
+        cluster_name: cluster_name.into(),
+        initial_token: tokens[i].clone(),
+        ..Config::random()
+    });
+    wait_for_ring(&nodes, n, Duration::from_secs(60));
+    let mut admin = nodes[0].client();
+    let kv = without_read_repair(cf_def(keyspace, "Kv", "UTF8Type"));
+    ok("add keyspace", admin.system_add_keyspace(ks_def(keyspace, rf, vec![kv])));
+    nodes
+}
+
 /// Three nodes with evenly spaced tokens and `RingDelayInMillis` 1000, and keyspace `keyspace`
 /// at RF 2 whose column family `Kv` (read repair off) holds `rows` rows `k0`, `k1`, ... written
 /// at ALL, each with column `c` = `v`: a ring to take a node out of.

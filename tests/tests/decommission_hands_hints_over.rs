@@ -11,14 +11,6 @@ use thrift_idl as t;
 const KS: &str = "Hh";
 const ROWS: usize = 150;
 
-fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
-    match c.get(b(key), path("Kv", b("c")), ONE) {
-        Ok(cosc) => cosc.column.and_then(|c| c.value),
-        Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,
-        Err(e) => panic!("get({key}): {e:?}"),
-    }
-}
-
 #[test]
 fn a_decommissioned_coordinator_hands_its_hints_over() {
     let tokens = random_partitioner_tokens(3);

@@ -7,21 +7,12 @@
 use std::time::Duration;
 
 use e2e::*;
-use thrift_idl as t;
 
 const KS: &str = "Handoff";
 /// How long a node may take to see the other down or up again.
 const MARKED: Duration = Duration::from_secs(30);
 /// Longer than a few rounds of hint delivery (every 2 s) after the replica is seen up.
 const DELIVERY_ROUNDS: Duration = Duration::from_secs(6);
-
-fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
-    match c.get(b(key), path("Kv", b("c")), ONE) {
-        Ok(cosc) => cosc.column.and_then(|c| c.value),
-        Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,
-        Err(e) => panic!("get({key}): {e:?}"),
-    }
-}
 
 fn keys(prefix: &str) -> Vec<String> {
     (0..20).map(|i| format!("{prefix}{i}")).collect()
@@ -59,19 +50,7 @@ fn handoff_status(node: &Node) -> String {
 
 #[test]
 fn handoff_can_be_disabled_paused_and_its_hints_truncated() {
-    let tokens = random_partitioner_tokens(2);
-    let mut nodes = start_cluster(2, |i| Config {
-        cluster_name: "Handoff Toggles".into(),
-        initial_token: tokens[i].clone(),
-        ..Config::random()
-    });
-    wait_for_ring(&nodes, 2, MARKED);
-    let mut admin = nodes[0].client();
-    ok(
-        "add keyspace",
-        admin.system_add_keyspace(ks_def(KS, 2, vec![without_read_repair(cf_def(KS, "Kv", "UTF8Type"))])),
-    );
-    drop(admin);
+    let mut nodes = nodes_with_kv_keyspace(2, "Handoff Toggles", KS, 2);
     assert_eq!(handoff_status(&nodes[0]), "Hinted handoff is running\n");
 
     // Disabled: writes while node 2 is down keep no hint for it.

@@ -7,33 +7,12 @@
 use std::time::Duration;
 
 use e2e::*;
-use thrift_idl as t;
 
 const KS: &str = "Unacked";
 
-fn value_at_one(c: &mut Client, key: &str) -> Option<Vec<u8>> {
-    match c.get(b(key), path("Kv", b("c")), ONE) {
-        Ok(cosc) => cosc.column.and_then(|c| c.value),
-        Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,
-        Err(e) => panic!("get({key}): {e:?}"),
-    }
-}
-
 #[test]
 fn a_replica_killed_before_it_is_marked_down_gets_its_writes_by_hints() {
-    let tokens = random_partitioner_tokens(2);
-    let mut nodes = start_cluster(2, |i| Config {
-        cluster_name: "Unacknowledged Writes".into(),
-        initial_token: tokens[i].clone(),
-        ..Config::random()
-    });
-    wait_for_ring(&nodes, 2, Duration::from_secs(30));
-    let mut admin = nodes[0].client();
-    ok(
-        "add keyspace",
-        admin.system_add_keyspace(ks_def(KS, 2, vec![without_read_repair(cf_def(KS, "Kv", "UTF8Type"))])),
-    );
-    drop(admin);
+    let mut nodes = nodes_with_kv_keyspace(2, "Unacknowledged Writes", KS, 2);
 
     // Node 2 dies without a word; node 1 still holds it alive when the writes come.
     nodes[1].kill9();

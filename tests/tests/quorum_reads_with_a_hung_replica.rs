@@ -14,16 +14,8 @@ const QUORUM: t::ConsistencyLevel = t::ConsistencyLevel::QUORUM;
 
 #[test]
 fn quorum_reads_go_on_while_a_replica_hangs_unconvicted() {
-    let tokens = random_partitioner_tokens(3);
-    let mut nodes = start_cluster(3, |i| Config {
-        cluster_name: "Hung Replica".into(),
-        initial_token: tokens[i].clone(),
-        ..Config::random()
-    });
-    wait_for_ring(&nodes, 3, Duration::from_secs(60));
-    let mut c = nodes[0].client();
-    ok("add keyspace", c.system_add_keyspace(ks_def(KS, 3, vec![without_read_repair(cf_def(KS, "Kv", "UTF8Type"))])));
-    ok("set_keyspace", c.set_keyspace(KS.into()));
+    let mut nodes = nodes_with_kv_keyspace(3, "Hung Replica", KS, 3);
+    let mut c = nodes[0].client_in(KS);
     let keys: Vec<String> = (0..12).map(|i| format!("h{i}")).collect();
     for k in &keys {
         ok("insert at ALL", c.insert(b(k), parent("Kv"), column(b("c"), b(k), ts()), t::ConsistencyLevel::ALL));

@@ -14,15 +14,20 @@ use crate::mutation::RowMutation;
 use crate::schema::{CfDef, KeyspaceDef};
 use crate::sstable;
 
-fn config(dir: &Path) -> StorageConfig {
+/// An engine's configuration under `dir` (Murmur3, no automatic compaction) whose keyspace
+/// `ks` has the column families `cfs`; the engine's unit tests share it.
+pub(super) fn config_with(dir: &Path, cfs: &[&str]) -> StorageConfig {
     let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     c.partitioner = Partitioner::Murmur3;
     c.auto_compaction = false;
     let mut ks = KeyspaceDef::new("ks");
-    ks.cf_defs.push(CfDef::new("ks", "cf"));
-    ks.cf_defs.push(CfDef::new("ks", "idle"));
+    ks.cf_defs.extend(cfs.iter().map(|cf| CfDef::new("ks", *cf)));
     c.initial_keyspaces = vec![ks];
     c
+}
+
+fn config(dir: &Path) -> StorageConfig {
+    config_with(dir, &["cf", "idle"])
 }
 
 fn put(s: &Storage, key: &str, columns: usize) {

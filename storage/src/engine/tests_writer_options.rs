@@ -10,9 +10,7 @@ use parking_lot::Mutex;
 
 use super::{Storage, StorageConfig};
 use crate::data::Cell;
-use crate::dht::Partitioner;
 use crate::mutation::RowMutation;
-use crate::schema::{CfDef, KeyspaceDef};
 use crate::sstable::{format, Component, SsTableReader};
 
 /// Bytes of value per cell; the wide partition's cells take a little more each, encoded.
@@ -21,13 +19,7 @@ const VALUE_BYTES: usize = 300;
 const WIDE_CELLS: usize = 64;
 
 fn config(dir: &Path) -> StorageConfig {
-    let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
-    c.partitioner = Partitioner::Murmur3;
-    c.auto_compaction = false;
-    let mut ks = KeyspaceDef::new("ks");
-    ks.cf_defs.push(CfDef::new("ks", "cf"));
-    c.initial_keyspaces = vec![ks];
-    c
+    super::tests_flush::config_with(dir, &["cf"])
 }
 
 /// Writes the wide partition `wide` (at `timestamp`) and the one-cell partition `narrow`.
