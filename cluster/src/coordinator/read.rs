@@ -539,12 +539,17 @@ fn speculation_delay(def: &storage::schema::CfDef, read_timeout: Duration) -> Op
     let Some(setting) = def.speculative_retry.as_deref().map(str::trim) else {
         return Some(fallback);
     };
-    let upper = setting.to_ascii_uppercase();
-    if upper == "NONE" {
+    // Checked on every read with a spare replica: no allocation.
+    let millis = setting
+        .len()
+        .checked_sub(2)
+        .filter(|&at| setting.is_char_boundary(at) && setting[at..].eq_ignore_ascii_case("ms"))
+        .and_then(|at| setting[..at].trim().parse::<f64>().ok());
+    if setting.eq_ignore_ascii_case("NONE") {
         None
-    } else if upper == "ALWAYS" {
+    } else if setting.eq_ignore_ascii_case("ALWAYS") {
         Some(Duration::ZERO)
-    } else if let Some(ms) = upper.strip_suffix("MS").and_then(|n| n.trim().parse::<f64>().ok()) {
+    } else if let Some(ms) = millis {
         Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
     } else {
         Some(fallback)

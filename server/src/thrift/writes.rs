@@ -112,25 +112,32 @@ fn validated_batch(
         for cf in mutation_map.values().flat_map(|cfs| cfs.keys()) {
             if let Ok(meta) = c.cf_metadata(ks, cf) {
                 if validate_counter_cf(&meta).is_ok() {
-                    counter_write_consistency(cl, &meta)?;
+                    check_counter_level(level, &meta)?;
                 }
             }
         }
     }
-    let cl = write_consistency(cl)?;
+    level.validate_for_write().map_err(ire)?;
     let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
-    Ok((mutations, cl))
+    Ok((mutations, level))
 }
 
 /// 3.11's `validateCounterForWrite`: the levels an increment or a counter removal cannot use.
-fn counter_write_consistency(cl: t::ConsistencyLevel, meta: &CfMetadata) -> TResult<ConsistencyLevel> {
-    match consistency_level(cl)? {
+fn check_counter_level(level: ConsistencyLevel, meta: &CfMetadata) -> TResult<()> {
+    match level {
         ConsistencyLevel::Any => {
             Err(ire(format!("Consistency level ANY is not yet supported for counter table {}", meta.name())))
         }
         level if level.is_serial() => Err(ire("Counter operations are inherently non-serializable")),
-        level => Ok(level),
+        _ => Ok(()),
     }
+}
+
+/// A counter write's consistency level, checked as 3.11 checks it.
+fn counter_write_consistency(cl: t::ConsistencyLevel, meta: &CfMetadata) -> TResult<ConsistencyLevel> {
+    let level = consistency_level(cl)?;
+    check_counter_level(level, meta)?;
+    Ok(level)
 }
 
 /// Cassandra's answer to an insert or add into a super column family without a super column.
