@@ -526,6 +526,10 @@ pub struct CfStats {
     /// Over the live SSTables; `None` when there is no SSTable or no cell.
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
+    /// Under leveled compaction: per level (0 to 8), its SSTables and how many it should hold
+    /// at most. Empty under other strategies.
+    #[serde(default)]
+    pub sstables_in_each_level: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1054,6 +1058,7 @@ mod tests {
                     compactions: 0,
                     min_timestamp: Some(1),
                     max_timestamp: Some(2),
+                    sstables_in_each_level: vec![(1, 4), (3, 10)],
                 }],
             }],
         };

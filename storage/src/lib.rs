@@ -37,5 +37,5 @@ pub mod schema_rules;
 pub mod sstable;
 pub mod system;
 
-pub use compaction::{CleanupSummary, CompactionInfo, ScrubSummary};
+pub use compaction::{CleanupSummary, CompactionInfo, CompactionOptions, ScrubSummary};
 pub use error::{Result, StorageError};

@@ -490,6 +490,7 @@ fn cf_stats_of(s: EngineCfStats) -> CfStats {
     CfStats {
         name: s.name,
         sstable_count: s.sstable_count,
+        sstables_in_each_level: s.sstables_in_each_level,
         space_used_live: s.disk_bytes,
         data_bytes: s.data_bytes,
         key_estimate: s.key_estimate,

@@ -42,6 +42,9 @@ pub struct CfStats {
     /// Oldest and newest cell timestamps in the SSTables.
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
+    /// Under leveled compaction: per level (0 to 8), its SSTables and how many it should hold
+    /// at most. Empty under other strategies.
+    pub sstables_in_each_level: Vec<(u64, u64)>,
 }
 
 /// [`Storage::write_memtable`] for callers without a `Storage` (commit log replay).
@@ -287,7 +290,8 @@ impl Storage {
         writer_options(&self.inner.config)
     }
 
-    /// Flushes, then merges every SSTable of the column family into one.
+    /// Flushes, then merges every SSTable of the column family: into one, or under leveled
+    /// compaction into SSTables of its size, filling level 1, then 2, and so on.
     pub fn major_compact(&self, keyspace: &str, cf: &str) -> Result<()> {
         let store = self.store(keyspace, cf)?;
         self.flush_store(&store)?;
@@ -297,6 +301,13 @@ impl Storage {
             compaction::compact_all(&self.compaction_env(), &index.store)?;
         }
         Ok(())
+    }
+
+    /// Runs, on this thread, the compactions the column family's strategy asks for now, as the
+    /// background worker would after a flush (which it does not while auto-compaction is off).
+    pub fn compact_due(&self, keyspace: &str, cf: &str) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        compaction::compact_if_needed(&self.compaction_env(), &store)
     }
 
     /// Drops the partitions outside `owned` from the column family (cleanup, after the node gave
@@ -451,6 +462,7 @@ impl Storage {
             write_micros: c.write_micros.load(Ordering::Relaxed),
             min_timestamp: sstables.iter().map(|s| s.metadata().min_timestamp).filter(|&t| t != i64::MAX).min(),
             max_timestamp: sstables.iter().map(|s| s.metadata().max_timestamp).filter(|&t| t != i64::MIN).max(),
+            sstables_in_each_level: compaction::sstables_in_each_level(&store),
         })
     }
 

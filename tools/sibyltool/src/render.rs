@@ -236,6 +236,15 @@ pub fn cf_stats(r: &CfStatsResult) -> String {
                 let _ = writeln!(s, "\t\t{k}: {v}");
             };
             row("SSTable count", cf.sstable_count.to_string());
+            if !cf.sstables_in_each_level.is_empty() {
+                // Cassandra's form: a level over its capacity shows as count/capacity.
+                let levels: Vec<String> = cf
+                    .sstables_in_each_level
+                    .iter()
+                    .map(|&(n, max)| if n > max { format!("{n}/{max}") } else { n.to_string() })
+                    .collect();
+                row("SSTables in each level", format!("[{}]", levels.join(", ")));
+            }
             row("Space used (live)", cf.space_used_live.to_string());
             row("Space used (total)", cf.space_used_live.to_string());
             row("Data size (Data components)", cf.data_bytes.to_string());
@@ -707,6 +716,7 @@ mod tests {
             compactions: 0,
             min_timestamp: Some(1),
             max_timestamp: None,
+            sstables_in_each_level: Vec::new(),
         };
         let r = CfStatsResult {
             keyspaces: vec![KeyspaceStats {

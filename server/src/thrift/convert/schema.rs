@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use storage::marshal::AbstractType;
 use storage::schema::{self, ColumnType, IndexType};
+use storage::CompactionOptions;
 use thrift::OrderedFloat;
 use thrift_idl as t;
 
@@ -86,15 +87,20 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
         cf.max_compaction_threshold = v;
     }
     if let Some(v) = d.compaction_strategy {
-        cf.compaction_strategy = full_class_name(&v, "org.apache.cassandra.db.compaction");
-        if !cf.compaction_strategy.ends_with("SizeTieredCompactionStrategy") {
-            return Err(format!(
-                "compaction_strategy {} is not supported yet (only SizeTieredCompactionStrategy)",
-                cf.compaction_strategy
-            ));
-        }
+        cf.compaction_strategy = CompactionOptions::full_class_name(&v);
     }
     cf.compaction_strategy_options = d.compaction_strategy_options.unwrap_or_default();
+    // Checked here, as read_repair_chance is: a stored definition that an older build accepted
+    // must still load.
+    CompactionOptions::parse(&cf.compaction_strategy, &cf.compaction_strategy_options)?;
+    // Cassandra 3's place for the thresholds is the options; they win over the fields.
+    for (key, field) in
+        [("min_threshold", &mut cf.min_compaction_threshold), ("max_threshold", &mut cf.max_compaction_threshold)]
+    {
+        if let Some(v) = cf.compaction_strategy_options.get(key).and_then(|v| v.trim().parse().ok()) {
+            *field = v;
+        }
+    }
     cf.compression_options = d.compression_options.unwrap_or_default();
     cf.bloom_filter_fp_chance = d.bloom_filter_fp_chance.map(|v| v.0);
     if let Some(v) = d.bloom_filter_fp_chance {

@@ -1,9 +1,14 @@
-//! Size-tiered compaction: merges SSTables of similar size into one, dropping shadowed data and
-//! tombstones past gc_grace_seconds.
+//! Compaction: merges SSTables, dropping shadowed data and tombstones past gc_grace_seconds.
+//! Which SSTables merge, and into how many SSTables at which level, is the column family's
+//! strategy's choice (`plan`: size-tiered, leveled or time-window, as Cassandra's); this module
+//! runs what it chose.
 //!
-//! Crash safety: the output SSTable becomes visible only once complete (the writer's commit
-//! point) and names its inputs as ancestors; inputs still present at start-up next to a
-//! complete output are deleted then (see `sstable::cleanup_leftovers`).
+//! Crash safety: an output SSTable becomes visible only once complete (the writer's commit
+//! point). A compaction writing several outputs finishes them in order, and only the last names
+//! the inputs as ancestors: inputs still present at start-up next to a complete output naming
+//! them are deleted then (see `sstable::cleanup_leftovers`); after a crash before the last
+//! output, the inputs stay, next to a partial copy of their data, which reads merge as any
+//! duplicate and a later compaction removes.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,6 +23,12 @@ use crate::dht::{DecoratedKey, Range, Token};
 use crate::error::{Result, StorageError};
 use crate::filter::compact_row;
 use crate::sstable::{SsTableReader, SsTableWriter, WriterOptions};
+
+pub mod options;
+mod plan;
+
+pub use options::{CompactionOptions, Strategy};
+use plan::{Output, Placement};
 
 /// What a compaction needs from the engine running it, and nothing more.
 pub(crate) struct CompactionEnv<'a> {
@@ -119,78 +130,130 @@ impl Drop for ActiveGuard<'_> {
 }
 
 /// How many compactions the column family is due, as Cassandra's `pending tasks` estimates
-/// them: its size tiers with at least the minimum threshold of SSTables not being compacted.
+/// them for its strategy.
 pub(crate) fn pending_tasks(store: &ColumnFamilyStore) -> u64 {
     let def = &store.metadata().def;
-    let min = def.min_compaction_threshold;
-    if min <= 0 || def.max_compaction_threshold <= 0 {
-        return 0;
-    }
-    size_tiers(candidates(store)).iter().filter(|t| t.len() >= min as usize).count() as u64
+    let Some(thresholds) = thresholds(def) else { return 0 };
+    plan::pending(&facts(store), &CompactionOptions::of(def), thresholds)
 }
 
-/// The SSTables no compaction is working on, with their sizes, for [`size_tiers`].
-fn candidates(store: &ColumnFamilyStore) -> Vec<(u64, Arc<SsTableReader>)> {
+/// Under leveled compaction: per level (0 to 8), its SSTables and the most it should hold
+/// (Cassandra's `cfstats` line). Empty under other strategies.
+pub(crate) fn sstables_in_each_level(store: &ColumnFamilyStore) -> Vec<(u64, u64)> {
+    match CompactionOptions::of(&store.metadata().def).strategy {
+        Strategy::Leveled { fanout, .. } => plan::level_counts(&facts(store), fanout),
+        _ => Vec::new(),
+    }
+}
+
+/// (min, max) SSTables per merge; `None` when background compaction is off for the column
+/// family (a threshold of 0).
+fn thresholds(def: &crate::schema::CfDef) -> Option<(usize, usize)> {
+    let (min, max) = (def.min_compaction_threshold, def.max_compaction_threshold);
+    (min > 0 && max > 0).then_some((min as usize, max as usize))
+}
+
+/// What the strategies look at of each SSTable of the column family.
+fn facts(store: &ColumnFamilyStore) -> Vec<plan::Facts> {
     let busy = store.compacting.lock();
+    let now = std::time::SystemTime::now();
     store
         .sstables()
-        .into_iter()
-        .filter(|s| !busy.contains(&s.descriptor().generation))
-        .map(|s| (s.data_size(), s))
+        .iter()
+        .map(|s| {
+            let m = s.metadata();
+            let written = std::fs::metadata(s.descriptor().path(crate::sstable::Component::Statistics))
+                .and_then(|f| f.modified())
+                .ok();
+            plan::Facts {
+                generation: s.descriptor().generation,
+                first: m.first_key.clone(),
+                last: m.last_key.clone(),
+                bytes: s.data_size(),
+                level: m.level,
+                max_timestamp: m.max_timestamp,
+                min_timestamp: m.min_timestamp,
+                max_local_deletion_time: m.max_local_deletion_time,
+                cells: m.cell_count,
+                tombstones: m.tombstone_count,
+                age_seconds: written.and_then(|w| now.duration_since(w).ok()).map_or(0, |d| d.as_secs()),
+                busy: busy.contains(&s.descriptor().generation),
+            }
+        })
         .collect()
 }
 
-/// SSTables below this size all count as one tier.
-const SMALL_SSTABLE_BYTES: u64 = 50 << 20;
-
-/// Groups SSTables of similar size: each tier holds sizes within half to one and a half times
-/// its average (all small ones share a tier).
-pub fn size_tiers(mut sstables: Vec<(u64, Arc<SsTableReader>)>) -> Vec<Vec<Arc<SsTableReader>>> {
-    sstables.sort_by_key(|(size, _)| *size);
-    // (average size, members with their sizes)
-    type Tier = (u64, Vec<(u64, Arc<SsTableReader>)>);
-    let mut tiers: Vec<Tier> = Vec::new();
-    for (size, s) in sstables {
-        let fits = tiers.last().is_some_and(|(avg, members)| {
-            let avg = *avg;
-            (size as f64 >= avg as f64 * 0.5 && size as f64 <= avg as f64 * 1.5)
-                || (size < SMALL_SSTABLE_BYTES && avg < SMALL_SSTABLE_BYTES && !members.is_empty())
-        });
-        if fits {
-            if let Some((avg, members)) = tiers.last_mut() {
-                members.push((size, s));
-                *avg = members.iter().map(|(sz, _)| *sz).sum::<u64>() / members.len() as u64;
-            }
-        } else {
-            tiers.push((size, vec![(size, s)]));
-        }
-    }
-    tiers.into_iter().map(|(_, m)| m.into_iter().map(|(_, s)| s).collect()).collect()
+/// The live SSTables with these generations (fewer if some went meanwhile).
+fn by_generation(store: &ColumnFamilyStore, generations: &[u64]) -> Vec<Arc<SsTableReader>> {
+    let live = store.sstables();
+    generations.iter().filter_map(|g| live.iter().find(|s| s.descriptor().generation == *g).cloned()).collect()
 }
 
-/// Runs size-tiered compactions until no tier has enough SSTables.
+/// Runs the compactions the column family's strategy asks for, until it asks for none. A
+/// tombstone purge of one SSTable ends the pass: it may purge nothing yet, and would be asked
+/// for again at once.
 pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
     loop {
         if env.stopping() {
             return Ok(());
         }
         let def = &store.metadata().def;
-        let (min, max) = (def.min_compaction_threshold, def.max_compaction_threshold);
-        if min <= 0 || max <= 0 {
+        let options = CompactionOptions::of(def);
+        let Some(thresholds) = thresholds(def).filter(|_| options.enabled) else {
             return Ok(()); // compaction disabled for this column family
-        }
-        let Some(mut tier) = size_tiers(candidates(store)).into_iter().find(|t| t.len() >= min as usize) else {
+        };
+        let gc_before = now_seconds().saturating_sub(store.gc_grace_seconds());
+        let memtable_min = store.memtable_snapshot().iter().map(|m| m.min_timestamp()).min().unwrap_or(i64::MAX);
+        let Some(next) = plan::next(&facts(store), &options, thresholds, gc_before, memtable_min) else {
             return Ok(());
         };
-        tier.truncate(max as usize);
-        if !reserve(store, &tier) {
-            return Ok(());
+        match next {
+            plan::Plan::Merge { inputs, output } => {
+                let inputs = by_generation(store, &inputs);
+                if inputs.is_empty() || !reserve(store, &inputs) {
+                    return Ok(());
+                }
+                compact(env, store, inputs, &|_| true, true, output)?;
+            }
+            plan::Plan::PurgeTombstones { input, level } => {
+                let inputs = by_generation(store, &[input]);
+                if inputs.is_empty() || !reserve(store, &inputs) {
+                    return Ok(());
+                }
+                let output = Output { level: Placement::At(level), max_sstable_bytes: None };
+                compact(env, store, inputs, &|_| true, true, output)?;
+                return Ok(());
+            }
+            plan::Plan::Drop(generations) => {
+                let expired = by_generation(store, &generations);
+                if expired.is_empty() || !reserve(store, &expired) {
+                    return Ok(());
+                }
+                let result = drop_expired(store, &expired);
+                let mut busy = store.compacting.lock();
+                for s in &expired {
+                    busy.remove(&s.descriptor().generation);
+                }
+                result?;
+            }
         }
-        compact(env, store, tier, &|_| true, true)?;
     }
 }
 
-/// Merges every SSTable of the column family (major compaction).
+/// Deletes reserved SSTables whose content all expired (see `plan::Plan::Drop`).
+fn drop_expired(store: &ColumnFamilyStore, expired: &[Arc<SsTableReader>]) -> Result<()> {
+    let generations: Vec<u64> = expired.iter().map(|s| s.descriptor().generation).collect();
+    store.sstables.write().retain(|s| !generations.contains(&s.descriptor().generation));
+    for s in expired {
+        s.delete_files()?;
+        info!(keyspace = %store.keyspace, cf = %store.name, file = %s.descriptor().path(crate::sstable::Component::Data).display(),
+              "dropped an SSTable whose data all expired");
+    }
+    Ok(())
+}
+
+/// Merges every SSTable of the column family (major compaction): into one SSTable, or under
+/// the leveled strategy into SSTables of its size filling level 1, then 2, and so on.
 pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
     let inputs = store.sstables();
     if inputs.is_empty() {
@@ -199,7 +262,13 @@ pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -
     if !reserve(store, &inputs) {
         return Err(already_compacting(store));
     }
-    compact(env, store, inputs, &|_| true, true)
+    let output = match CompactionOptions::of(&store.metadata().def).strategy {
+        Strategy::Leveled { sstable_size, fanout } => {
+            Output { level: Placement::Fill { fanout }, max_sstable_bytes: Some(sstable_size) }
+        }
+        _ => Output::ONE_SSTABLE,
+    };
+    compact(env, store, inputs, &|_| true, true, output)
 }
 
 /// What cleanup did to a column family's SSTables.
@@ -230,7 +299,8 @@ pub(crate) fn cleanup(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>, owned
         if !reserve(store, std::slice::from_ref(&sstable)) {
             return Err(already_compacting(store));
         }
-        compact(env, store, vec![sstable], &keep, false)?;
+        let output = Output { level: Placement::At(sstable.metadata().level), max_sstable_bytes: None };
+        compact(env, store, vec![sstable], &keep, false, output)?;
         summary.rewritten += 1;
     }
     Ok(summary)
@@ -310,7 +380,8 @@ fn scrub_one(
     let millis = crate::data::now_micros() / 1000;
     let generation = sstable.descriptor().generation;
     crate::engine::snapshot_store(store, &format!("{millis}-pre-scrub-{}-{generation}", store.name), false)?;
-    let mut writer = SsTableWriter::create(store.new_descriptor(), readable as usize, env.writer_options.clone())?;
+    let options = WriterOptions { level: sstable.metadata().level, ..env.writer_options.clone() };
+    let mut writer = SsTableWriter::create(store.new_descriptor(), readable as usize, options)?;
     let written = (|| {
         let mut scan = sstable.scan(None)?.past_damaged_partitions();
         while let Some(item) = scan.next() {
@@ -389,6 +460,7 @@ fn compact(
     inputs: Vec<Arc<SsTableReader>>,
     keep: &dyn Fn(&DecoratedKey) -> bool,
     may_snapshot: bool,
+    output: Output,
 ) -> Result<()> {
     let result = (|| {
         if env.snapshot_before && may_snapshot {
@@ -397,7 +469,7 @@ fn compact(
             crate::engine::snapshot_store(store, &format!("{millis}-compact-{}-{first}", store.name), false)?;
         }
         let kind = if may_snapshot { "Compaction" } else { "Cleanup" };
-        compact_reserved(env, store, &inputs, keep, kind)
+        compact_reserved(env, store, &inputs, keep, kind, output)
     })();
     let mut busy = store.compacting.lock();
     for s in &inputs {
@@ -412,6 +484,7 @@ fn compact_reserved(
     inputs: &[Arc<SsTableReader>],
     keep: &dyn Fn(&DecoratedKey) -> bool,
     kind: &'static str,
+    output: Output,
 ) -> Result<()> {
     let started = Instant::now();
     let progress = env.active.start(kind, store, inputs);
@@ -436,9 +509,12 @@ fn compact_reserved(
             && !memtables.iter().any(|m| m.min_timestamp() <= max_tombstone && m.contains(key))
     };
 
-    let expected: usize = inputs.iter().map(|s| s.metadata().key_count as usize).sum();
-    let desc = store.new_descriptor();
-    let mut writer = SsTableWriter::create(desc, expected, env.writer_options.clone())?;
+    let replay_position = inputs
+        .iter()
+        .map(|s| (s.metadata().replay_position.segment_id, s.metadata().replay_position.offset))
+        .max()
+        .unwrap_or((0, 0));
+    let mut outputs = Outputs::new(env, store, inputs, output, replay_position);
     let throttle = Throttle::new(env.throughput_mb_per_sec);
     let mut written_rows = 0u64;
     let merged = (|| {
@@ -456,50 +532,134 @@ fn compact_reserved(
             let row = compact_row(&store.cmp, row, now, gc_before, purge);
             if !row.is_empty() {
                 throttle.pace(row.size() as u64);
-                writer.append(&key, &row)?;
+                outputs.append(&key, &row)?;
                 written_rows += 1;
             }
         }
         Ok(())
     })();
-    if let Err(e) = merged {
-        writer.abort();
-        return Err(e);
-    }
-    let replay_position = inputs
-        .iter()
-        .map(|s| (s.metadata().replay_position.segment_id, s.metadata().replay_position.offset))
-        .max()
-        .unwrap_or((0, 0));
-    let output = if written_rows > 0 {
-        Some(Arc::new(writer.finish(replay_position, input_gens.clone(), env.cache)?))
-    } else {
-        writer.abort();
-        None
+    let finished = match merged {
+        Ok(()) => outputs.finish(input_gens.clone()),
+        Err(e) => {
+            outputs.abort();
+            return Err(e);
+        }
     };
+    let finished = finished?;
 
-    // Swap inputs for the output, unless a truncate removed the inputs meanwhile.
+    // Swap inputs for the outputs, unless a truncate removed the inputs meanwhile.
     {
         let mut live = store.sstables.write();
         if !input_gens.iter().all(|g| live.iter().any(|s| s.descriptor().generation == *g)) {
             drop(live);
-            if let Some(o) = output {
+            for o in finished {
                 o.delete_files()?;
             }
             return Ok(());
         }
         live.retain(|s| !input_gens.contains(&s.descriptor().generation));
-        if let Some(o) = &output {
-            live.push(o.clone());
-        }
+        live.extend(finished.iter().cloned());
     }
     for s in inputs {
         s.delete_files()?;
     }
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);
-    info!(keyspace = %store.keyspace, cf = %store.name, inputs = inputs.len(), rows = written_rows,
+    info!(keyspace = %store.keyspace, cf = %store.name, inputs = inputs.len(), outputs = finished.len(), rows = written_rows,
           elapsed_ms = started.elapsed().as_millis() as u64, "compacted");
     Ok(())
+}
+
+/// The SSTables a compaction writes: one, or a new one each time the current one holds
+/// `max_sstable_bytes`, at the levels its [`Output`] says.
+struct Outputs<'a> {
+    env: &'a CompactionEnv<'a>,
+    store: &'a ColumnFamilyStore,
+    shape: Output,
+    replay_position: (u64, u64),
+    /// Partitions expected per output, for its bloom filter.
+    expected_keys: usize,
+    /// Complete outputs, not yet live (none names the inputs as ancestors).
+    done: Vec<Arc<SsTableReader>>,
+    current: Option<SsTableWriter>,
+    /// Under `Placement::Fill`: the level being filled and the SSTables given to it so far.
+    filling: (u32, u64),
+}
+
+impl<'a> Outputs<'a> {
+    fn new(
+        env: &'a CompactionEnv<'a>,
+        store: &'a ColumnFamilyStore,
+        inputs: &[Arc<SsTableReader>],
+        shape: Output,
+        replay_position: (u64, u64),
+    ) -> Outputs<'a> {
+        let keys: u64 = inputs.iter().map(|s| s.metadata().key_count).sum();
+        let bytes: u64 = inputs.iter().map(|s| s.data_size()).sum::<u64>().max(1);
+        let expected_keys = match shape.max_sstable_bytes {
+            Some(max) if max < bytes => (keys as u128 * u128::from(max) / u128::from(bytes)) as usize + 1,
+            _ => keys as usize,
+        };
+        Outputs { env, store, shape, replay_position, expected_keys, done: Vec::new(), current: None, filling: (1, 0) }
+    }
+
+    fn append(&mut self, key: &DecoratedKey, row: &Row) -> Result<()> {
+        let full = match (&self.current, self.shape.max_sstable_bytes) {
+            (Some(w), Some(max)) => w.data_position() >= max,
+            _ => false,
+        };
+        if full {
+            if let Some(w) = self.current.take() {
+                self.done.push(Arc::new(w.finish(self.replay_position, Vec::new(), self.env.cache)?));
+            }
+        }
+        let writer = match &mut self.current {
+            Some(w) => w,
+            None => {
+                let options = WriterOptions { level: self.next_level(), ..self.env.writer_options.clone() };
+                let w = SsTableWriter::create(self.store.new_descriptor(), self.expected_keys, options)?;
+                self.current.insert(w)
+            }
+        };
+        writer.append(key, row)
+    }
+
+    /// The level of the output about to start.
+    fn next_level(&mut self) -> u32 {
+        match self.shape.level {
+            Placement::At(level) => level,
+            Placement::Fill { fanout, .. } => {
+                let (level, given) = self.filling;
+                self.filling = if given >= fanout.saturating_pow(level) { (level + 1, 1) } else { (level, given + 1) };
+                self.filling.0
+            }
+        }
+    }
+
+    /// Completes the last output, which names the inputs as ancestors; returns them all.
+    fn finish(mut self, ancestors: Vec<u64>) -> Result<Vec<Arc<SsTableReader>>> {
+        if let Some(w) = self.current.take() {
+            match w.finish(self.replay_position, ancestors, self.env.cache) {
+                Ok(last) => self.done.push(Arc::new(last)),
+                Err(e) => {
+                    self.abort();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(std::mem::take(&mut self.done))
+    }
+
+    /// Removes what was written: the inputs stay as they are.
+    fn abort(&mut self) {
+        if let Some(w) = self.current.take() {
+            w.abort();
+        }
+        for s in self.done.drain(..) {
+            if let Err(e) = s.delete_files() {
+                tracing::warn!(error = %e, "cannot remove the output of a failed compaction");
+            }
+        }
+    }
 }
 
 /// Limits compaction's write rate so it does not starve client requests.
