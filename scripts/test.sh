@@ -10,6 +10,11 @@ if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq build-essential
 fi
 
+# The network partition test runs nodes in network namespaces (`ip netns`, as root).
+if ! command -v ip >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq iproute2
+fi
+
 if ! python3 -c 'import thrift' 2>/dev/null; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip

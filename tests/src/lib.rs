@@ -49,6 +49,7 @@ use thrift_idl as t;
 pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
 
 mod cluster;
+pub mod netns;
 mod thrift_helpers;
 
 pub use cluster::{
@@ -160,6 +161,9 @@ pub struct Config {
     pub initial_token: String,
     /// `AutoBootstrap`: a non-seed node's first start fetches its ranges' data.
     pub auto_bootstrap: bool,
+    /// The network namespace the process runs in (`ip netns exec`), for partition tests (see
+    /// [`netns::Network`]); `None`: this machine's own network.
+    pub netns: Option<String>,
 }
 
 impl Default for Config {
@@ -174,6 +178,7 @@ impl Default for Config {
             seeds: Vec::new(),
             initial_token: String::new(),
             auto_bootstrap: false,
+            netns: None,
         }
     }
 }
@@ -548,7 +553,16 @@ impl Node {
             }
             let log = File::create(&self.log_path).expect("create sibyl.log");
             let log_err = log.try_clone().expect("clone log file handle");
-            let child = Command::new(sibyl_bin())
+            let mut command = match &self.config.netns {
+                None => Command::new(sibyl_bin()),
+                Some(ns) => {
+                    // `ip netns exec` execs the server: the child is still the server's process.
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns]).arg(sibyl_bin());
+                    c
+                }
+            };
+            let child = command
                 .arg("--config")
                 .arg(self.config_path())
                 .current_dir(self.dir.path())
