@@ -2,7 +2,8 @@
 //! off from the other two while all three keep running. Each side must see the other down; the
 //! majority keeps taking QUORUM writes, the minority refuses them as unavailable but takes writes
 //! at ONE; once the network heals, both sides see each other up again and the hints each kept
-//! bring the other side's writes over, without a repair.
+//! bring the other side's writes over, without a repair: columns, counter increments made on
+//! both sides, and a column family the majority added meanwhile.
 
 use std::time::Duration;
 
@@ -12,6 +13,25 @@ use thrift_idl as t;
 
 const KS: &str = "Split";
 const QUORUM: t::ConsistencyLevel = t::ConsistencyLevel::QUORUM;
+
+fn hits() -> t::CfDef {
+    t::CfDef {
+        default_validation_class: Some("CounterColumnType".into()),
+        ..without_read_repair(cf_def(KS, "Hits", "UTF8Type"))
+    }
+}
+
+fn count_at_one(c: &mut Client) -> Option<i64> {
+    match c.get(b("song"), path("Hits", "likes"), ONE) {
+        Ok(got) => got.counter_column.map(|cc| cc.value),
+        Err(thrift::Error::User(e)) if e.downcast_ref::<t::NotFoundException>().is_some() => None,
+        Err(e) => panic!("counter read: {e:?}"),
+    }
+}
+
+fn like(c: &mut Client, by: i64, level: t::ConsistencyLevel) -> thrift::Result<()> {
+    c.add(b("song"), parent("Hits"), t::CounterColumn::new(b("likes"), by), level)
+}
 
 /// How `node` sees the node at `address`: the first two letters of its `status` line.
 fn seen_as(node: &Node, address: &str) -> Option<String> {
@@ -52,7 +72,7 @@ fn a_cut_off_minority_refuses_quorum_and_both_sides_converge_after_healing() {
     let mut majority = nodes[0].client();
     ok(
         "add keyspace",
-        majority.system_add_keyspace(ks_def(KS, 3, vec![without_read_repair(cf_def(KS, "Kv", "UTF8Type"))])),
+        majority.system_add_keyspace(ks_def(KS, 3, vec![without_read_repair(cf_def(KS, "Kv", "UTF8Type")), hits()])),
     );
     let mut minority = nodes[2].client();
     assert!(
@@ -61,6 +81,7 @@ fn a_cut_off_minority_refuses_quorum_and_both_sides_converge_after_healing() {
     );
     ok("set_keyspace", majority.set_keyspace(KS.into()));
     ok("write before", write(&mut majority, "before", "all", t::ConsistencyLevel::ALL));
+    ok("like before", like(&mut majority, 1, t::ConsistencyLevel::ALL));
 
     // Node 3 loses the other two; all three keep running.
     let (node3, others) = (net.address(2), [net.address(0), net.address(1)]);
@@ -81,6 +102,12 @@ fn a_cut_off_minority_refuses_quorum_and_both_sides_converge_after_healing() {
     ok("ONE write on the minority side", write(&mut minority, "minority", "n", ONE));
     assert_eq!(value_at_one(&mut minority, "majority"), None, "the minority cannot have the majority's write yet");
     assert_eq!(value_at_one(&mut minority, "before").as_deref(), Some(&b"all"[..]));
+    // Both sides count likes; the majority also adds a column family.
+    ok("like on the majority side", like(&mut majority, 10, QUORUM));
+    expect_unavailable("QUORUM like on the minority side", like(&mut minority, 1000, QUORUM));
+    ok("like on the minority side", like(&mut minority, 100, ONE));
+    assert_eq!(count_at_one(&mut minority), Some(101));
+    ok("add a column family", majority.system_add_column_family(cf_def(KS, "Later", "UTF8Type")));
 
     // Healed: everyone sees everyone up again, and the hints carry each side's writes over.
     net.heal(&[2], &[0, 1]);
@@ -96,4 +123,15 @@ fn a_cut_off_minority_refuses_quorum_and_both_sides_converge_after_healing() {
     }
     let got = ok("QUORUM read after healing", minority.get(b("minority"), path("Kv", "c"), QUORUM));
     assert_eq!(got.column.and_then(|c| c.value), Some(b("n")));
+    // Every replica counts every like once: 1 before, 10 and 100 on either side.
+    for (i, node) in nodes.iter().enumerate() {
+        let mut c = node.client_in(KS);
+        let counted = eventually(Duration::from_secs(30), || count_at_one(&mut c) == Some(111));
+        assert!(counted, "node {} counts {:?} likes", i + 1, count_at_one(&mut c));
+    }
+    let schema_arrived = eventually(Duration::from_secs(30), || {
+        let ks = ok("describe_keyspace", minority.describe_keyspace(KS.into()));
+        ks.cf_defs.iter().any(|d| d.name == "Later")
+    });
+    assert!(schema_arrived, "node 3 never learned of the column family added while it was cut off");
 }
