@@ -22,6 +22,14 @@ if ! python3 -c 'import thrift' 2>/dev/null; then
     python3 -m pip install --quiet -r tests/python/requirements.txt
 fi
 
+# The helenus test (tests/tests/helenus_music_app.rs) runs a Node.js client.
+if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+if [ ! -d tests/node/node_modules/helenus ]; then
+    (cd tests/node && npm ci --no-audit --no-fund --silent)
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace --no-fail-fast "$@"

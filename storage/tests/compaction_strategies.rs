@@ -273,3 +273,44 @@ fn a_crash_between_the_outputs_of_a_leveled_compaction_loses_nothing() {
     }
     s.shutdown().unwrap();
 }
+
+#[test]
+fn bloom_filters_follow_each_column_familys_false_positive_chance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
+    c.partitioner = Partitioner::Murmur3;
+    c.auto_compaction = false;
+    let mut ks = KeyspaceDef::new("ks");
+    let cf = |name: &str, chance: Option<f64>, strategy: &str| {
+        let mut def = CfDef::new("ks", name);
+        def.bloom_filter_fp_chance = chance;
+        def.compaction_strategy = format!("org.apache.cassandra.db.compaction.{strategy}");
+        def
+    };
+    ks.cf_defs = vec![
+        cf("none", Some(1.0), "SizeTieredCompactionStrategy"),
+        cf("leveled", None, "LeveledCompactionStrategy"),
+        cf("default", None, "SizeTieredCompactionStrategy"),
+        cf("precise", Some(0.001), "SizeTieredCompactionStrategy"),
+    ];
+    c.initial_keyspaces = vec![ks];
+    let s = Storage::open(c).unwrap();
+    let mut sizes = Vec::new();
+    for name in ["none", "leveled", "default", "precise"] {
+        for i in 0..2000 {
+            let mut m = RowMutation::new("ks", format!("key{i}").into_bytes());
+            m.row_mut(name).cells.push(Cell::live(b"c".to_vec(), b"v".to_vec(), 1));
+            s.apply(m).unwrap();
+        }
+        s.flush("ks", name).unwrap();
+        let data = s.data_files("ks", name).unwrap().remove(0);
+        let filter = PathBuf::from(data.to_string_lossy().replace("-Data.db", "-Filter.db"));
+        sizes.push(std::fs::metadata(&filter).unwrap().len());
+        let read = |key: &str| s.read("ks", name, key.as_bytes(), &ReadFilter::all()).unwrap().len();
+        assert_eq!((read("key7"), read("absent")), (1, 0), "{name}");
+    }
+    // 1.0 keeps one word; then 0.1 (leveled's default), 0.01, 0.001 take more bits per key.
+    assert!(sizes[0] < 64, "{sizes:?}");
+    assert!(sizes[0] < sizes[1] && sizes[1] < sizes[2] && sizes[2] < sizes[3], "{sizes:?}");
+    s.shutdown().unwrap();
+}

@@ -20,8 +20,13 @@ pub struct BloomFilter {
 const MAX_BITS: u64 = 1 << 40;
 
 impl BloomFilter {
-    /// A filter sized for `expected_keys` keys at false positive chance `fp_chance` (0 < p < 1).
+    /// A filter sized for `expected_keys` keys at false positive chance `fp_chance` (0 < p <= 1).
+    /// At 1 (Cassandra's way to turn filters off) it is one word of set bits: every key may be
+    /// present, and reads go to the index.
     pub fn new(expected_keys: usize, fp_chance: f64) -> BloomFilter {
+        if fp_chance >= 1.0 {
+            return BloomFilter { hash_count: 1, bit_count: 64, words: vec![u64::MAX] };
+        }
         let n = expected_keys.max(1) as f64;
         let ln2 = std::f64::consts::LN_2;
         let bits_per_key = (-fp_chance.ln() / (ln2 * ln2)).max(1.0);

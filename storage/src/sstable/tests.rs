@@ -605,7 +605,7 @@ fn writer_refuses_bad_options_and_existing_tables() {
     let desc = Descriptor::new(dir.path(), "ks", "cf", 1);
     for options in [
         WriterOptions { index_interval: 0, ..WriterOptions::default() },
-        WriterOptions { bloom_fp_chance: 1.0, ..WriterOptions::default() },
+        WriterOptions { bloom_fp_chance: 1.5, ..WriterOptions::default() },
         WriterOptions { chunk_size: 0, ..WriterOptions::default() },
     ] {
         let err = SsTableWriter::create(desc.clone(), 10, options).unwrap_err();

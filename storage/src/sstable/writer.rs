@@ -20,7 +20,8 @@ use super::{sync_dir, Component, Descriptor, SsTableError, SsTableReader};
 pub struct WriterOptions {
     /// Index entries per index block, hence per summary entry (kept in memory). Default 128.
     pub index_interval: u32,
-    /// Target false positive chance of the bloom filter, 0 < p < 1. Default 0.01.
+    /// Target false positive chance of the bloom filter, 0 < p <= 1 (1: no filter, every key
+    /// "maybe" present). Default 0.01.
     pub bloom_fp_chance: f64,
     /// Bytes of partition data per checksummed chunk of the Data component. Default 4 KiB: a
     /// point read reads and checksums one whole chunk, so smaller chunks make point reads
@@ -58,7 +59,7 @@ impl WriterOptions {
         if self.index_interval == 0 {
             return bad("index_interval", self.index_interval.to_string());
         }
-        if !(self.bloom_fp_chance > 0.0 && self.bloom_fp_chance < 1.0) {
+        if !(self.bloom_fp_chance > 0.0 && self.bloom_fp_chance <= 1.0) {
             return bad("bloom_fp_chance", self.bloom_fp_chance.to_string());
         }
         if self.chunk_size == 0 {
