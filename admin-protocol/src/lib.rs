@@ -146,6 +146,55 @@ pub enum Request {
     SetCompactionThroughput {
         mb_per_sec: u32,
     },
+    /// Stops background (minor) compaction of the column families (as `compact` selects them:
+    /// every one when `keyspace` is absent) and their secondary indexes, until
+    /// `enable_auto_compaction` or a restart (Cassandra's `nodetool disableautocompaction`); a
+    /// major compaction still runs. Answered with an [`AutoCompactionResult`].
+    DisableAutoCompaction {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+    },
+    /// Runs background compaction again, and checks at once what is due; answered with an
+    /// [`AutoCompactionResult`].
+    EnableAutoCompaction {
+        #[serde(default)]
+        keyspace: Option<String>,
+        #[serde(default)]
+        cfs: Vec<String>,
+    },
+    /// The minimum and maximum SSTables a background compaction of `keyspace`.`cf` merges;
+    /// answered with a [`CompactionThresholdResult`].
+    GetCompactionThreshold {
+        keyspace: String,
+        cf: String,
+    },
+    /// Sets them for that column family until the node restarts or its definition changes
+    /// (the schema keeps its own); 0 and 0 turn background compaction off. Checked as nodetool
+    /// does; answered with the new [`CompactionThresholdResult`].
+    SetCompactionThreshold {
+        keyspace: String,
+        cf: String,
+        min: i32,
+        max: i32,
+    },
+    /// The Data files of the SSTables of `keyspace`.`cf` holding partition `key`: UTF-8 text,
+    /// or its bytes in hexadecimal with `hex_format`. Answered with a [`GetSsTablesResult`].
+    #[serde(rename = "get_sstables")]
+    GetSsTables {
+        keyspace: String,
+        cf: String,
+        key: String,
+        #[serde(default)]
+        hex_format: bool,
+    },
+    /// Stops the running operations of `compaction_type` (Cassandra's names: `COMPACTION`,
+    /// `CLEANUP`, `SCRUB`, ...); each gives up, its output removed and its inputs kept, and the
+    /// request that started it gets an `interrupted` error. Answered with a [`StopResult`].
+    Stop {
+        compaction_type: String,
+    },
     /// The limit on data this node streams to others, in megabits per second (0: unthrottled);
     /// answered with a [`StreamThroughputResult`].
     GetStreamThroughput,
@@ -244,6 +293,12 @@ impl Request {
             Request::DescribeRing { .. } => "describe_ring",
             Request::GetCompactionThroughput => "get_compaction_throughput",
             Request::SetCompactionThroughput { .. } => "set_compaction_throughput",
+            Request::DisableAutoCompaction { .. } => "disable_auto_compaction",
+            Request::EnableAutoCompaction { .. } => "enable_auto_compaction",
+            Request::GetCompactionThreshold { .. } => "get_compaction_threshold",
+            Request::SetCompactionThreshold { .. } => "set_compaction_threshold",
+            Request::GetSsTables { .. } => "get_sstables",
+            Request::Stop { .. } => "stop",
             Request::DisableThrift => "disable_thrift",
             Request::EnableThrift => "enable_thrift",
             Request::StatusThrift => "status_thrift",
@@ -357,6 +412,9 @@ pub enum ErrorKind {
     Unavailable,
     /// The node was drained: it no longer flushes, compacts or accepts writes.
     Drained,
+    /// The operation (a compaction, cleanup or scrub) was stopped by a `stop` request before
+    /// it finished; what it wrote was removed.
+    Interrupted,
     /// The storage engine failed (I/O, corruption).
     Storage,
     /// Anything else on the node's side.
@@ -717,6 +775,44 @@ pub struct CompactionThroughputResult {
     pub mb_per_sec: u32,
 }
 
+/// What `disable_auto_compaction` or `enable_auto_compaction` did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoCompactionResult {
+    /// Background compaction is now on (enable) or off (disable) for every column family below.
+    pub enabled: bool,
+    /// `keyspace.cf` of each column family named (its secondary indexes with it).
+    pub column_families: Vec<String>,
+    /// Those this request changed; the others already were as asked.
+    pub changed: Vec<String>,
+}
+
+/// The compaction thresholds of one column family, as they apply now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionThresholdResult {
+    pub keyspace: String,
+    pub column_family: String,
+    /// SSTables a background compaction merges at least and at most; 0 in either: background
+    /// compaction is off.
+    pub min: i32,
+    pub max: i32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetSsTablesResult {
+    /// The Data files (paths on the node) of the SSTables holding the key, in no order that
+    /// means anything.
+    pub files: Vec<String>,
+}
+
+/// What `stop` stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StopResult {
+    /// The type asked for, as Cassandra names it (`COMPACTION`, ...).
+    pub compaction_type: String,
+    /// The operations asked to give up, as they were then.
+    pub stopped: Vec<ActiveCompaction>,
+}
+
 /// What scrub found in one column family.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScrubCf {
@@ -920,6 +1016,12 @@ mod tests {
             Request::SetStreamThroughput { megabits_per_sec: 400 },
             Request::GetCompactionThroughput,
             Request::SetCompactionThroughput { mb_per_sec: 64 },
+            Request::DisableAutoCompaction { keyspace: None, cfs: vec![] },
+            Request::EnableAutoCompaction { keyspace: Some("ks".into()), cfs: vec!["cf".into()] },
+            Request::GetCompactionThreshold { keyspace: "ks".into(), cf: "cf".into() },
+            Request::SetCompactionThreshold { keyspace: "ks".into(), cf: "cf".into(), min: -1, max: 32 },
+            Request::GetSsTables { keyspace: "ks".into(), cf: "cf".into(), key: "6b6579".into(), hex_format: true },
+            Request::Stop { compaction_type: "COMPACTION".into() },
             Request::DisableThrift,
             Request::EnableThrift,
             Request::StatusThrift,
@@ -962,6 +1064,19 @@ mod tests {
             Ok(Request::TruncateHints { endpoint: Some("10.0.0.2".into()) })
         );
         assert!(matches!(parse(r#"{"op":"status_gossip","now":true}"#), Err(RequestError::Invalid(_))));
+        assert_eq!(
+            parse(r#"{"op":"get_sstables","keyspace":"ks","cf":"cf","key":"k"}"#),
+            Ok(Request::GetSsTables { keyspace: "ks".into(), cf: "cf".into(), key: "k".into(), hex_format: false })
+        );
+        assert_eq!(
+            parse(r#"{"op":"disable_auto_compaction","keyspace":"ks"}"#),
+            Ok(Request::DisableAutoCompaction { keyspace: Some("ks".into()), cfs: vec![] })
+        );
+        assert_eq!(
+            parse(r#"{"op":"stop","compaction_type":"SCRUB"}"#),
+            Ok(Request::Stop { compaction_type: "SCRUB".into() })
+        );
+        assert!(matches!(parse(r#"{"op":"stop"}"#), Err(RequestError::Invalid(m)) if m.contains("compaction_type")));
     }
 
     #[test]

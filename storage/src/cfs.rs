@@ -3,7 +3,7 @@
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -73,6 +73,14 @@ pub struct ColumnFamilyStore {
     /// The column family's secondary indexes, replaced whole by a schema change. Empty for most
     /// column families, which is all the write path checks then.
     indexes: RwLock<Arc<Vec<Arc<SecondaryIndex>>>>,
+    /// Background (minor) compaction runs for this store; `sibyltool disableautocompaction`
+    /// clears it until `enableautocompaction` or the next start (Cassandra's
+    /// `ColumnFamilyStore.disableAutoCompaction`). Major compaction, cleanup and scrub run anyway.
+    auto_compaction: AtomicBool,
+    /// `sibyltool setcompactionthreshold`'s (min, max), used instead of the definition's until
+    /// the node restarts or the definition changes: as in Cassandra, the live value changes,
+    /// not the schema.
+    compaction_thresholds: Mutex<Option<(i32, i32)>>,
 }
 
 /// Lets an SSTable read skip column index blocks a read filter does not want.
@@ -108,6 +116,8 @@ impl ColumnFamilyStore {
             compacting: Mutex::new(Default::default()),
             counters: CfCounters::default(),
             indexes: RwLock::new(Arc::new(Vec::new())),
+            auto_compaction: AtomicBool::new(true),
+            compaction_thresholds: Mutex::new(None),
         })
     }
 
@@ -116,9 +126,37 @@ impl ColumnFamilyStore {
         self.metadata.read().clone()
     }
 
+    /// Installs a changed definition; thresholds set at run time give way to its own.
     pub(crate) fn set_def(&self, def: CfDef) -> Result<()> {
         *self.metadata.write() = Arc::new(CfMetadata::new(def)?);
+        *self.compaction_thresholds.lock() = None;
         Ok(())
+    }
+
+    /// Whether background compaction runs for this store (see `auto_compaction`).
+    pub(crate) fn auto_compaction(&self) -> bool {
+        self.auto_compaction.load(Ordering::Acquire)
+    }
+
+    /// Turns background compaction on or off; whether that changed anything.
+    pub(crate) fn set_auto_compaction(&self, enabled: bool) -> bool {
+        self.auto_compaction.swap(enabled, Ordering::AcqRel) != enabled
+    }
+
+    /// The (min, max) SSTables a background compaction merges: set at run time, else the
+    /// definition's. A 0 in either turns background compaction off.
+    pub(crate) fn compaction_thresholds(&self) -> (i32, i32) {
+        let set = *self.compaction_thresholds.lock();
+        set.unwrap_or_else(|| {
+            let def = &self.metadata.read().def;
+            (def.min_compaction_threshold, def.max_compaction_threshold)
+        })
+    }
+
+    /// Sets the thresholds until the next start or definition change. The caller has checked
+    /// them.
+    pub(crate) fn set_compaction_thresholds(&self, min: i32, max: i32) {
+        *self.compaction_thresholds.lock() = Some((min, max));
     }
 
     pub fn gc_grace_seconds(&self) -> i32 {

@@ -76,6 +76,10 @@ pub enum StorageError {
     Poisoned(String),
     #[error("storage is shutting down")]
     ShuttingDown,
+    /// `sibyltool stop` stopped a compaction, cleanup or scrub (Cassandra's
+    /// CompactionInterruptedException): what it wrote is removed, its inputs stay.
+    #[error(transparent)]
+    CompactionInterrupted(#[from] crate::compaction::CompactionInterrupted),
     /// A write refused because the column family's memtable reached its hard limit (twice a flush
     /// threshold) while flushing it fails, typically on a full or unwritable data directory.
     #[error("writes to {keyspace}.{cf} are refused until its memtable can be flushed: {reason}")]

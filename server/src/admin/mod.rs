@@ -28,7 +28,8 @@
 //!   step of a long operation runs (a big compaction), its progress line is repeated every
 //!   [`HEARTBEAT`], so a client can treat a long silence as a dead node.
 //! - Error kinds: `bad_request`, `unsupported_version`, `unknown_keyspace`,
-//!   `unknown_column_family`, `not_supported`, `drained`, `storage`, `internal`.
+//!   `unknown_column_family`, `not_supported`, `unavailable`, `drained`, `interrupted` (a
+//!   compaction, cleanup or scrub stopped by a `stop` request), `storage`, `internal`.
 //! - A malformed line (not UTF-8, not JSON, unknown op, bad field) gets a `bad_request` error and
 //!   the connection stays open. So does a line longer than [`admin_protocol::MAX_REQUEST_LINE`]
 //!   (1 MiB): it gets a `bad_request` error after it has been read to its newline and dropped,
@@ -211,3 +212,5 @@ impl<W: AsyncWrite + Unpin> ReplyWriter<W> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_compaction;

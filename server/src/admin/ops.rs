@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use admin_protocol::*;
 use serde::Serialize;
-use storage::engine::CfStats as EngineCfStats;
+use storage::engine::{CfStats as EngineCfStats, CompactionInterrupted};
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
@@ -88,7 +88,10 @@ impl AdminState {
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
     #[error("{0}")]
-    Storage(#[from] StorageError),
+    Storage(StorageError),
+    /// A compaction, cleanup or scrub that a `stop` request stopped (Cassandra's words).
+    #[error("{0}")]
+    Interrupted(CompactionInterrupted),
     #[error("{0}")]
     BadRequest(String),
     #[error(
@@ -110,10 +113,19 @@ pub enum OpError {
     Internal(String),
 }
 
+impl From<StorageError> for OpError {
+    fn from(e: StorageError) -> OpError {
+        match CompactionInterrupted::of(&e) {
+            Some(interrupted) => OpError::Interrupted(interrupted.clone()),
+            None => OpError::Storage(e),
+        }
+    }
+}
+
 impl From<CoordinatorError> for OpError {
     fn from(e: CoordinatorError) -> OpError {
         match e {
-            CoordinatorError::Storage(e) => OpError::Storage(e),
+            CoordinatorError::Storage(e) => OpError::from(e),
             other => OpError::Unavailable(other.to_string()),
         }
     }
@@ -128,9 +140,11 @@ impl OpError {
                 StorageError::InvalidSnapshotTag { .. }
                 | StorageError::SnapshotExists { .. }
                 | StorageError::InvalidImport { .. }
-                | StorageError::UnknownIndex { .. },
+                | StorageError::UnknownIndex { .. }
+                | StorageError::Dht(_),
             ) => ErrorKind::BadRequest,
             OpError::Storage(_) => ErrorKind::Storage,
+            OpError::Interrupted(_) => ErrorKind::Interrupted,
             OpError::BadRequest(_) => ErrorKind::BadRequest,
             OpError::NeedsStreaming(_) | OpError::NotBuilt(_) => ErrorKind::NotSupported,
             OpError::Drained(_) | OpError::DrainedNode(_) | OpError::Left(_) => ErrorKind::Drained,
@@ -230,16 +244,7 @@ async fn run<W: AsyncWrite + Unpin>(
         }
         Request::CompactionStats => {
             let (running, pending_tasks) = node.storage.compaction_stats();
-            let compactions = running
-                .into_iter()
-                .map(|c| ActiveCompaction {
-                    kind: c.kind.to_string(),
-                    keyspace: c.keyspace,
-                    column_family: c.cf,
-                    bytes_done: c.bytes_done,
-                    bytes_total: c.bytes_total,
-                })
-                .collect();
+            let compactions = running.into_iter().map(active_compaction).collect();
             let throughput_mb_per_sec = node.storage.compaction_throughput();
             to_value(CompactionStatsResult { pending_tasks, compactions, throughput_mb_per_sec })
         }
@@ -250,6 +255,20 @@ async fn run<W: AsyncWrite + Unpin>(
             node.storage.set_compaction_throughput(mb_per_sec);
             to_value(CompactionThroughputResult { mb_per_sec })
         }
+        Request::DisableAutoCompaction { keyspace, cfs } => {
+            to_value(toggles::set_auto_compaction(node, keyspace.as_deref(), &cfs, false)?)
+        }
+        Request::EnableAutoCompaction { keyspace, cfs } => {
+            to_value(toggles::set_auto_compaction(node, keyspace.as_deref(), &cfs, true)?)
+        }
+        Request::GetCompactionThreshold { keyspace, cf } => to_value(compaction_threshold(node, keyspace, cf)?),
+        Request::SetCompactionThreshold { keyspace, cf, min, max } => {
+            to_value(set_compaction_threshold(node, keyspace, cf, min, max)?)
+        }
+        Request::GetSsTables { keyspace, cf, key, hex_format } => {
+            to_value(get_sstables(node, &keyspace, &cf, &key, hex_format).await?)
+        }
+        Request::Stop { compaction_type } => to_value(stop(node, &compaction_type)?),
         Request::Scrub { keyspace, cfs } => {
             let _shared = state.ops_lock.read().await;
             state.check_not_drained("scrub")?;
@@ -548,7 +567,11 @@ fn tp_stats(node: &Node) -> TpStatsResult {
 
 /// Column families named by a flush or compact request, as (keyspace, name) in that order. Every
 /// name is checked before any work starts.
-fn select_stores(node: &Node, keyspace: Option<&str>, cfs: &[String]) -> Result<Vec<(String, String)>, OpError> {
+pub(super) fn select_stores(
+    node: &Node,
+    keyspace: Option<&str>,
+    cfs: &[String],
+) -> Result<Vec<(String, String)>, OpError> {
     let storage = &node.storage;
     let mut stores = match keyspace {
         None if !cfs.is_empty() => return Err(OpError::BadRequest("column families need their keyspace".into())),
@@ -1369,6 +1392,134 @@ async fn hand_over<W: AsyncWrite + Unpin>(
     out.progress(progress.clone()).await;
     let moving = coordinator.hand_over(transfer, |step| tracing::info!("{op}: {step}"));
     with_heartbeat(out, &progress, HEARTBEAT, moving).await
+}
+
+// ----- compaction thresholds, getsstables, stop -----
+
+fn compaction_threshold(node: &Node, keyspace: String, cf: String) -> Result<CompactionThresholdResult, OpError> {
+    let (min, max) = node.storage.compaction_thresholds(&keyspace, &cf)?;
+    Ok(CompactionThresholdResult { keyspace, column_family: cf, min, max })
+}
+
+/// Cassandra's `nodetool setcompactionthreshold`, with nodetool's checks and words (prefixed by
+/// the column family): only 0 and 0 turn background compaction off.
+fn set_compaction_threshold(
+    node: &Node,
+    keyspace: String,
+    cf: String,
+    min: i32,
+    max: i32,
+) -> Result<CompactionThresholdResult, OpError> {
+    node.storage.cf_metadata(&keyspace, &cf)?;
+    let refused = if min < 0 || max < 0 {
+        Some("Thresholds must be positive integers")
+    } else if min > max {
+        Some("Min threshold cannot be greater than max.")
+    } else if min < 2 && max != 0 {
+        Some("Min threshold must be at least 2")
+    } else {
+        None
+    };
+    if let Some(reason) = refused {
+        return Err(OpError::BadRequest(format!("{keyspace}.{cf}: {reason}")));
+    }
+    node.storage.set_compaction_thresholds(&keyspace, &cf, min, max)?;
+    compaction_threshold(node, keyspace, cf)
+}
+
+/// `key` as bytes: UTF-8 text, or with `hex_format` hexadecimal digits (Cassandra's
+/// `ByteBufferUtil.hexToBytes`, with its words).
+fn key_bytes(key: &str, hex_format: bool) -> Result<Vec<u8>, OpError> {
+    if !hex_format {
+        return Ok(key.as_bytes().to_vec());
+    }
+    if key.len() % 2 == 1 {
+        return Err(OpError::BadRequest("An hex string representing bytes must have an even length".into()));
+    }
+    let digit = |c: u8| (c as char).to_digit(16);
+    key.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [high, low] => digit(*high).zip(digit(*low)).map(|(h, l)| (h * 16 + l) as u8),
+            _ => None,
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| OpError::BadRequest(format!("Non-hex characters in {key}")))
+}
+
+/// Cassandra's `nodetool getsstables`: reads index blocks, so it runs off the event loop.
+async fn get_sstables(
+    node: &Node,
+    keyspace: &str,
+    cf: &str,
+    key: &str,
+    hex_format: bool,
+) -> Result<GetSsTablesResult, OpError> {
+    node.storage.cf_metadata(keyspace, cf)?;
+    let key = key_bytes(key, hex_format)?;
+    let storage = node.storage.clone();
+    let (ks, cf) = (keyspace.to_string(), cf.to_string());
+    let files = tokio::task::spawn_blocking(move || storage.sstables_for_key(&ks, &cf, &key))
+        .await
+        .map_err(|e| OpError::Internal(format!("getsstables: {e}")))??;
+    Ok(GetSsTablesResult { files: files.iter().map(|f| f.display().to_string()).collect() })
+}
+
+/// Cassandra's operation types (`OperationType`, 3.11), as `nodetool stop` takes them, with the
+/// kind of this node's operations each one stops: only compactions, cleanups and scrubs run
+/// here stoppably (a single-SSTable tombstone compaction counts as a compaction). The others
+/// never run here, so stopping them stops nothing, but for index builds, which do run and
+/// cannot be stopped yet.
+const OPERATION_TYPES: [(&str, Option<&str>); 20] = [
+    ("COMPACTION", Some("Compaction")),
+    ("VALIDATION", None),
+    ("KEY_CACHE_SAVE", None),
+    ("ROW_CACHE_SAVE", None),
+    ("COUNTER_CACHE_SAVE", None),
+    ("CLEANUP", Some("Cleanup")),
+    ("SCRUB", Some("Scrub")),
+    ("UPGRADE_SSTABLES", None),
+    ("INDEX_BUILD", None),
+    ("TOMBSTONE_COMPACTION", None),
+    ("UNKNOWN", None),
+    ("ANTICOMPACTION", None),
+    ("VERIFY", None),
+    ("FLUSH", None),
+    ("STREAM", None),
+    ("WRITE", None),
+    ("VIEW_BUILD", None),
+    ("INDEX_SUMMARY", None),
+    ("RELOCATE", None),
+    ("GARBAGE_COLLECT", None),
+];
+
+/// Cassandra's `nodetool stop TYPE`: asks every running operation of that type to give up.
+fn stop(node: &Node, compaction_type: &str) -> Result<StopResult, OpError> {
+    let name = compaction_type.trim().to_ascii_uppercase();
+    let Some((_, kind)) = OPERATION_TYPES.iter().find(|(n, _)| *n == name) else {
+        let known: Vec<&str> = OPERATION_TYPES.iter().map(|(n, _)| *n).collect();
+        return Err(OpError::BadRequest(format!(
+            "stop: unknown compaction type {compaction_type:?}; the types are {}",
+            known.join(", ")
+        )));
+    };
+    if name == "INDEX_BUILD" {
+        return Err(OpError::NotBuilt(
+            "stop INDEX_BUILD: secondary index builds cannot be stopped yet (indexstatus shows them)".into(),
+        ));
+    }
+    let stopped = kind.map(|k| node.storage.stop_compactions(k)).unwrap_or_default();
+    Ok(StopResult { compaction_type: name, stopped: stopped.into_iter().map(active_compaction).collect() })
+}
+
+fn active_compaction(c: storage::CompactionInfo) -> ActiveCompaction {
+    ActiveCompaction {
+        kind: c.kind.to_string(),
+        keyspace: c.keyspace,
+        column_family: c.cf,
+        bytes_done: c.bytes_done,
+        bytes_total: c.bytes_total,
+    }
 }
 
 fn get_endpoints(node: &Node, keyspace: &str, cf: &str, key: &str) -> Result<GetEndpointsResult, OpError> {

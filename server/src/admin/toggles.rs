@@ -3,8 +3,9 @@
 //! end, [`ThriftServer`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
 //! [`StorageService`]); and hinted handoff: `disablehandoff`/`enablehandoff` (whether writes
 //! keep hints), `pausehandoff`/`resumehandoff` (whether kept hints are replayed),
-//! `statushandoff` and `truncatehints`. Each stop and start is idempotent: asked again, it
-//! answers `changed: false`.
+//! `statushandoff` and `truncatehints`; and background compaction per column family:
+//! `disableautocompaction`/`enableautocompaction`. Each stop and start is idempotent: asked
+//! again, it answers `changed: false` (or changes nothing).
 //!
 //! Starts are refused as Cassandra refuses them: while the node drains or once it is drained
 //! (its engine refuses writes), and, for gossip, once it is leaving the ring or has left it.
@@ -13,12 +14,13 @@
 
 use std::sync::Arc;
 
-use admin_protocol::{HandoffStatus, ServiceStatus, TruncateHintsResult};
+use admin_protocol::{AutoCompactionResult, HandoffStatus, ServiceStatus, TruncateHintsResult};
 use cluster::storage_service::StorageService;
 use tracing::{info, warn};
 
 use super::ops::{
-    cluster_service, AdminState, OpError, MODE_DECOMMISSIONED, MODE_DRAINED, MODE_DRAINING, MODE_LEAVING, MODE_MOVING,
+    cluster_service, select_stores, AdminState, OpError, MODE_DECOMMISSIONED, MODE_DRAINED, MODE_DRAINING,
+    MODE_LEAVING, MODE_MOVING,
 };
 use crate::daemon::SHUTDOWN_ANNOUNCEMENT_GRACE;
 use crate::node::Node;
@@ -209,4 +211,26 @@ pub(super) async fn truncate_hints(node: &Node, endpoint: Option<&str>) -> Resul
     .await
     .map_err(|e| OpError::Internal(format!("truncatehints: {e}")))??;
     Ok(TruncateHintsResult { deleted })
+}
+
+/// `disableautocompaction`/`enableautocompaction [keyspace [cf...]]`: background compaction of
+/// the column families named (every one when no keyspace is), and of their indexes, until the
+/// node restarts; every name is checked before any changes. Enabling asks for a compaction
+/// check of each at once.
+pub(super) fn set_auto_compaction(
+    node: &Node,
+    keyspace: Option<&str>,
+    cfs: &[String],
+    enabled: bool,
+) -> Result<AutoCompactionResult, OpError> {
+    let stores = select_stores(node, keyspace, cfs)?;
+    let mut result = AutoCompactionResult { enabled, column_families: Vec::new(), changed: Vec::new() };
+    for (ks, cf) in stores {
+        let name = format!("{ks}.{cf}");
+        if node.storage.set_auto_compaction(&ks, &cf, enabled)? {
+            result.changed.push(name.clone());
+        }
+        result.column_families.push(name);
+    }
+    Ok(result)
 }

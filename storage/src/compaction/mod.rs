@@ -71,6 +71,46 @@ struct Running {
     cf: String,
     bytes_total: u64,
     bytes_done: AtomicU64,
+    /// Set by `sibyltool stop`: the compaction gives up at its next partition.
+    stop_requested: AtomicBool,
+}
+
+impl Running {
+    fn info(&self) -> CompactionInfo {
+        CompactionInfo {
+            kind: self.kind,
+            keyspace: self.keyspace.clone(),
+            cf: self.cf.clone(),
+            bytes_done: self.bytes_done.load(Ordering::Relaxed).min(self.bytes_total),
+            bytes_total: self.bytes_total,
+        }
+    }
+}
+
+/// A compaction, cleanup or scrub that `sibyltool stop` stopped (Cassandra's
+/// CompactionInterruptedException, in its words): what it wrote is removed, its inputs stay.
+/// It reaches callers as `StorageError::CompactionInterrupted`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("Compaction interrupted: {kind}@{cf_id}({keyspace}, {cf}, {bytes_done}/{bytes_total})bytes")]
+pub struct CompactionInterrupted {
+    /// `Compaction`, `Cleanup` or `Scrub`.
+    pub kind: &'static str,
+    pub keyspace: String,
+    pub cf: String,
+    pub cf_id: uuid::Uuid,
+    /// How far it had got, as `compactionstats` showed it.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+impl CompactionInterrupted {
+    /// The interruption `err` carries, if it is one.
+    pub fn of(err: &StorageError) -> Option<&CompactionInterrupted> {
+        match err {
+            StorageError::CompactionInterrupted(i) => Some(i),
+            _ => None,
+        }
+    }
 }
 
 /// The compactions running in one engine.
@@ -90,23 +130,31 @@ impl ActiveCompactions {
             cf: store.name.clone(),
             bytes_total: inputs.iter().map(|s| s.metadata().data_size).sum(),
             bytes_done: AtomicU64::new(0),
+            stop_requested: AtomicBool::new(false),
         });
         self.running.lock().push(running.clone());
         ActiveGuard { active: self, running }
     }
 
     pub(crate) fn list(&self) -> Vec<CompactionInfo> {
-        self.running
-            .lock()
+        self.running.lock().iter().map(|r| r.info()).collect()
+    }
+
+    /// Asks every running operation of `kind` (`Compaction`, `Cleanup` or `Scrub`) to give up
+    /// (Cassandra's `CompactionManager.stopCompaction`); each does at its next partition, and
+    /// its caller gets a [`CompactionInterrupted`]. Returns those asked.
+    pub(crate) fn stop(&self, kind: &str) -> Vec<CompactionInfo> {
+        let running = self.running.lock();
+        let stopped: Vec<CompactionInfo> = running
             .iter()
-            .map(|r| CompactionInfo {
-                kind: r.kind,
-                keyspace: r.keyspace.clone(),
-                cf: r.cf.clone(),
-                bytes_done: r.bytes_done.load(Ordering::Relaxed).min(r.bytes_total),
-                bytes_total: r.bytes_total,
-            })
-            .collect()
+            .filter(|r| r.kind == kind)
+            .inspect(|r| r.stop_requested.store(true, Ordering::Relaxed))
+            .map(|r| r.info())
+            .collect();
+        for c in &stopped {
+            info!(kind = c.kind, keyspace = %c.keyspace, cf = %c.cf, "stopping by operator request");
+        }
+        stopped
     }
 }
 
@@ -120,6 +168,24 @@ impl ActiveGuard<'_> {
     fn advance(&self, bytes: u64) {
         self.running.bytes_done.fetch_add(bytes, Ordering::Relaxed);
     }
+
+    /// An error once `sibyltool stop` asked this operation of `store` to give up.
+    fn check_stop(&self, store: &ColumnFamilyStore) -> Result<()> {
+        if !self.running.stop_requested.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let r = self.running.info();
+        let interrupted = CompactionInterrupted {
+            kind: r.kind,
+            keyspace: r.keyspace,
+            cf: r.cf,
+            cf_id: store.id,
+            bytes_done: r.bytes_done,
+            bytes_total: r.bytes_total,
+        };
+        info!(keyspace = %store.keyspace, cf = %store.name, "{interrupted}; its output is removed, its inputs stay");
+        Err(interrupted.into())
+    }
 }
 
 impl Drop for ActiveGuard<'_> {
@@ -132,9 +198,8 @@ impl Drop for ActiveGuard<'_> {
 /// How many compactions the column family is due, as Cassandra's `pending tasks` estimates
 /// them for its strategy.
 pub(crate) fn pending_tasks(store: &ColumnFamilyStore) -> u64 {
-    let def = &store.metadata().def;
-    let Some(thresholds) = thresholds(def) else { return 0 };
-    plan::pending(&facts(store), &CompactionOptions::of(def), thresholds)
+    let Some(thresholds) = thresholds(store) else { return 0 };
+    plan::pending(&facts(store), &CompactionOptions::of(&store.metadata().def), thresholds)
 }
 
 /// Under leveled compaction: per level (0 to 8), its SSTables and the most it should hold
@@ -146,11 +211,43 @@ pub(crate) fn sstables_in_each_level(store: &ColumnFamilyStore) -> Vec<(u64, u64
     }
 }
 
-/// (min, max) SSTables per merge; `None` when background compaction is off for the column
-/// family (a threshold of 0).
-fn thresholds(def: &crate::schema::CfDef) -> Option<(usize, usize)> {
-    let (min, max) = (def.min_compaction_threshold, def.max_compaction_threshold);
+/// `options` with the column family's bloom filter false-positive chance: its
+/// `bloom_filter_fp_chance`, else Cassandra's default for its strategy (0.1 under leveled
+/// compaction, whose reads touch few SSTables; 0.01 otherwise).
+pub(crate) fn writer_options_for(options: WriterOptions, def: &crate::schema::CfDef) -> WriterOptions {
+    let default = match CompactionOptions::of(def).strategy {
+        Strategy::Leveled { .. } => 0.1,
+        _ => options.bloom_fp_chance,
+    };
+    let chance = def.bloom_filter_fp_chance.filter(|p| *p > 0.0 && *p <= 1.0).unwrap_or(default);
+    WriterOptions { bloom_fp_chance: chance, ..options }
+}
+
+/// (min, max) SSTables per merge, as set at run time (`setcompactionthreshold`) or else by the
+/// definition; `None` when background compaction is off for the column family (a threshold
+/// of 0).
+fn thresholds(store: &ColumnFamilyStore) -> Option<(usize, usize)> {
+    let (min, max) = store.compaction_thresholds();
     (min > 0 && max > 0).then_some((min as usize, max as usize))
+}
+
+/// Checks thresholds to set at run time with Cassandra's rule
+/// (`ColumnFamilyStore.validateCompactionThresholds`, in its words), and ours that a merge
+/// takes two SSTables at least (as a definition's `min_compaction_threshold`); 0 in either
+/// turns background compaction off. The reason they are refused, if they are.
+pub(crate) fn check_thresholds(min: i32, max: i32) -> Result<(), String> {
+    if min < 0 || max < 0 {
+        return Err(format!("compaction thresholds cannot be negative: min is {min}, max is {max}"));
+    }
+    if min > max && max != 0 {
+        return Err(format!(
+            "The min_compaction_threshold cannot be larger than the max_compaction_threshold. Min is '{min}', Max is '{max}'."
+        ));
+    }
+    if min == 1 {
+        return Err(format!("min_compaction_threshold cannot be less than 2 (got {min})"));
+    }
+    Ok(())
 }
 
 /// What the strategies look at of each SSTable of the column family.
@@ -197,9 +294,8 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
         if env.stopping() {
             return Ok(());
         }
-        let def = &store.metadata().def;
-        let options = CompactionOptions::of(def);
-        let Some(thresholds) = thresholds(def).filter(|_| options.enabled) else {
+        let options = CompactionOptions::of(&store.metadata().def);
+        let Some(thresholds) = thresholds(store).filter(|_| options.enabled && store.auto_compaction()) else {
             return Ok(()); // compaction disabled for this column family
         };
         let gc_before = now_seconds().saturating_sub(store.gc_grace_seconds());
@@ -237,6 +333,15 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
                 result?;
             }
         }
+    }
+}
+
+/// [`compact_if_needed`] for the compaction thread: a compaction `sibyltool stop` stopped is
+/// no failure there (it was logged as it stopped), and the next flush asks for it again.
+pub(crate) fn compact_in_background(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -> Result<()> {
+    match compact_if_needed(env, store) {
+        Err(e) if CompactionInterrupted::of(&e).is_some() => Ok(()),
+        other => other,
     }
 }
 
@@ -354,6 +459,10 @@ fn scrub_one(
     let progress = env.active.start("Scrub", store, std::slice::from_ref(sstable));
     let mut scan = sstable.scan(None)?.past_damaged_partitions();
     while let Some(item) = scan.next() {
+        if env.stopping() {
+            return Err(StorageError::ShuttingDown);
+        }
+        progress.check_stop(store)?;
         match item {
             Ok((_, row)) => {
                 readable += 1;
@@ -380,11 +489,16 @@ fn scrub_one(
     let millis = crate::data::now_micros() / 1000;
     let generation = sstable.descriptor().generation;
     crate::engine::snapshot_store(store, &format!("{millis}-pre-scrub-{}-{generation}", store.name), false)?;
-    let options = WriterOptions { level: sstable.metadata().level, ..env.writer_options.clone() };
+    let options = writer_options_for(env.writer_options.clone(), &store.metadata().def);
+    let options = WriterOptions { level: sstable.metadata().level, ..options };
     let mut writer = SsTableWriter::create(store.new_descriptor(), readable as usize, options)?;
     let written = (|| {
         let mut scan = sstable.scan(None)?.past_damaged_partitions();
         while let Some(item) = scan.next() {
+            if env.stopping() {
+                return Err(StorageError::ShuttingDown);
+            }
+            progress.check_stop(store)?;
             match item {
                 Ok((key, row)) => writer.append(&key, &row)?,
                 // The damage found above is skipped; anything else stops the rewrite.
@@ -523,6 +637,7 @@ fn compact_reserved(
             if env.stopping() {
                 return Err(StorageError::ShuttingDown);
             }
+            progress.check_stop(store)?;
             let (key, row) = item?;
             progress.advance(row.size() as u64);
             if !keep(&key) {
@@ -615,7 +730,8 @@ impl<'a> Outputs<'a> {
         let writer = match &mut self.current {
             Some(w) => w,
             None => {
-                let options = WriterOptions { level: self.next_level(), ..self.env.writer_options.clone() };
+                let options = writer_options_for(self.env.writer_options.clone(), &self.store.metadata().def);
+                let options = WriterOptions { level: self.next_level(), ..options };
                 let w = SsTableWriter::create(self.store.new_descriptor(), self.expected_keys, options)?;
                 self.current.insert(w)
             }
@@ -709,6 +825,42 @@ mod tests {
 
     fn t(b: u8) -> Token {
         Token(vec![b])
+    }
+
+    #[test]
+    fn thresholds_set_at_run_time_follow_cassandras_rule() {
+        assert_eq!(check_thresholds(2, 32), Ok(()));
+        assert_eq!(check_thresholds(0, 0), Ok(()), "0 turns background compaction off");
+        assert_eq!(check_thresholds(8, 0), Ok(()), "so does a maximum of 0, whatever the minimum");
+        assert_eq!(
+            check_thresholds(5, 4),
+            Err("The min_compaction_threshold cannot be larger than the max_compaction_threshold. Min is '5', Max is '4'."
+                .into())
+        );
+        assert!(check_thresholds(1, 4).is_err());
+        assert!(check_thresholds(-2, 4).is_err());
+        assert!(check_thresholds(2, -4).is_err());
+    }
+
+    #[test]
+    fn an_interruption_is_told_from_other_errors() {
+        let interrupted = CompactionInterrupted {
+            kind: "Cleanup",
+            keyspace: "ks".into(),
+            cf: "cf".into(),
+            cf_id: uuid::Uuid::nil(),
+            bytes_done: 5,
+            bytes_total: 10,
+        };
+        let err = StorageError::from(interrupted.clone());
+        assert_eq!(CompactionInterrupted::of(&err), Some(&interrupted));
+        assert_eq!(
+            interrupted.to_string(),
+            "Compaction interrupted: Cleanup@00000000-0000-0000-0000-000000000000(ks, cf, 5/10)bytes"
+        );
+        let other = StorageError::io("/data", std::io::Error::new(std::io::ErrorKind::Interrupted, "EINTR"));
+        assert_eq!(CompactionInterrupted::of(&other), None);
+        assert_eq!(CompactionInterrupted::of(&StorageError::ShuttingDown), None);
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub(super) fn write_memtable_with(
     cache: &Arc<BlockCache>,
 ) -> Result<()> {
     let desc = store.new_descriptor();
-    let mut writer = SsTableWriter::create(desc, memtable.partitions(), writer_options(config))?;
+    let options = crate::compaction::writer_options_for(writer_options(config), &store.metadata().def);
+    let mut writer = SsTableWriter::create(desc, memtable.partitions(), options)?;
     let written = (|| {
         for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
             writer.append(&key, &row)?;
@@ -91,6 +92,32 @@ pub(super) fn writer_options(config: &super::StorageConfig) -> WriterOptions {
         column_index_size: config.column_index_size.max(1),
         large_partition_warning: config.large_partition_warning,
         ..WriterOptions::default()
+    }
+}
+
+/// Wants no column index block: a point read then reads a large partition's header only.
+struct NoCells;
+
+impl sstable::CellFilter for NoCells {
+    fn wants_block(&self, _first_name: &[u8], _last_name: &[u8]) -> bool {
+        false
+    }
+}
+
+/// Whether `sstable` holds partition `key`: its bloom filter admits it (which a key it lacks
+/// may pass) and its index lists it.
+fn holds_key(sstable: &SsTableReader, key: &crate::dht::DecoratedKey) -> Result<bool> {
+    if !sstable.might_contain(key) {
+        return Ok(false);
+    }
+    let data = sstable.descriptor().path(sstable::Component::Data);
+    match sstable.get(key, &NoCells) {
+        Ok(found) => Ok(found.is_some()),
+        // Data is read only for a partition the index listed (or the key cache, filled from
+        // the index, knew): the key is here, in data that fails its checks.
+        Err(StorageError::Corrupt { file: Some(file), .. }) if file == data => Ok(true),
+        Err(StorageError::Io { path, .. }) if path == data => Ok(true),
+        Err(e) => Err(e),
     }
 }
 
@@ -337,6 +364,78 @@ impl Storage {
     pub fn set_compaction_throughput(&self, mb_per_sec: u32) {
         self.inner.compaction_throughput.store(mb_per_sec, Ordering::Relaxed);
         info!(mb_per_sec, "compaction throughput changed");
+    }
+
+    /// Cassandra's `nodetool disableautocompaction` and `enableautocompaction` for `keyspace.cf`
+    /// and its secondary indexes, until the node restarts: background (minor) compactions stop
+    /// or start again; one running finishes. Major compaction, cleanup and scrub run either way.
+    /// Enabling asks for a compaction check at once, as Cassandra submits a background
+    /// compaction. Whether that changed anything.
+    pub fn set_auto_compaction(&self, keyspace: &str, cf: &str, enabled: bool) -> Result<bool> {
+        let store = self.store(keyspace, cf)?;
+        let indexes = store.indexes();
+        let mut changed = false;
+        for s in std::iter::once(&store).chain(indexes.iter().map(|i| &i.store)) {
+            changed |= s.set_auto_compaction(enabled);
+            if enabled {
+                self.request_compaction(s);
+            }
+        }
+        if changed {
+            info!(keyspace, cf, enabled, "background compaction switched by operator request");
+        }
+        Ok(changed)
+    }
+
+    /// Whether background compaction runs for `keyspace.cf` (see [`Storage::set_auto_compaction`]).
+    pub fn auto_compaction(&self, keyspace: &str, cf: &str) -> Result<bool> {
+        Ok(self.store(keyspace, cf)?.auto_compaction())
+    }
+
+    /// The (min, max) SSTables a background compaction of `keyspace.cf` merges (Cassandra's
+    /// `nodetool getcompactionthreshold`): as set at run time, else as defined.
+    pub fn compaction_thresholds(&self, keyspace: &str, cf: &str) -> Result<(i32, i32)> {
+        Ok(self.store(keyspace, cf)?.compaction_thresholds())
+    }
+
+    /// Cassandra's `nodetool setcompactionthreshold`: the live thresholds of `keyspace.cf`
+    /// change, not its definition, until the node restarts or the definition changes; 0 in
+    /// either turns background compaction off. Refused, naming the column family, when the
+    /// minimum is over the maximum (but for a maximum of 0), 1, or either is negative. A
+    /// compaction check follows at once, as in Cassandra. The secondary indexes keep theirs.
+    pub fn set_compaction_thresholds(&self, keyspace: &str, cf: &str, min: i32, max: i32) -> Result<()> {
+        let store = self.store(keyspace, cf)?;
+        compaction::check_thresholds(min, max)
+            .map_err(|reason| StorageError::InvalidSchema(format!("{keyspace}.{cf}: {reason}")))?;
+        store.set_compaction_thresholds(min, max);
+        info!(keyspace, cf, min, max, "compaction thresholds changed by operator request");
+        self.request_compaction(&store);
+        Ok(())
+    }
+
+    /// Cassandra's `nodetool stop <type>`: asks every running operation of `kind` (as
+    /// [`crate::CompactionInfo::kind`] names them: `Compaction`, `Cleanup`, `Scrub`) to give up.
+    /// Each stops at its next partition, removes what it wrote and keeps its inputs; its caller
+    /// gets an error carrying a [`super::CompactionInterrupted`]. Returns those asked, as they
+    /// were.
+    pub fn stop_compactions(&self, kind: &str) -> Vec<crate::CompactionInfo> {
+        self.inner.active_compactions.stop(kind)
+    }
+
+    /// Cassandra's `nodetool getsstables`: the Data files of the SSTables of `keyspace.cf`
+    /// that hold partition `key`: its bloom filter admits it and its index lists it (memtables
+    /// are not looked at). An SSTable whose index lists the key but whose data there fails its
+    /// checks is listed too: it holds the partition, damaged.
+    pub fn sstables_for_key(&self, keyspace: &str, cf: &str, key: &[u8]) -> Result<Vec<PathBuf>> {
+        let store = self.store(keyspace, cf)?;
+        let key = crate::dht::DecoratedKey::new(self.partitioner().try_token_for_key(key)?, key.to_vec());
+        let mut found = Vec::new();
+        for sstable in store.sstables() {
+            if holds_key(&sstable, &key)? {
+                found.push(sstable.descriptor().path(sstable::Component::Data));
+            }
+        }
+        Ok(found)
     }
 
     /// Cassandra's `nodetool rebuild_index`: empties the indexes `names` of `keyspace.cf` (all

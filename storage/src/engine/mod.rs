@@ -64,6 +64,7 @@ use crate::schema::{KeyspaceDef, Schema};
 use crate::system::{self, schema_tables, SystemState};
 
 pub use crate::commitlog::SyncMode;
+pub use crate::compaction::CompactionInterrupted;
 pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
 pub use import::ImportSummary;
@@ -454,7 +455,7 @@ impl Storage {
                     // Skipped when a writer, the timer or an operator flushed it first.
                     Some(Work::Flush(store)) if !store.flush_pending.load(Ordering::SeqCst) => Ok(()),
                     Some(Work::Flush(store)) => storage.flush_store(store),
-                    Some(Work::Compact(store)) => compaction::compact_if_needed(&storage.compaction_env(), store),
+                    Some(Work::Compact(store)) => compaction::compact_in_background(&storage.compaction_env(), store),
                     Some(Work::ReclaimCommitLog) => {
                         storage.reclaim_commitlog();
                         Ok(())

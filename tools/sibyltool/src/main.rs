@@ -137,6 +137,38 @@ enum Command {
     /// Set compaction's write rate limit in MB/s (0: unthrottled), for running compactions too,
     /// until the node restarts (CompactionThroughputMbPerSec sets it for good).
     Setcompactionthroughput { mb_per_sec: u32 },
+    /// Stop background (minor) compaction of KEYSPACE (all keyspaces when absent), of the column
+    /// families CFS (all when none), and of their indexes, until enableautocompaction or the
+    /// node restarts; a major compaction (compact) still runs.
+    Disableautocompaction { keyspace: Option<String>, cfs: Vec<String> },
+    /// Run background compaction of KEYSPACE (all keyspaces when absent), of the column families
+    /// CFS (all when none), again, starting with what is due now.
+    Enableautocompaction { keyspace: Option<String>, cfs: Vec<String> },
+    /// The minimum and maximum SSTables a background compaction of KEYSPACE.CF merges.
+    Getcompactionthreshold { keyspace: String, cf: String },
+    /// Set the minimum and maximum SSTables a background compaction of KEYSPACE.CF merges (0 0:
+    /// none), until the node restarts or the column family's definition changes.
+    Setcompactionthreshold {
+        keyspace: String,
+        cf: String,
+        #[arg(allow_negative_numbers = true)]
+        min: i32,
+        #[arg(allow_negative_numbers = true)]
+        max: i32,
+    },
+    /// The Data files of the SSTables of KEYSPACE.CF that hold KEY (memtables aside).
+    Getsstables {
+        /// KEY is the key's bytes in hexadecimal, not UTF-8 text.
+        #[arg(long = "hex-format")]
+        hex_format: bool,
+        keyspace: String,
+        cf: String,
+        key: String,
+    },
+    /// Stop the running operations of COMPACTION_TYPE (COMPACTION, CLEANUP or SCRUB; Cassandra's
+    /// other types run nothing here): each gives up, keeping its input SSTables, and the command
+    /// that started it fails.
+    Stop { compaction_type: String },
     /// Read every SSTable of KEYSPACE (all keyspaces when absent), of the column families CFS
     /// (all when none), through; replace each damaged one by a copy of what can be read (the
     /// damaged files are kept in a pre-scrub snapshot). Run repair afterwards to get the lost
@@ -237,6 +269,25 @@ fn request_for(command: &Command) -> Request {
         Command::Compactionstats => Request::CompactionStats,
         Command::Getcompactionthroughput => Request::GetCompactionThroughput,
         Command::Setcompactionthroughput { mb_per_sec } => Request::SetCompactionThroughput { mb_per_sec: *mb_per_sec },
+        Command::Disableautocompaction { keyspace, cfs } => {
+            Request::DisableAutoCompaction { keyspace: keyspace.clone(), cfs: cfs.clone() }
+        }
+        Command::Enableautocompaction { keyspace, cfs } => {
+            Request::EnableAutoCompaction { keyspace: keyspace.clone(), cfs: cfs.clone() }
+        }
+        Command::Getcompactionthreshold { keyspace, cf } => {
+            Request::GetCompactionThreshold { keyspace: keyspace.clone(), cf: cf.clone() }
+        }
+        Command::Setcompactionthreshold { keyspace, cf, min, max } => {
+            Request::SetCompactionThreshold { keyspace: keyspace.clone(), cf: cf.clone(), min: *min, max: *max }
+        }
+        Command::Getsstables { hex_format, keyspace, cf, key } => Request::GetSsTables {
+            keyspace: keyspace.clone(),
+            cf: cf.clone(),
+            key: key.clone(),
+            hex_format: *hex_format,
+        },
+        Command::Stop { compaction_type } => Request::Stop { compaction_type: compaction_type.clone() },
         Command::Scrub { keyspace, cfs } => Request::Scrub { keyspace: keyspace.clone(), cfs: cfs.clone() },
         Command::Import { keyspace, cf, directory } => Request::Import {
             keyspace: keyspace.clone(),
@@ -304,6 +355,21 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         Command::Listsnapshots => render::list_snapshots(&decode(request, value)?),
         Command::Import { .. } => render::import(&decode(request, value)?),
         Command::Scrub { .. } => render::scrub(&decode(request, value)?),
+        Command::Getcompactionthreshold { .. } => render::compaction_threshold(&decode(request, value)?),
+        Command::Getsstables { .. } => render::get_sstables(&decode(request, value)?),
+        // Silent on success, as nodetool is (`--json` shows what changed or stopped).
+        Command::Setcompactionthreshold { .. } => {
+            decode::<CompactionThresholdResult>(request, value)?;
+            String::new()
+        }
+        Command::Disableautocompaction { .. } | Command::Enableautocompaction { .. } => {
+            decode::<AutoCompactionResult>(request, value)?;
+            String::new()
+        }
+        Command::Stop { .. } => {
+            decode::<StopResult>(request, value)?;
+            String::new()
+        }
         Command::Compactionstats => render::compaction_stats(&decode(request, value)?),
         Command::RebuildIndex { .. } => render::rebuild_index(&decode(request, value)?),
         Command::Gossipinfo => render::gossip_info(&decode(request, value)?),
@@ -331,4 +397,41 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         }
         Command::Truncatehints { .. } => render::truncate_hints(&decode(request, value)?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(args: &[&str]) -> Request {
+        let args = Args::try_parse_from(std::iter::once("sibyltool").chain(args.iter().copied())).expect("parses");
+        request_for(&args.command)
+    }
+
+    #[test]
+    fn compaction_commands_make_their_requests() {
+        assert_eq!(
+            request(&["setcompactionthreshold", "ks", "cf", "-1", "4"]),
+            Request::SetCompactionThreshold { keyspace: "ks".into(), cf: "cf".into(), min: -1, max: 4 },
+            "a negative threshold reaches the node, which refuses it in nodetool's words"
+        );
+        assert_eq!(
+            request(&["getsstables", "--hex-format", "ks", "cf", "6b6579"]),
+            Request::GetSsTables { keyspace: "ks".into(), cf: "cf".into(), key: "6b6579".into(), hex_format: true }
+        );
+        assert_eq!(
+            request(&["getsstables", "ks", "cf", "key"]),
+            Request::GetSsTables { keyspace: "ks".into(), cf: "cf".into(), key: "key".into(), hex_format: false }
+        );
+        assert_eq!(
+            request(&["disableautocompaction", "ks", "a", "b"]),
+            Request::DisableAutoCompaction { keyspace: Some("ks".into()), cfs: vec!["a".into(), "b".into()] }
+        );
+        assert_eq!(request(&["enableautocompaction"]), Request::EnableAutoCompaction { keyspace: None, cfs: vec![] });
+        assert_eq!(request(&["stop", "COMPACTION"]), Request::Stop { compaction_type: "COMPACTION".into() });
+        assert_eq!(
+            request(&["getcompactionthreshold", "ks", "cf"]),
+            Request::GetCompactionThreshold { keyspace: "ks".into(), cf: "cf".into() }
+        );
+    }
 }

@@ -429,6 +429,20 @@ pub fn compaction_throughput(r: &CompactionThroughputResult) -> String {
     }
 }
 
+/// Cassandra's `nodetool getcompactionthreshold`, word for word (two spaces before `max`
+/// included).
+pub fn compaction_threshold(r: &CompactionThresholdResult) -> String {
+    format!(
+        "Current compaction thresholds for {}/{}: \n min = {},  max = {}\n",
+        r.keyspace, r.column_family, r.min, r.max
+    )
+}
+
+/// Cassandra's `nodetool getsstables`: one Data file per line.
+pub fn get_sstables(r: &GetSsTablesResult) -> String {
+    r.files.iter().map(|f| format!("{f}\n")).collect()
+}
+
 pub fn scrub(r: &ScrubResult) -> String {
     let mut s = String::new();
     for cf in &r.column_families {
@@ -744,6 +758,26 @@ mod tests {
         assert_eq!(truncate_hints(&TruncateHintsResult { deleted: vec![] }), "");
         let t = TruncateHintsResult { deleted: vec![("127.0.0.2:7000".into(), 12)] };
         assert_eq!(truncate_hints(&t), "Deleted 12 hint(s) for 127.0.0.2:7000\n");
+    }
+
+    #[test]
+    fn compaction_thresholds_and_sstables_in_cassandras_words() {
+        let r = CompactionThresholdResult {
+            keyspace: "Keyspace1".into(),
+            column_family: "Standard1".into(),
+            min: 4,
+            max: 32,
+        };
+        assert_eq!(
+            compaction_threshold(&r),
+            "Current compaction thresholds for Keyspace1/Standard1: \n min = 4,  max = 32\n"
+        );
+        let files = vec!["/d/ks/cf-1/ks-cf-a-1-Data.db".to_string(), "/d/ks/cf-1/ks-cf-a-3-Data.db".to_string()];
+        assert_eq!(
+            get_sstables(&GetSsTablesResult { files }),
+            "/d/ks/cf-1/ks-cf-a-1-Data.db\n/d/ks/cf-1/ks-cf-a-3-Data.db\n"
+        );
+        assert_eq!(get_sstables(&GetSsTablesResult { files: vec![] }), "");
     }
 
     #[test]
