@@ -314,3 +314,36 @@ fn bloom_filters_follow_each_column_familys_false_positive_chance() {
     assert!(sizes[0] < sizes[1] && sizes[1] < sizes[2] && sizes[2] < sizes[3], "{sizes:?}");
     s.shutdown().unwrap();
 }
+
+#[test]
+fn date_tiered_compaction_merges_the_newest_window_and_older_windows_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path(), "DateTieredCompactionStrategy", &[("base_time_seconds", "60")])).unwrap();
+    let minute = 60_000_000i64;
+    let now = (now_seconds() as i64 / 60) * minute + 30_000_000;
+    // Two SSTables written an hour ago (one 4-minute window of the third tier there), and four
+    // in the newest minute.
+    let flush = |name: &str, timestamp: i64| {
+        put(&s, name, b"v", timestamp);
+        s.flush("ks", "cf").unwrap();
+    };
+    flush("old-1", now - 60 * minute);
+    flush("old-2", now - 60 * minute + 1);
+    s.compact_due("ks", "cf").unwrap();
+    // "Now" is the newest cell's time: alone, the old ones are the newest window.
+    assert_eq!(sstables(&s).len(), 2, "two SSTables in the newest window are under min_threshold");
+    for i in 0..3 {
+        flush(&format!("new-{i}"), now + i);
+    }
+    s.compact_due("ks", "cf").unwrap();
+    assert_eq!(sstables(&s).len(), 4, "the old pair merges; three in the newest window wait");
+    flush("new-3", now + 3);
+    s.compact_due("ks", "cf").unwrap();
+    let mut spans: Vec<(i64, i64)> = sstables(&s).iter().map(|(_, m)| (m.min_timestamp, m.max_timestamp)).collect();
+    spans.sort();
+    assert_eq!(spans, vec![(now - 60 * minute, now - 60 * minute + 1), (now, now + 3)], "the windows never mix");
+    for key in ["old-1", "old-2", "new-0", "new-3"] {
+        assert_eq!(value_of(&s, key).as_deref(), Some(&b"v"[..]), "{key}");
+    }
+    s.shutdown().unwrap();
+}

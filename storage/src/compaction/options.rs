@@ -41,6 +41,15 @@ pub enum Strategy {
     },
     /// SSTables are grouped by the window their newest cell falls in; each past window is
     /// merged into one SSTable, the current one size-tiered.
+    /// Cassandra's date-tiered strategy (2.0.11 to 3.11; deprecated in 3.8 for time windows),
+    /// all sizes in timestamp units: windows of `base`, each older tier's `min_threshold` times
+    /// larger up to `max_window`; SSTables whose newest cell is older than `max_age` are left
+    /// alone.
+    DateTiered {
+        base: i64,
+        max_window: i64,
+        max_age: i64,
+    },
     TimeWindow {
         window_seconds: i64,
         /// Cell timestamps per second (the `timestamp_resolution`; clients write microseconds).
@@ -85,6 +94,13 @@ const COMMON: &[&str] = &[
 ];
 const SIZE_TIERED: &[&str] = &["min_sstable_size", "bucket_low", "bucket_high"];
 const LEVELED: &[&str] = &["sstable_size_in_mb", "fanout_size"];
+const DATE_TIERED: &[&str] = &[
+    "timestamp_resolution",
+    "base_time_seconds",
+    "max_sstable_age_days",
+    "max_window_size_seconds",
+    "expired_sstable_check_frequency_seconds",
+];
 const TIME_WINDOW: &[&str] = &[
     "compaction_window_unit",
     "compaction_window_size",
@@ -122,12 +138,7 @@ impl CompactionOptions {
             "SizeTieredCompactionStrategy" => &[COMMON, SIZE_TIERED],
             "LeveledCompactionStrategy" => &[COMMON, SIZE_TIERED, LEVELED],
             "TimeWindowCompactionStrategy" => &[COMMON, SIZE_TIERED, TIME_WINDOW],
-            "DateTieredCompactionStrategy" if class.starts_with(PACKAGE) => {
-                return Err(format!(
-                    "compaction_strategy {class} is not supported yet: use TimeWindowCompactionStrategy, which replaced it \
-                     in Cassandra 3.8"
-                ))
-            }
+            "DateTieredCompactionStrategy" => &[COMMON, SIZE_TIERED, DATE_TIERED],
             _ => return Err(format!("Unable to find compaction strategy class '{class}'")),
         };
         if !class.starts_with(PACKAGE) || class[PACKAGE.len()..].matches('.').count() != 1 {
@@ -169,6 +180,7 @@ impl CompactionOptions {
         out.strategy = match simple {
             "LeveledCompactionStrategy" => leveled(options)?,
             "TimeWindowCompactionStrategy" => time_window(options)?,
+            "DateTieredCompactionStrategy" => date_tiered(options)?,
             _ => Strategy::SizeTiered,
         };
 
@@ -259,6 +271,52 @@ fn time_window(options: &BTreeMap<String, String>) -> Result<Strategy, String> {
     Ok(Strategy::TimeWindow { window_seconds: unit_seconds * size, timestamp_units_per_second: resolution })
 }
 
+fn date_tiered(options: &BTreeMap<String, String>) -> Result<Strategy, String> {
+    // Timestamp units per second, as a fraction (units coarser than a second are allowed).
+    let (per, per_seconds) = match options.get("timestamp_resolution").map(String::as_str) {
+        None | Some("MICROSECONDS") => (1_000_000i64, 1i64),
+        Some("NANOSECONDS") => (1_000_000_000, 1),
+        Some("MILLISECONDS") => (1_000, 1),
+        Some("SECONDS") => (1, 1),
+        Some("MINUTES") => (1, 60),
+        Some("HOURS") => (1, 3_600),
+        Some("DAYS") => (1, 86_400),
+        Some(v) => return Err(format!("timestamp_resolution {v} is not valid")),
+    };
+    let units = |seconds: f64| ((seconds * per as f64 / per_seconds as f64).round() as i64).max(1);
+    let max_age_days: f64 = match options.get("max_sstable_age_days") {
+        None => 365_000.0,
+        Some(v) => v.trim().parse().map_err(|_| not_an_int(v, "max_sstable_age_days"))?,
+    };
+    if max_age_days < 0.0 {
+        return Err(format!("max_sstable_age_days must be non-negative: {max_age_days:.2}"));
+    }
+    let seconds = |key: &str, default: i64| -> Result<i64, String> {
+        match options.get(key) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| not_an_int(v, key)),
+        }
+    };
+    let base = seconds("base_time_seconds", 60)?;
+    if base <= 0 {
+        return Err(format!("base_time_seconds must be greater than 0, but was {base}"));
+    }
+    let max_window = seconds("max_window_size_seconds", 86_400)?;
+    for (key, value) in [
+        ("max_window_size_seconds", max_window),
+        ("expired_sstable_check_frequency_seconds", seconds("expired_sstable_check_frequency_seconds", 600)?),
+    ] {
+        if value < 0 {
+            return Err(format!("{key} must not be negative, but was {value}"));
+        }
+    }
+    Ok(Strategy::DateTiered {
+        base: units(base as f64),
+        max_window: units(max_window as f64),
+        max_age: units((max_age_days * 86_400.0).min(1e15)),
+    })
+}
+
 fn not_an_int(value: &str, key: &str) -> String {
     format!("{value} is not a parsable int (base10) for {key}")
 }
@@ -309,7 +367,23 @@ mod tests {
             err("com.example.MyStrategy", &[]),
             "Unable to find compaction strategy class 'com.example.MyStrategy'"
         );
-        assert!(err("DateTieredCompactionStrategy", &[]).contains("not supported yet"));
+        let dtcs = CompactionOptions::parse("DateTieredCompactionStrategy", &opts(&[("base_time_seconds", "3600")]));
+        assert_eq!(
+            dtcs.map(|o| o.strategy),
+            Ok(Strategy::DateTiered {
+                base: 3_600_000_000,
+                max_window: 86_400_000_000,
+                max_age: 365_000 * 86_400_000_000
+            })
+        );
+        let dtcs = "DateTieredCompactionStrategy";
+        assert_eq!(err(dtcs, &[("base_time_seconds", "0")]), "base_time_seconds must be greater than 0, but was 0");
+        assert_eq!(err(dtcs, &[("max_sstable_age_days", "-1")]), "max_sstable_age_days must be non-negative: -1.00");
+        assert_eq!(err(dtcs, &[("timestamp_resolution", "WEEKS")]), "timestamp_resolution WEEKS is not valid");
+        assert_eq!(
+            err(dtcs, &[("compaction_window_unit", "DAYS")]),
+            "Properties specified [compaction_window_unit] are not understood by DateTieredCompactionStrategy"
+        );
     }
 
     #[test]

@@ -98,6 +98,16 @@ pub(crate) fn next(
             }
             time_window(&free, options, window_seconds * timestamp_units_per_second, min, max)
         }
+        Strategy::DateTiered { base, max_window, max_age } => {
+            let expired = fully_expired(sstables, gc_before, memtable_min_timestamp);
+            if !expired.is_empty() {
+                return Some(Plan::Drop(expired));
+            }
+            let now = sstables.iter().map(|s| s.max_timestamp).max()?;
+            date_tiered_buckets(&free, now, base, max_window, max_age, min)
+                .into_iter()
+                .find_map(|(bucket, threshold)| size_tiered(&bucket, &options.size_tiered, threshold, max))
+        }
     };
     plan.or_else(|| tombstone_heavy(sstables, options))
 }
@@ -116,6 +126,13 @@ pub(crate) fn pending(sstables: &[Facts], options: &CompactionOptions, (min, max
                 n += bytes.saturating_sub(room).div_ceil(sstable_size.max(1));
             }
             n + u64::from(levels[0].len() >= min)
+        }
+        Strategy::DateTiered { base, max_window, max_age } => {
+            let Some(now) = sstables.iter().map(|s| s.max_timestamp).max() else { return 0 };
+            date_tiered_buckets(&free, now, base, max_window, max_age, min)
+                .iter()
+                .filter(|(bucket, threshold)| tiers(bucket, &options.size_tiered).iter().any(|t| t.len() >= *threshold))
+                .count() as u64
         }
         Strategy::TimeWindow { window_seconds, timestamp_units_per_second } => {
             let windows = by_window(&free, window_seconds * timestamp_units_per_second);
@@ -316,6 +333,76 @@ fn time_window(free: &[&Facts], o: &CompactionOptions, window: i64, min: usize, 
     None
 }
 
+// ----- date-tiered -----
+
+/// A window of Cassandra's date-tiered strategy: timestamps `t` with `t / size == div`.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    size: i64,
+    div: i64,
+}
+
+impl Target {
+    fn compare(&self, timestamp: i64) -> std::cmp::Ordering {
+        self.div.cmp(&timestamp.div_euclid(self.size))
+    }
+
+    /// The window before this one: as large, unless this one starts a window `factor` times
+    /// larger (which must fit `max_window`).
+    fn older(&self, factor: i64, max_window: i64) -> Target {
+        if self.div.rem_euclid(factor) > 0 || self.size.saturating_mul(factor) > max_window {
+            Target { size: self.size, div: self.div - 1 }
+        } else {
+            Target { size: self.size * factor, div: self.div.div_euclid(factor) - 1 }
+        }
+    }
+}
+
+/// Cassandra's date-tiered buckets, newest first, each with the SSTables a merge of it needs:
+/// SSTables (newest cell no older than `max_age` before `now`, the newest cell of all) go by
+/// their oldest cell into windows of `base`, older ones `factor` (`min_threshold`) times larger
+/// in turn, up to `max_window`. The newest window merges with `factor` SSTables, older ones with
+/// two.
+fn date_tiered_buckets<'a>(
+    free: &[&'a Facts],
+    now: i64,
+    base: i64,
+    max_window: i64,
+    max_age: i64,
+    factor: usize,
+) -> Vec<(Vec<&'a Facts>, usize)> {
+    let factor = factor.max(2) as i64;
+    let base = base.max(1);
+    let mut files: Vec<&Facts> =
+        free.iter().copied().filter(|s| s.max_timestamp >= now.saturating_sub(max_age)).collect();
+    files.sort_by(|a, b| b.min_timestamp.cmp(&a.min_timestamp).then(b.generation.cmp(&a.generation)));
+    let incoming = Target { size: base, div: now.div_euclid(base) };
+    let mut target = incoming;
+    let mut buckets = Vec::new();
+    let mut i = 0;
+    while i < files.len() {
+        match target.compare(files[i].min_timestamp) {
+            // Newer than the window (only ever the newest SSTables, past `now`'s window).
+            std::cmp::Ordering::Less => i += 1,
+            // Older: the windows before; once they stop growing, straight to the file's.
+            std::cmp::Ordering::Greater if target.size.saturating_mul(factor) > max_window => {
+                target.div = files[i].min_timestamp.div_euclid(target.size);
+            }
+            std::cmp::Ordering::Greater => target = target.older(factor, max_window),
+            std::cmp::Ordering::Equal => {
+                let mut bucket = Vec::new();
+                while i < files.len() && target.compare(files[i].min_timestamp).is_eq() {
+                    bucket.push(files[i]);
+                    i += 1;
+                }
+                let first = incoming.compare(bucket[0].min_timestamp).is_eq();
+                buckets.push((bucket, if first { factor as usize } else { 2 }));
+            }
+        }
+    }
+    buckets
+}
+
 /// SSTables whose every cell and tombstone became purgeable before `gc_before`, and whose data
 /// is newer than anything else holding their keys (so no tombstone of theirs still hides
 /// something): Cassandra drops these whole.
@@ -459,6 +546,57 @@ mod tests {
         let s = [at(1, 10), at(2, 11), at(3, 12), at(4, 12), at(5, 12), at(6, 12)];
         assert_eq!(next(&s, &o, (4, 32), 0, i64::MAX), merge(&[3, 4, 5, 6], 0, None));
         assert_eq!(next(&s[..2], &o, (4, 32), 0, i64::MAX), None);
+    }
+
+    #[test]
+    fn date_tiered_merges_the_newest_window_at_min_threshold_and_older_ones_in_pairs() {
+        // Windows of 10 units growing 4 times per tier, up to 160; now = 1000.
+        let o = CompactionOptions {
+            strategy: Strategy::DateTiered { base: 10, max_window: 160, max_age: 10_000 },
+            ..Default::default()
+        };
+        let at = |generation, min_ts: i64, max_ts: i64| Facts {
+            min_timestamp: min_ts,
+            max_timestamp: max_ts,
+            ..sstable(generation, 0, 9, MB, 0)
+        };
+        // Newest window [1000, 1010): three SSTables, under min_threshold 4. The windows before
+        // are [990, 1000), [980, 990), [970, 980), then [880, 960) of 40 ... : 965 and 963 share
+        // [960, 970); 900 and 890 share [880, 920) of 40.
+        let s = [
+            at(1, 1001, 1001),
+            at(2, 1002, 1002),
+            at(3, 1003, 1003),
+            at(4, 965, 966),
+            at(5, 963, 964),
+            at(6, 900, 901),
+            at(7, 890, 891),
+        ];
+        assert_eq!(next(&s, &o, (4, 32), 0, i64::MAX), merge(&[4, 5], 0, None));
+        let mut busy = s.to_vec();
+        busy[3].busy = true;
+        assert_eq!(next(&busy, &o, (4, 32), 0, i64::MAX), merge(&[6, 7], 0, None));
+        // A fourth SSTable in the newest window: it goes first.
+        let mut more = s.to_vec();
+        more.push(at(8, 1004, 1004));
+        assert_eq!(next(&more, &o, (4, 32), 0, i64::MAX), merge(&[1, 2, 3, 8], 0, None));
+        // An SSTable older than max_age is left alone.
+        let o_young = CompactionOptions {
+            strategy: Strategy::DateTiered { base: 10, max_window: 160, max_age: 50 },
+            ..Default::default()
+        };
+        assert_eq!(next(&s, &o_young, (4, 32), 0, i64::MAX), merge(&[4, 5], 0, None));
+        assert_eq!(
+            next(&s[..3].iter().chain(&s[5..]).cloned().collect::<Vec<_>>(), &o_young, (4, 32), 0, i64::MAX),
+            None
+        );
+        // A timestamp far in the past does not walk the windows one by one.
+        let far = [at(1, 1000, 1000), at(2, i64::MIN / 2, i64::MIN / 2 + 1), at(3, i64::MIN / 2 + 2, i64::MIN / 2 + 3)];
+        let o_ageless = CompactionOptions {
+            strategy: Strategy::DateTiered { base: 10, max_window: 160, max_age: i64::MAX },
+            ..Default::default()
+        };
+        assert_eq!(next(&far, &o_ageless, (4, 32), 0, i64::MAX), merge(&[2, 3], 0, None));
     }
 
     #[test]
