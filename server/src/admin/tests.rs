@@ -24,12 +24,19 @@ use cluster::coordinator::{Coordinator, LocalNode};
 const WAIT: Duration = Duration::from_secs(30);
 
 fn open_node(dir: &Path) -> Arc<Node> {
+    open_node_with(dir, |_| {})
+}
+
+/// A single node in `dir` with keyspace `ks` (column families `cf` and `other`), background
+/// compaction off, and the engine configuration changed by `configure`.
+pub(super) fn open_node_with(dir: &Path, configure: impl FnOnce(&mut StorageConfig)) -> Arc<Node> {
     let mut ks = KeyspaceDef::new("ks");
     ks.cf_defs.push(CfDef::new("ks", "cf"));
     ks.cf_defs.push(CfDef::new("ks", "other"));
     let mut config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
     config.initial_keyspaces = vec![ks];
     config.auto_compaction = false;
+    configure(&mut config);
     let storage = Storage::open(config).expect("engine opens");
     let local_token = storage.partitioner().token_for_key(b"this node");
     let local = LocalNode {

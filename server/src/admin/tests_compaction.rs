@@ -9,34 +9,16 @@ use std::time::{Duration, Instant};
 
 use admin_protocol::*;
 use storage::data::Cell;
-use storage::engine::{Storage, StorageConfig};
+use storage::engine::Storage;
 use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use tokio::io::BufReader;
 
 use super::ops::AdminState;
 use super::*;
 use crate::node::Node;
-use cluster::coordinator::{Coordinator, LocalNode};
 
 fn open_node(dir: &Path, compaction_throughput_mb_per_sec: u32) -> Arc<Node> {
-    let mut ks = KeyspaceDef::new("ks");
-    ks.cf_defs.push(CfDef::new("ks", "cf"));
-    ks.cf_defs.push(CfDef::new("ks", "other"));
-    let mut config = StorageConfig::new(dir.join("data"), dir.join("commitlog"));
-    config.initial_keyspaces = vec![ks];
-    config.auto_compaction = false;
-    config.compaction_throughput_mb_per_sec = compaction_throughput_mb_per_sec;
-    let storage = Storage::open(config).expect("engine opens");
-    let local = LocalNode {
-        cluster_name: "Admin Test Cluster".into(),
-        endpoint: "127.0.0.1:7000".parse().expect("endpoint"),
-        rpc_address: "127.0.0.1".into(),
-        token: storage.partitioner().token_for_key(b"this node"),
-        snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
-    };
-    let coordinator = Coordinator::single_node(storage.clone(), local).expect("coordinator starts");
-    Arc::new(Node { storage, coordinator, service: None, thrift: None })
+    super::tests::open_node_with(dir, |c| c.compaction_throughput_mb_per_sec = compaction_throughput_mb_per_sec)
 }
 
 fn write(storage: &Storage, key: &str, value: &[u8]) {

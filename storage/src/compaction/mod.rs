@@ -169,8 +169,12 @@ impl ActiveGuard<'_> {
         self.running.bytes_done.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// An error once `sibyltool stop` asked this operation of `store` to give up.
-    fn check_stop(&self, store: &ColumnFamilyStore) -> Result<()> {
+    /// An error once the engine shuts down, or `sibyltool stop` asked this operation of `store`
+    /// to give up.
+    fn check_stop(&self, env: &CompactionEnv, store: &ColumnFamilyStore) -> Result<()> {
+        if env.stopping() {
+            return Err(StorageError::ShuttingDown);
+        }
         if !self.running.stop_requested.load(Ordering::Relaxed) {
             return Ok(());
         }
@@ -459,10 +463,7 @@ fn scrub_one(
     let progress = env.active.start("Scrub", store, std::slice::from_ref(sstable));
     let mut scan = sstable.scan(None)?.past_damaged_partitions();
     while let Some(item) = scan.next() {
-        if env.stopping() {
-            return Err(StorageError::ShuttingDown);
-        }
-        progress.check_stop(store)?;
+        progress.check_stop(env, store)?;
         match item {
             Ok((_, row)) => {
                 readable += 1;
@@ -495,10 +496,7 @@ fn scrub_one(
     let written = (|| {
         let mut scan = sstable.scan(None)?.past_damaged_partitions();
         while let Some(item) = scan.next() {
-            if env.stopping() {
-                return Err(StorageError::ShuttingDown);
-            }
-            progress.check_stop(store)?;
+            progress.check_stop(env, store)?;
             match item {
                 Ok((key, row)) => writer.append(&key, &row)?,
                 // The damage found above is skipped; anything else stops the rewrite.
@@ -634,10 +632,7 @@ fn compact_reserved(
     let merged = (|| {
         let sources = inputs.iter().map(|s| s.scan(None)).collect::<Result<Vec<_>>>()?;
         for item in crate::cfs::MergedScan::over(store.cmp.clone(), sources) {
-            if env.stopping() {
-                return Err(StorageError::ShuttingDown);
-            }
-            progress.check_stop(store)?;
+            progress.check_stop(env, store)?;
             let (key, row) = item?;
             progress.advance(row.size() as u64);
             if !keep(&key) {
