@@ -157,10 +157,7 @@ fn sibyltool_reports_and_operates_a_running_node() {
             "move: invalid token \"abc\" for RandomPartitioner: not an integer: invalid digit found in string",
         ),
         (&["loadbalance"][..], "loadbalance: this node is the only one in the ring"),
-        (
-            &["join"][..],
-            "join: not supported yet: data moves between nodes only for bootstrap, decommission, removenode and move so far",
-        ),
+        (&["join"][..], "This node has already joined the ring."),
         (
             &["decommission"][..],
             "decommission: this node is the only one in the ring; its data would have nowhere to go",

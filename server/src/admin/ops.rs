@@ -219,7 +219,12 @@ async fn run<W: AsyncWrite + Unpin>(
             state.check_not_drained("repair")?;
             to_value(repair(node, keyspace.as_deref(), &cfs, primary_range, out).await?)
         }
-        Request::Join => Err(OpError::NeedsStreaming("join")),
+        // A node joins the ring as it starts (there is no join_ring=false start, nor write
+        // survey mode), so this is nodetool's answer on a node that has joined.
+        Request::Join => {
+            state.check_not_drained("join")?;
+            Err(OpError::BadRequest("This node has already joined the ring.".into()))
+        }
         Request::Snapshot { keyspaces, tag } => {
             let _shared = state.ops_lock.read().await;
             state.check_not_drained("snapshot")?;

@@ -234,7 +234,7 @@ async fn unknown_names_are_typed_errors_checked_before_any_work() {
 }
 
 #[tokio::test]
-async fn join_is_not_supported_yet_and_move_needs_the_cluster_service() {
+async fn join_answers_as_on_a_joined_node_and_move_needs_the_cluster_service() {
     let dir = tempfile::tempdir().expect("tempdir");
     let state = AdminState::new(open_node(dir.path()));
     let replies =
@@ -245,7 +245,7 @@ async fn join_is_not_supported_yet_and_move_needs_the_cluster_service() {
         assert!(matches!(r, Reply::Error(e) if e.message == expected), "{r:?}");
     }
     assert!(
-        matches!(&replies[2], Reply::Error(e) if e.kind == ErrorKind::NotSupported && e.message.starts_with("join: not supported yet")),
+        matches!(&replies[2], Reply::Error(e) if e.kind == ErrorKind::BadRequest && e.message == "This node has already joined the ring."),
         "{:?}",
         replies[2]
     );

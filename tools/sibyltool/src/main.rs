@@ -98,7 +98,8 @@ enum Command {
         #[arg(long = "partitioner-range", visible_alias = "pr")]
         primary_range: bool,
     },
-    /// Join the ring (not supported yet).
+    /// Join the ring. A node joins as it starts (there is no join_ring=false start), so this
+    /// answers as nodetool does on a node that has joined.
     Join,
     /// Flush, then hard-link the SSTables of KEYSPACES (all keyspaces when none) into a
     /// snapshot under each column family's directory (snapshots/TAG).
