@@ -78,6 +78,22 @@ fn strategies_are_kept_checked_and_run() {
     assert_eq!(class.as_deref(), Some("org.apache.cassandra.db.compaction.TimeWindowCompactionStrategy"));
     assert_eq!(options.get("compaction_window_unit").map(String::as_str), Some("HOURS"));
 
+    // A 2.x time-series schema: date-tiered compaction, with its options.
+    let dated = with_strategy(
+        "Dated",
+        "DateTieredCompactionStrategy",
+        &[("base_time_seconds", "3600"), ("max_sstable_age_days", "30")],
+    );
+    ok("add a date-tiered column family", c.system_add_column_family(dated));
+    let (class, options) = described(&mut c, "Dated");
+    assert_eq!(class.as_deref(), Some("org.apache.cassandra.db.compaction.DateTieredCompactionStrategy"));
+    assert_eq!(options.get("max_sstable_age_days").map(String::as_str), Some("30"));
+    let bad = with_strategy("Bad5", "DateTieredCompactionStrategy", &[("base_time_seconds", "0")]);
+    assert_eq!(
+        expect_ire("Bad5", c.system_add_column_family(bad)),
+        "base_time_seconds must be greater than 0, but was 0"
+    );
+
     // Four flushes of level 0 (1.2 MiB in all) go up to level 1, in SSTables of 1 MiB.
     let value = "x".repeat(1000);
     for f in 0..4 {
