@@ -527,6 +527,7 @@ pub struct InfoResult {
     pub block_cache_requests: u64,
     pub datacenter: String,
     pub rack: String,
+    /// Every `DataFileDirectory`, the first (primary) first, joined by ", ".
     pub data_directory: String,
     pub release_version: String,
 }
@@ -668,6 +669,7 @@ pub struct SnapshotCf {
     /// Hard links (SSTable components, its indexes' included) and their bytes.
     pub files: u64,
     pub bytes: u64,
+    /// Its directory in each data directory holding part of it, joined by ", ".
     pub directory: String,
 }
 

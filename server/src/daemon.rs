@@ -53,11 +53,11 @@ pub enum StartupError {
 
 /// The engine's settings from the node's configuration.
 pub fn storage_config(config: &Config, partitioner: Partitioner) -> StorageConfig {
-    let data_dir = config.data_file_directories.first().cloned().unwrap_or_else(|| PathBuf::from("data"));
-    if config.data_file_directories.len() > 1 {
-        warn!("several DataFileDirectory entries: only the first ({}) is used for now", data_dir.display());
-    }
+    let mut dirs = config.data_file_directories.iter().cloned();
+    let data_dir = dirs.next().unwrap_or_else(|| PathBuf::from("data"));
     let mut sc = StorageConfig::new(data_dir, config.commit_log_directory.clone());
+    // Each column family has a directory in every one; new SSTables go to the roomiest.
+    sc.extra_data_dirs = dirs.collect();
     sc.sync = match config.commit_log_sync {
         CommitLogSync::Periodic { period_ms } => SyncMode::Periodic { period: Duration::from_millis(period_ms.max(1)) },
         CommitLogSync::Batch { window_ms } => {

@@ -12,6 +12,7 @@ use crate::commitlog::ReplayPosition;
 use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound};
+use crate::directories::FreeSpace;
 use crate::error::Result;
 use crate::filter::{collect_live, merge_rows, take_live, ReadFilter};
 use crate::index::SecondaryIndex;
@@ -53,7 +54,13 @@ pub struct ColumnFamilyStore {
     pub keyspace: String,
     pub name: String,
     pub cmp: CellComparator,
+    /// The primary directory: the first of `dirs`, where secondary indexes live.
     pub dir: PathBuf,
+    /// The column family's directory in every data directory, primary first (one for an index
+    /// store). Each SSTable lives whole in one of them (see `crate::directories`).
+    dirs: Vec<PathBuf>,
+    /// How a new SSTable's directory is chosen among `dirs`.
+    free_space: FreeSpace,
     /// Lock order: `memtables` and `sstables` are never held together with the engine's switch
     /// lock taken after them (the switch lock is always taken first).
     pub(crate) memtables: RwLock<Memtables>,
@@ -97,7 +104,20 @@ impl CellFilter for BlockFilter<'_> {
 
 impl ColumnFamilyStore {
     pub(crate) fn open(def: CfDef, dir: PathBuf, sstables: Vec<Arc<SsTableReader>>) -> Result<ColumnFamilyStore> {
+        Self::open_in(def, vec![dir], crate::directories::free_space, sstables)
+    }
+
+    /// Opens a store whose SSTables live in `dirs` (primary first, never empty), a new one going
+    /// to the directory `free_space` finds roomiest. The next generation follows the highest of
+    /// all directories.
+    pub(crate) fn open_in(
+        def: CfDef,
+        dirs: Vec<PathBuf>,
+        free_space: FreeSpace,
+        sstables: Vec<Arc<SsTableReader>>,
+    ) -> Result<ColumnFamilyStore> {
         let metadata = CfMetadata::new(def)?;
+        let dir = dirs.first().cloned().unwrap_or_default();
         let next = sstables.iter().map(|s| s.descriptor().generation).max().unwrap_or(0) + 1;
         Ok(ColumnFamilyStore {
             id: metadata.def.id,
@@ -106,6 +126,8 @@ impl ColumnFamilyStore {
             cmp: metadata.cmp.clone(),
             metadata: RwLock::new(Arc::new(metadata)),
             dir,
+            dirs,
+            free_space,
             memtables: RwLock::new(Memtables { active: Arc::new(Memtable::new()), flushing: Vec::new() }),
             sstables: RwLock::new(sstables),
             next_generation: AtomicU64::new(next),
@@ -165,7 +187,8 @@ impl ColumnFamilyStore {
 
     pub(crate) fn new_descriptor(&self) -> Descriptor {
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst);
-        Descriptor::new(self.dir.clone(), self.keyspace.clone(), self.name.clone(), generation)
+        let dir = crate::directories::for_new_sstable(&self.dirs, self.free_space);
+        Descriptor::new(dir, self.keyspace.clone(), self.name.clone(), generation)
     }
 
     /// The secondary indexes, as a schema change last set them.
@@ -248,8 +271,14 @@ impl ColumnFamilyStore {
         self.sstables.read().clone()
     }
 
+    /// The primary directory (see [`ColumnFamilyStore::sstable_dirs`] for all of them).
     pub fn sstable_dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The column family's directory in every data directory, primary first.
+    pub fn sstable_dirs(&self) -> &[PathBuf] {
+        &self.dirs
     }
 
     /// The memtable taking writes, when it is the only place partition `key` may be: no

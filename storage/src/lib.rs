@@ -25,6 +25,7 @@ pub mod comparator;
 pub mod counter;
 pub mod data;
 pub mod dht;
+pub mod directories;
 pub mod engine;
 pub mod error;
 pub mod filter;

@@ -421,7 +421,7 @@ fn info(state: &AdminState) -> InfoResult {
         block_cache_requests: cache.hits + cache.misses,
         datacenter: m.snitch().datacenter(local),
         rack: m.snitch().rack(local),
-        data_directory: node.storage.data_dir().display().to_string(),
+        data_directory: join_paths(&node.storage.data_dirs()),
         release_version: env!("CARGO_PKG_VERSION").into(),
     }
 }
@@ -831,8 +831,9 @@ async fn snapshot<W: AsyncWrite + Unpin>(
         .flat_map(|ks| ks.cf_defs.into_iter().map(move |cf| (ks.name.clone(), cf.name)))
         .collect();
     for (ks, cf) in &cfs {
-        let dir = node.storage.snapshot_dir(ks, cf, &tag)?;
-        if dir.exists() {
+        // In any data directory.
+        let existing = node.storage.snapshot_dirs_of(ks, cf, &tag)?.into_iter().find(|d| d.exists());
+        if let Some(dir) = existing {
             return Err(OpError::BadRequest(format!(
                 "snapshot {tag} already exists for {ks}.{cf} ({})",
                 dir.display()
@@ -847,7 +848,8 @@ async fn snapshot<W: AsyncWrite + Unpin>(
         let storage = node.storage.clone();
         let (k, c, t) = (ks.clone(), cf.clone(), tag.clone());
         let summary = run_blocking(out, &progress, move || storage.snapshot(&k, &c, &t)).await??;
-        let directory = node.storage.snapshot_dir(&ks, &cf, &tag)?.display().to_string();
+        let directories = node.storage.snapshot_dirs_of(&ks, &cf, &tag)?;
+        let directory = join_paths(&directories.into_iter().filter(|d| d.exists()).collect::<Vec<_>>());
         taken.push(SnapshotCf {
             keyspace: ks,
             column_family: cf,
@@ -945,10 +947,15 @@ fn list_snapshots(node: &Node) -> Result<ListSnapshotsResult, OpError> {
             tag: e.tag,
             files: e.summary.files,
             bytes: e.summary.bytes,
-            directory: e.directory.display().to_string(),
+            directory: join_paths(&e.directories),
         })
         .collect();
     Ok(ListSnapshotsResult { snapshots })
+}
+
+/// Several directories (one per data directory) in one string field: ", " between them.
+fn join_paths(paths: &[std::path::PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 async fn drain<W: AsyncWrite + Unpin>(state: &AdminState, out: &mut ReplyWriter<W>) -> Result<DrainResult, OpError> {

@@ -583,3 +583,18 @@ fn commit_log_total_space() {
     let e = err(&doc("<CommitLogTotalSpaceInMB>0</CommitLogTotalSpaceInMB>", "")).to_string();
     assert!(e.contains("CommitLogTotalSpaceInMB") && e.contains('0'), "{e}");
 }
+
+#[test]
+fn every_data_file_directory_reaches_the_engine_the_first_as_primary() {
+    let two = "<DataFileDirectories><DataFileDirectory>var/data</DataFileDirectory>\
+               <DataFileDirectory>/mnt/disk2/data</DataFileDirectory></DataFileDirectories>";
+    let xml = doc("", "")
+        .replace("<DataFileDirectories><DataFileDirectory>var/data</DataFileDirectory></DataFileDirectories>", two);
+    let c = ok(&xml);
+    assert_eq!(c.data_file_directories, vec![PathBuf::from("var/data"), PathBuf::from("/mnt/disk2/data")]);
+    let engine = crate::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    assert_eq!(engine.data_dir, PathBuf::from("var/data"));
+    assert_eq!(engine.extra_data_dirs, vec![PathBuf::from("/mnt/disk2/data")]);
+    let one = crate::daemon::storage_config(&ok(&doc("", "")), storage::dht::Partitioner::Random);
+    assert!(one.extra_data_dirs.is_empty());
+}

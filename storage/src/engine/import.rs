@@ -45,8 +45,11 @@ impl Storage {
             return Err(refuse("it is not a directory".into()));
         }
         let canonical = |p: &Path| fs::canonicalize(p).map_err(|e| StorageError::io(p, e));
-        if canonical(source)? == canonical(store.sstable_dir())? {
-            return Err(refuse(format!("it is the directory of {keyspace}.{cf} itself")));
+        let source_canonical = canonical(source)?;
+        for dir in store.sstable_dirs() {
+            if source_canonical == canonical(dir)? {
+                return Err(refuse(format!("it is the directory of {keyspace}.{cf} itself")));
+            }
         }
         let found = sstable::list_sstables(source)?;
         if let Some(other) = found.iter().find(|d| d.keyspace != keyspace || d.cf != cf) {

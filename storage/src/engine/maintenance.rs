@@ -74,7 +74,7 @@ pub(super) fn write_memtable_with(
     if config.incremental_backups {
         // The SSTable is written and durable: a missing backup link is the operator's to
         // notice, never a reason to refuse the flush (and with it, writes).
-        if let Err(e) = super::snapshot::back_up(store, &reader) {
+        if let Err(e) = super::snapshot::back_up(&reader) {
             error!(keyspace = %store.keyspace, cf = %store.name, error = %e, "incremental backup of a flushed SSTable failed");
         }
     }

@@ -81,7 +81,15 @@ const INITIAL_SCHEMA_TIMESTAMP: i64 = 0;
 /// What the engine needs to know; built by the server from its configuration.
 #[derive(Clone, Debug)]
 pub struct StorageConfig {
+    /// The primary data directory (0.6's first `DataFileDirectory`): secondary indexes' SSTables
+    /// stay in it; every other column family's may go to any data directory.
     pub data_dir: PathBuf,
+    /// The other `DataFileDirectory` entries, empty by default. Every column family has a
+    /// directory in each; a new SSTable goes to the one with the most free space.
+    pub extra_data_dirs: Vec<PathBuf>,
+    /// Bytes free under a directory: statvfs ([`crate::directories::free_space`]) by default;
+    /// tests replace it to choose where SSTables go.
+    pub free_space: crate::directories::FreeSpace,
     pub commitlog_dir: PathBuf,
     pub sync: SyncMode,
     pub segment_size: u64,
@@ -135,6 +143,8 @@ impl StorageConfig {
     pub fn new(data_dir: impl Into<PathBuf>, commitlog_dir: impl Into<PathBuf>) -> StorageConfig {
         StorageConfig {
             data_dir: data_dir.into(),
+            extra_data_dirs: Vec::new(),
+            free_space: crate::directories::free_space,
             commitlog_dir: commitlog_dir.into(),
             sync: SyncMode::Periodic { period: Duration::from_millis(10_000) },
             segment_size: 32 << 20,
@@ -159,6 +169,11 @@ impl StorageConfig {
             initial_keyspaces: Vec::new(),
             commitlog_recovery: RecoveryMode::from_env(),
         }
+    }
+
+    /// Every data directory, the primary first.
+    pub fn data_dirs(&self) -> Vec<PathBuf> {
+        std::iter::once(&self.data_dir).chain(&self.extra_data_dirs).cloned().collect()
     }
 }
 
@@ -247,10 +262,23 @@ pub struct Storage {
 impl Storage {
     /// Opens (or creates) the node's data, replays the commit log and starts the background
     /// flush and compaction workers.
-    pub fn open(config: StorageConfig) -> Result<Storage> {
-        for d in [&config.data_dir, &config.commitlog_dir] {
+    pub fn open(mut config: StorageConfig) -> Result<Storage> {
+        for d in config.data_dirs().iter().chain([&config.commitlog_dir]) {
             std::fs::create_dir_all(d).map_err(|e| StorageError::io(d, e))?;
         }
+        // A directory named twice (or through another path) would list its SSTables twice.
+        let mut seen = vec![canonical(&config.data_dir)?];
+        let mut extra = Vec::new();
+        for d in std::mem::take(&mut config.extra_data_dirs) {
+            let c = canonical(&d)?;
+            if seen.contains(&c) {
+                warn!(dir = %d.display(), "a data directory is listed twice; it is used once");
+            } else {
+                seen.push(c);
+                extra.push(d);
+            }
+        }
+        config.extra_data_dirs = extra;
         let cache = Arc::new(BlockCache::with_disk_access(config.block_cache_bytes, config.disk_access));
         if config.commitlog_recovery == RecoveryMode::SkipDamaged {
             warn!(
@@ -262,7 +290,7 @@ impl Storage {
         let mut stores = Stores::default();
         let builtin = system::builtin_keyspaces();
         for cf in builtin.iter().flat_map(|k| k.cf_defs.iter()) {
-            recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?));
+            recovery::add_store(&mut stores, Arc::new(recovery::open_store(&config, cf.clone(), &cache)?));
         }
         // Pass 1 replays the system keyspace, which says what the rest of the schema is.
         let no_truncations = BTreeMap::new();
@@ -293,7 +321,7 @@ impl Storage {
             .flat_map(|k| k.cf_defs.iter().cloned())
             .collect();
         for cf in user_cfs {
-            let store = Arc::new(recovery::open_store(&config.data_dir, cf.clone(), &cache)?);
+            let store = Arc::new(recovery::open_store(&config, cf.clone(), &cache)?);
             // Before replay, which re-derives the index entries of the records it applies.
             index::sync_indexes(&store, &cf, config.partitioner, &cache)?;
             recovery::add_store(&mut stores, store);
@@ -394,6 +422,11 @@ impl Storage {
 
     pub fn data_dir(&self) -> &Path {
         &self.inner.config.data_dir
+    }
+
+    /// Every data directory, the primary first.
+    pub fn data_dirs(&self) -> Vec<PathBuf> {
+        self.inner.config.data_dirs()
     }
 
     /// Flushes everything and stops the background workers (clean shutdown, SIGTERM). Writes are
@@ -504,4 +537,8 @@ impl Storage {
             snapshot_before: self.inner.config.snapshot_before_compaction,
         }
     }
+}
+
+fn canonical(dir: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(dir).map_err(|e| StorageError::io(dir, e))
 }

@@ -2,9 +2,10 @@
 //! state back from the system keyspace.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use tracing::warn;
 use uuid::Uuid;
 
 use super::{maintenance, StorageConfig, Stores};
@@ -161,15 +162,27 @@ fn live_rows(store: &Arc<ColumnFamilyStore>, newest: &mut i64) -> Result<Vec<(Ve
     Ok(rows)
 }
 
-/// Opens a column family's directory: removes leftovers of unfinished writes and SSTables a
-/// finished compaction replaced (`sstable::cleanup_leftovers`), then opens the rest.
-pub(super) fn open_store(data_dir: &Path, def: CfDef, cache: &Arc<BlockCache>) -> Result<ColumnFamilyStore> {
-    let dir = data_dir.join(&def.keyspace).join(format!("{}-{}", def.name, def.id.simple()));
-    std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
-    sstable::cleanup_leftovers(&dir)?;
-    let mut readers = Vec::new();
-    for desc in sstable::list_sstables(&dir)? {
-        readers.push(Arc::new(SsTableReader::open(desc, cache)?));
+/// Opens a column family's directories, one in each data directory: removes leftovers of
+/// unfinished writes and SSTables a finished compaction replaced, over all of them at once
+/// (`sstable::cleanup_leftovers_in`), then opens the rest.
+pub(super) fn open_store(config: &StorageConfig, def: CfDef, cache: &Arc<BlockCache>) -> Result<ColumnFamilyStore> {
+    let dirs: Vec<PathBuf> =
+        config.data_dirs().iter().map(|d| crate::directories::cf_dir(d, &def.keyspace, &def.name, def.id)).collect();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
     }
-    ColumnFamilyStore::open(def, dir, readers)
+    sstable::cleanup_leftovers_in(&dirs)?;
+    let mut readers: Vec<Arc<SsTableReader>> = Vec::new();
+    for dir in &dirs {
+        for desc in sstable::list_sstables(dir)? {
+            if let Some(other) = readers.iter().find(|r| r.descriptor().generation == desc.generation) {
+                // Not written by this engine (generations are unique over the directories); a
+                // copy put there by hand. Both are read; the warning says why a count is off.
+                warn!(first = %other.descriptor().dir.display(), second = %dir.display(), generation = desc.generation,
+                      "the same SSTable generation is in two data directories");
+            }
+            readers.push(Arc::new(SsTableReader::open(desc, cache)?));
+        }
+    }
+    ColumnFamilyStore::open_in(def, dirs, config.free_space, readers)
 }

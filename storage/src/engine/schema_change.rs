@@ -193,7 +193,7 @@ impl Storage {
                 }
                 Some(_) => {}
                 None => {
-                    let store = recovery::open_store(&self.inner.config.data_dir, (*def).clone(), &self.inner.cache)?;
+                    let store = recovery::open_store(&self.inner.config, (*def).clone(), &self.inner.cache)?;
                     let store = Arc::new(store);
                     for index in self.sync_indexes(&store, def)? {
                         to_build.push((store.clone(), index));
@@ -250,15 +250,20 @@ impl Storage {
                 kept.push(d.keyspace.clone());
                 continue;
             }
-            if let Err(e) = super::snapshot::remove_keeping_snapshots(&d.dir) {
-                warn!(dir = %d.dir.display(), error = %e, "cannot remove dropped column family's files");
+            // In every data directory: each holds part of its SSTables and perhaps snapshots.
+            for dir in d.sstable_dirs() {
+                if let Err(e) = super::snapshot::remove_keeping_snapshots(dir) {
+                    warn!(dir = %dir.display(), error = %e, "cannot remove dropped column family's files");
+                }
             }
         }
         for name in removed_keyspaces.into_iter().filter(|name| !kept.contains(name)) {
-            let dir = self.inner.config.data_dir.join(&name);
-            if dir.exists() {
-                if let Err(e) = super::snapshot::remove_keeping_snapshots(&dir) {
-                    warn!(dir = %dir.display(), error = %e, "cannot remove dropped keyspace's directory");
+            for data_dir in self.inner.config.data_dirs() {
+                let dir = data_dir.join(&name);
+                if dir.exists() {
+                    if let Err(e) = super::snapshot::remove_keeping_snapshots(&dir) {
+                        warn!(dir = %dir.display(), error = %e, "cannot remove dropped keyspace's directory");
+                    }
                 }
             }
         }

@@ -6,6 +6,11 @@
 //! files back into the column family's directory while the node is stopped
 //! (docs/admin-protocol.md, "Snapshots").
 //! Dropping a column family or keyspace keeps its snapshots.
+//!
+//! With several data directories, hard links cannot leave a file system: each SSTable is linked
+//! into the snapshot (or `backups/`) directory of the data directory it lives in, as Cassandra
+//! does, so a snapshot is `snapshots/<tag>/` in each data directory of the column family (the
+//! primary's always, another's when it held SSTables), listed once and cleared everywhere.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,7 +48,10 @@ pub struct SnapshotEntry {
     pub cf_dir: String,
     pub tag: String,
     pub summary: SnapshotSummary,
+    /// The first of `directories`.
     pub directory: PathBuf,
+    /// The snapshot's directory in each data directory holding part of it, primary first.
+    pub directories: Vec<PathBuf>,
 }
 
 /// Refuses a tag that is empty, `.`/`..`, holds a path separator or NUL, or is over 255 bytes.
@@ -63,10 +71,17 @@ pub fn check_snapshot_tag(tag: &str) -> Result<()> {
 }
 
 impl Storage {
-    /// The snapshot directory `tag` of a column family.
+    /// The snapshot directory `tag` of a column family (in the primary data directory).
     pub fn snapshot_dir(&self, keyspace: &str, cf: &str, tag: &str) -> Result<PathBuf> {
         check_snapshot_tag(tag)?;
         Ok(snapshot_dir_of(self.store(keyspace, cf)?.sstable_dir(), tag))
+    }
+
+    /// Where snapshot `tag` of a column family may be: its snapshot directory in every data
+    /// directory, the primary's first.
+    pub fn snapshot_dirs_of(&self, keyspace: &str, cf: &str, tag: &str) -> Result<Vec<PathBuf>> {
+        check_snapshot_tag(tag)?;
+        Ok(store_snapshot_dirs(&*self.store(keyspace, cf)?, tag))
     }
 
     /// Flushes the column family, then links its SSTables and its indexes' into snapshot `tag`.
@@ -89,7 +104,7 @@ impl Storage {
         // Two truncations within a millisecond still get a snapshot each.
         let mut tag = format!("{millis}-{what}-{}", store.name);
         let mut n = 1;
-        while snapshot_dir_of(store.sstable_dir(), &tag).exists() {
+        while store_snapshot_dirs(store, &tag).iter().any(|d| d.exists()) {
             n += 1;
             tag = format!("{millis}-{what}-{}-{n}", store.name);
         }
@@ -98,22 +113,28 @@ impl Storage {
 
     /// Every snapshot on disk, of `keyspace` or of all keyspaces, ordered by keyspace, column
     /// family directory and tag.
+    /// A snapshot spread over several data directories is one entry: its files and bytes
+    /// summed, its `directory` the first found (the primary data directory's when there).
     pub fn list_snapshots(&self, keyspace: Option<&str>) -> Result<Vec<SnapshotEntry>> {
-        let mut entries = Vec::new();
+        let mut entries: std::collections::BTreeMap<(String, String, String), SnapshotEntry> = Default::default();
         for (ks, cf_dir, snapshots) in self.snapshot_dirs(keyspace)? {
             for tag_dir in sorted_entries(&snapshots)? {
                 let tag = file_name(&tag_dir);
                 let summary = sum_files(&tag_dir)?;
-                entries.push(SnapshotEntry {
+                let entry = entries.entry((ks.clone(), cf_dir.clone(), tag.clone())).or_insert_with(|| SnapshotEntry {
                     keyspace: ks.clone(),
                     cf_dir: cf_dir.clone(),
                     tag,
-                    summary,
-                    directory: tag_dir,
+                    summary: SnapshotSummary::default(),
+                    directory: tag_dir.clone(),
+                    directories: Vec::new(),
                 });
+                entry.summary.files += summary.files;
+                entry.summary.bytes += summary.bytes;
+                entry.directories.push(tag_dir);
             }
         }
-        Ok(entries)
+        Ok(entries.into_values().collect())
     }
 
     /// Removes snapshot `tag` (every snapshot without one) of `keyspace` (of all keyspaces
@@ -143,27 +164,30 @@ impl Storage {
     }
 
     /// (keyspace, column family directory name, its snapshots directory) for each column family
-    /// directory of `keyspace` (of every keyspace) that has one, dropped column families included.
+    /// directory of `keyspace` (of every keyspace) that has one, dropped column families included,
+    /// in every data directory (the primary first).
     fn snapshot_dirs(&self, keyspace: Option<&str>) -> Result<Vec<(String, String, PathBuf)>> {
-        let data_dir = &self.inner.config.data_dir;
+        let data_dirs = self.inner.config.data_dirs();
         if let Some(ks) = keyspace {
             // A dropped keyspace's directory may still hold snapshots; only a plain name (word
             // characters, as keyspace names are) is looked up on disk, never a path.
             let plain = !ks.is_empty() && ks.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if self.keyspace(ks).is_none() && !(plain && data_dir.join(ks).is_dir()) {
+            if self.keyspace(ks).is_none() && !(plain && data_dirs.iter().any(|d| d.join(ks).is_dir())) {
                 return Err(StorageError::UnknownKeyspace(ks.to_string()));
             }
         }
-        let keyspaces = match keyspace {
-            Some(ks) => vec![data_dir.join(ks)],
-            None => sorted_entries(data_dir)?,
-        };
         let mut found = Vec::new();
-        for ks_dir in keyspaces.into_iter().filter(|d| d.is_dir()) {
-            for cf_dir in sorted_entries(&ks_dir)? {
-                let snapshots = cf_dir.join(SNAPSHOTS_DIR);
-                if snapshots.is_dir() {
-                    found.push((file_name(&ks_dir), file_name(&cf_dir), snapshots));
+        for data_dir in &data_dirs {
+            let keyspaces = match keyspace {
+                Some(ks) => vec![data_dir.join(ks)],
+                None => sorted_entries(data_dir)?,
+            };
+            for ks_dir in keyspaces.into_iter().filter(|d| d.is_dir()) {
+                for cf_dir in sorted_entries(&ks_dir)? {
+                    let snapshots = cf_dir.join(SNAPSHOTS_DIR);
+                    if snapshots.is_dir() {
+                        found.push((file_name(&ks_dir), file_name(&cf_dir), snapshots));
+                    }
                 }
             }
         }
@@ -176,14 +200,22 @@ impl Storage {
 /// snapshots this way.
 pub(crate) fn snapshot_store(store: &ColumnFamilyStore, tag: &str, with_indexes: bool) -> Result<SnapshotSummary> {
     check_snapshot_tag(tag)?;
-    let dir = snapshot_dir_of(store.sstable_dir(), tag);
-    if dir.exists() {
-        return Err(StorageError::SnapshotExists { path: dir });
+    let dirs = store_snapshot_dirs(store, tag);
+    if let Some(existing) = dirs.iter().find(|d| d.exists()) {
+        return Err(StorageError::SnapshotExists { path: existing.clone() });
     }
+    // The primary's, where the log line and callers point.
+    let dir = snapshot_dir_of(store.sstable_dir(), tag);
+    let remove_all = || -> Result<()> {
+        for d in &dirs {
+            remove_dir(d)?;
+        }
+        Ok(())
+    };
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match link_all(store, &dir, with_indexes) {
+        match link_all(store, tag, with_indexes) {
             Ok(summary) => {
                 info!(keyspace = %store.keyspace, cf = %store.name, tag, files = summary.files, bytes = summary.bytes,
                       dir = %dir.display(), "snapshot taken");
@@ -194,20 +226,20 @@ pub(crate) fn snapshot_store(store: &ColumnFamilyStore, tag: &str, with_indexes:
             Err(StorageError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound && attempt < LINK_ATTEMPTS =>
             {
-                remove_dir(&dir)?;
+                remove_all()?;
             }
             Err(e) => {
-                let _ = fs::remove_dir_all(&dir);
+                let _ = remove_all();
                 return Err(e);
             }
         }
     }
 }
 
-/// Links the components of `table`, just flushed, into the `backups/` directory of `store`
-/// (`IncrementalBackups`), or `backups/.<index>/` for an index's.
-pub(super) fn back_up(store: &ColumnFamilyStore, table: &SsTableReader) -> Result<()> {
-    let sstable_dir = store.sstable_dir();
+/// Links the components of `table`, just flushed, into the `backups/` directory beside it, in
+/// its own data directory (`IncrementalBackups`), or `backups/.<index>/` for an index's.
+pub(super) fn back_up(table: &SsTableReader) -> Result<()> {
+    let sstable_dir = table.descriptor().dir.as_path();
     let name = file_name(sstable_dir);
     let dir = match sstable_dir.parent() {
         Some(base) if name.starts_with('.') => base.join(BACKUPS_DIR).join(name),
@@ -234,24 +266,48 @@ fn snapshot_dir_of(sstable_dir: &Path, tag: &str) -> PathBuf {
     }
 }
 
-/// Links every SSTable of `store`, and of its indexes with `with_indexes`, into `dir`, which it
-/// creates.
-fn link_all(store: &ColumnFamilyStore, dir: &Path, with_indexes: bool) -> Result<SnapshotSummary> {
+/// Snapshot `tag`'s directory in each data directory of `store`, the primary's first.
+fn store_snapshot_dirs(store: &ColumnFamilyStore, tag: &str) -> Vec<PathBuf> {
+    store.sstable_dirs().iter().map(|d| snapshot_dir_of(d, tag)).collect()
+}
+
+/// Links every SSTable of `store`, and of its indexes with `with_indexes`, into snapshot `tag`
+/// of the data directory it lives in. Creates the primary's snapshot directory always (an
+/// empty column family has an empty snapshot), another only for what it links there.
+fn link_all(store: &ColumnFamilyStore, tag: &str, with_indexes: bool) -> Result<SnapshotSummary> {
     let mut summary = SnapshotSummary::default();
-    link_sstables(store, dir, &mut summary)?;
+    let primary = snapshot_dir_of(store.sstable_dir(), tag);
+    fs::create_dir_all(&primary).map_err(|e| StorageError::io(&primary, e))?;
+    let mut touched = vec![primary];
+    link_sstables(store, tag, &mut touched, &mut summary)?;
     let indexes = if with_indexes { store.indexes() } else { Default::default() };
     for index in indexes.iter() {
-        let index_dir = dir.join(crate::index::index_dir_name(&index.name));
-        link_sstables(&index.store, &index_dir, &mut summary)?;
+        // An index's directory is inside its base's primary one, so its snapshot is too.
+        let index_dir = snapshot_dir_of(index.store.sstable_dir(), tag);
+        fs::create_dir_all(&index_dir).map_err(|e| StorageError::io(&index_dir, e))?;
+        link_sstables(&index.store, tag, &mut touched, &mut summary)?;
     }
-    sstable::sync_dir(dir)?;
+    for dir in touched.iter().rev() {
+        sstable::sync_dir(dir)?;
+    }
     Ok(summary)
 }
 
-fn link_sstables(store: &ColumnFamilyStore, dir: &Path, summary: &mut SnapshotSummary) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+/// Links each SSTable of `store` into snapshot `tag` beside it (same file system); adds the
+/// directories it links into to `touched`.
+fn link_sstables(
+    store: &ColumnFamilyStore,
+    tag: &str,
+    touched: &mut Vec<PathBuf>,
+    summary: &mut SnapshotSummary,
+) -> Result<()> {
     for table in store.sstables() {
         let desc = table.descriptor();
+        let dir = snapshot_dir_of(&desc.dir, tag);
+        if !touched.contains(&dir) {
+            fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+            touched.push(dir.clone());
+        }
         for component in Component::ALL {
             let from = desc.path(component);
             let Some(name) = from.file_name() else { continue };
@@ -261,7 +317,7 @@ fn link_sstables(store: &ColumnFamilyStore, dir: &Path, summary: &mut SnapshotSu
             summary.bytes += fs::metadata(&to).map_err(|e| StorageError::io(&to, e))?.len();
         }
     }
-    sstable::sync_dir(dir)
+    Ok(())
 }
 
 /// The entries of `dir`, sorted; none when it does not exist.

@@ -229,20 +229,28 @@ pub fn list_sstables(dir: &Path) -> Result<Vec<Descriptor>> {
 /// - complete SSTables listed as ancestors of another complete SSTable of the same column family:
 ///   a compaction whose result was committed but whose inputs were not yet deleted.
 pub fn cleanup_leftovers(dir: &Path) -> Result<()> {
-    let found = scan_dir(dir)?;
+    cleanup_leftovers_in(&[dir.to_path_buf()])
+}
+
+/// [`cleanup_leftovers`] over the directories of one column family in every data directory,
+/// taken as one set: a compaction's output in one may name as ancestors inputs in another
+/// (each SSTable's files are all in one directory; generations are unique over all of them).
+pub fn cleanup_leftovers_in(dirs: &[PathBuf]) -> Result<()> {
     let mut complete = Vec::new();
-    for files in found.values() {
-        let committed = files.iter().any(|f| !f.tmp && f.component == Component::Statistics);
-        for f in files {
-            if f.tmp || !committed {
-                let path = if f.tmp { f.desc.tmp_path(f.component) } else { f.desc.path(f.component) };
-                tracing::info!(path = %path.display(), "removing leftover SSTable file");
-                remove_file_if_exists(&path)?;
+    for dir in dirs {
+        for files in scan_dir(dir)?.values() {
+            let committed = files.iter().any(|f| !f.tmp && f.component == Component::Statistics);
+            for f in files {
+                if f.tmp || !committed {
+                    let path = if f.tmp { f.desc.tmp_path(f.component) } else { f.desc.path(f.component) };
+                    tracing::info!(path = %path.display(), "removing leftover SSTable file");
+                    remove_file_if_exists(&path)?;
+                }
             }
-        }
-        if committed {
-            if let Some(f) = files.first() {
-                complete.push(f.desc.clone());
+            if committed {
+                if let Some(f) = files.first() {
+                    complete.push(f.desc.clone());
+                }
             }
         }
     }
@@ -262,11 +270,15 @@ pub fn cleanup_leftovers(dir: &Path) -> Result<()> {
     }
     for desc in &complete {
         if replaced.contains(&(desc.keyspace.clone(), desc.cf.clone(), desc.generation)) {
-            tracing::info!(generation = desc.generation, "removing SSTable replaced by a finished compaction");
+            tracing::info!(generation = desc.generation, dir = %desc.dir.display(),
+                           "removing SSTable replaced by a finished compaction");
             delete_components(desc)?;
         }
     }
-    sync_dir(dir)
+    for dir in dirs {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
 /// Removes an SSTable's files, `Statistics` first so that a crash half-way leaves an incomplete
