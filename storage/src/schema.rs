@@ -366,6 +366,9 @@ pub struct CfMetadata {
     pub def: CfDef,
     pub cmp: crate::comparator::CellComparator,
     pub validators: Validators,
+    /// The compaction strategy and options, read once per definition (leniently: see
+    /// `CompactionOptions::of`, which warns of what it cannot read).
+    pub compaction: crate::CompactionOptions,
     /// `def.keyspace` and `def.name` shared, for the commands that name this column family on
     /// every request (a clone is a count, not a copy).
     shared_names: (Arc<str>, Arc<str>),
@@ -376,7 +379,8 @@ impl CfMetadata {
         let cmp = crate::comparator::CellComparator::for_cf(&def)?;
         let validators = Validators::of(&def)?;
         let shared_names = (Arc::from(def.keyspace.as_str()), Arc::from(def.name.as_str()));
-        Ok(CfMetadata { def, cmp, validators, shared_names })
+        let compaction = crate::CompactionOptions::of(&def);
+        Ok(CfMetadata { def, cmp, validators, compaction, shared_names })
     }
 
     /// The keyspace's and the column family's names, shared.

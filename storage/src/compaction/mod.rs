@@ -203,13 +203,13 @@ impl Drop for ActiveGuard<'_> {
 /// them for its strategy.
 pub(crate) fn pending_tasks(store: &ColumnFamilyStore) -> u64 {
     let Some(thresholds) = thresholds(store) else { return 0 };
-    plan::pending(&facts(store), &CompactionOptions::of(&store.metadata().def), thresholds)
+    plan::pending(&facts(store), &store.metadata().compaction, thresholds)
 }
 
 /// Under leveled compaction: per level (0 to 8), its SSTables and the most it should hold
 /// (Cassandra's `cfstats` line). Empty under other strategies.
 pub(crate) fn sstables_in_each_level(store: &ColumnFamilyStore) -> Vec<(u64, u64)> {
-    match CompactionOptions::of(&store.metadata().def).strategy {
+    match store.metadata().compaction.strategy {
         Strategy::Leveled { fanout, .. } => plan::level_counts(&facts(store), fanout),
         _ => Vec::new(),
     }
@@ -218,12 +218,12 @@ pub(crate) fn sstables_in_each_level(store: &ColumnFamilyStore) -> Vec<(u64, u64
 /// `options` with the column family's bloom filter false-positive chance: its
 /// `bloom_filter_fp_chance`, else Cassandra's default for its strategy (0.1 under leveled
 /// compaction, whose reads touch few SSTables; 0.01 otherwise).
-pub(crate) fn writer_options_for(options: WriterOptions, def: &crate::schema::CfDef) -> WriterOptions {
-    let default = match CompactionOptions::of(def).strategy {
+pub(crate) fn writer_options_for(options: WriterOptions, metadata: &crate::schema::CfMetadata) -> WriterOptions {
+    let default = match metadata.compaction.strategy {
         Strategy::Leveled { .. } => 0.1,
         _ => options.bloom_fp_chance,
     };
-    let chance = def.bloom_filter_fp_chance.filter(|p| *p > 0.0 && *p <= 1.0).unwrap_or(default);
+    let chance = metadata.def.bloom_filter_fp_chance.filter(|p| *p > 0.0 && *p <= 1.0).unwrap_or(default);
     WriterOptions { bloom_fp_chance: chance, ..options }
 }
 
@@ -298,7 +298,7 @@ pub(crate) fn compact_if_needed(env: &CompactionEnv, store: &Arc<ColumnFamilySto
         if env.stopping() {
             return Ok(());
         }
-        let options = CompactionOptions::of(&store.metadata().def);
+        let options = store.metadata().compaction;
         let Some(thresholds) = thresholds(store).filter(|_| options.enabled && store.auto_compaction()) else {
             return Ok(()); // compaction disabled for this column family
         };
@@ -371,7 +371,7 @@ pub(crate) fn compact_all(env: &CompactionEnv, store: &Arc<ColumnFamilyStore>) -
     if !reserve(store, &inputs) {
         return Err(already_compacting(store));
     }
-    let output = match CompactionOptions::of(&store.metadata().def).strategy {
+    let output = match store.metadata().compaction.strategy {
         Strategy::Leveled { sstable_size, fanout } => {
             Output { level: Placement::Fill { fanout }, max_sstable_bytes: Some(sstable_size) }
         }
@@ -490,7 +490,7 @@ fn scrub_one(
     let millis = crate::data::now_micros() / 1000;
     let generation = sstable.descriptor().generation;
     crate::engine::snapshot_store(store, &format!("{millis}-pre-scrub-{}-{generation}", store.name), false)?;
-    let options = writer_options_for(env.writer_options.clone(), &store.metadata().def);
+    let options = writer_options_for(env.writer_options.clone(), &store.metadata());
     let options = WriterOptions { level: sstable.metadata().level, ..options };
     let mut writer = SsTableWriter::create(store.new_descriptor(), readable as usize, options)?;
     let written = (|| {
@@ -725,7 +725,7 @@ impl<'a> Outputs<'a> {
         let writer = match &mut self.current {
             Some(w) => w,
             None => {
-                let options = writer_options_for(self.env.writer_options.clone(), &self.store.metadata().def);
+                let options = writer_options_for(self.env.writer_options.clone(), &self.store.metadata());
                 let options = WriterOptions { level: self.next_level(), ..options };
                 let w = SsTableWriter::create(self.store.new_descriptor(), self.expected_keys, options)?;
                 self.current.insert(w)

@@ -56,7 +56,7 @@ pub(super) fn write_memtable_with(
     cache: &Arc<BlockCache>,
 ) -> Result<()> {
     let desc = store.new_descriptor();
-    let options = crate::compaction::writer_options_for(writer_options(config), &store.metadata().def);
+    let options = crate::compaction::writer_options_for(writer_options(config), &store.metadata());
     let mut writer = SsTableWriter::create(desc, memtable.partitions(), options)?;
     let written = (|| {
         for (key, row) in memtable.range(std::ops::Bound::Unbounded) {
