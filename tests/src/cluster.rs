@@ -61,14 +61,25 @@ pub fn wait_for_ring(nodes: &[Node], n: usize, limit: Duration) {
     }
 }
 
-/// The node lines of `sibyltool status` as `node` sees the ring (`UN`, `DN`, `UL`, ...).
+/// The node lines of `sibyltool status` as `node` sees the ring: those starting with a
+/// status and a state (`UN`, `DN`, `UL`, ...).
 pub fn status_lines(node: &Node) -> Vec<String> {
-    node.tool(&["status"]).stdout.lines().filter(|l| l.contains(" 127.0.0.")).map(String::from).collect()
+    let is_node_line = |l: &&str| {
+        let b = l.as_bytes();
+        b.len() > 3 && matches!(b[0], b'U' | b'D') && matches!(b[1], b'N' | b'L' | b'J' | b'M') && b[2] == b' '
+    };
+    node.tool(&["status"]).stdout.lines().filter(is_node_line).map(String::from).collect()
 }
 
-/// Whether `node` sees the node at `address` (`127.0.0.K`) down.
+/// How `node` sees the node at `address`: the status and state of its line (`UN`, `DN`, ...).
+pub fn seen_as(node: &Node, address: &str) -> Option<String> {
+    let line = status_lines(node).into_iter().find(|l| l.contains(&format!(" {address} ")))?;
+    Some(line[..2].to_string())
+}
+
+/// Whether `node` sees the node at `address` down.
 pub fn marked_down(node: &Node, address: &str) -> bool {
-    status_lines(node).iter().any(|l| l.starts_with('D') && l.contains(&format!(" {address} ")))
+    seen_as(node, address).is_some_and(|s| s.starts_with('D'))
 }
 
 /// Waits until none of `nodes` lists `address` any more, and each lists `remaining` nodes.

@@ -53,8 +53,8 @@ pub mod netns;
 mod thrift_helpers;
 
 pub use cluster::{
-    each_of_two_alone_answers_every_row, marked_down, nodes_with_kv_keyspace, random_partitioner_tokens, start_cluster,
-    status_lines, three_nodes_at_rf2_with_rows, value_at_one, wait_for_ring, wait_until_gone, Ports,
+    each_of_two_alone_answers_every_row, marked_down, nodes_with_kv_keyspace, random_partitioner_tokens, seen_as,
+    start_cluster, status_lines, three_nodes_at_rf2_with_rows, value_at_one, wait_for_ring, wait_until_gone, Ports,
 };
 pub use thrift_helpers::*;
 

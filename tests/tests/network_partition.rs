@@ -33,12 +33,6 @@ fn like(c: &mut Client, by: i64, level: t::ConsistencyLevel) -> thrift::Result<(
     c.add(b("song"), parent("Hits"), t::CounterColumn::new(b("likes"), by), level)
 }
 
-/// How `node` sees the node at `address`: the first two letters of its `status` line.
-fn seen_as(node: &Node, address: &str) -> Option<String> {
-    let out = node.tool(&["status"]).stdout;
-    out.lines().find(|l| l.contains(&format!(" {address} "))).map(|l| l.chars().take(2).collect())
-}
-
 fn wait_seen_as(node: &Node, address: &str, state: &str, limit: Duration) {
     let ok = eventually(limit, || seen_as(node, address).as_deref() == Some(state));
     assert!(ok, "{} does not see {address} as {state}:\n{}", node.address(), node.tool(&["status"]).stdout);
