@@ -438,10 +438,6 @@ fn describe_cluster(node: &Node) -> DescribeClusterResult {
 
 // ----- statistics -----
 
-fn mean_ms(count: u64, micros: u64) -> Option<f64> {
-    (count > 0).then(|| micros as f64 / count as f64 / 1000.0)
-}
-
 fn index_status(node: &Node, keyspace: Option<&str>) -> Result<IndexStatusResult, OpError> {
     if let Some(ks) = keyspace {
         if !node.storage.schema().keyspaces.contains_key(ks) {
@@ -489,21 +485,22 @@ fn cf_stats(node: &Node, keyspace: Option<&str>, cf: Option<&str>) -> Result<CfS
             None => ks.cf_defs.iter().map(|d| d.name.as_str()).collect(),
         };
         let mut cfs = Vec::new();
-        let (mut reads, mut read_us, mut writes, mut write_us) = (0u64, 0u64, 0u64, 0u64);
+        let (mut reads, mut writes) = (0u64, 0u64);
+        let (mut read_samples, mut write_samples) = ((0u64, 0u64), (0u64, 0u64));
         for name in names {
             let stats = storage.cf_stats(&ks.name, name)?;
             reads += stats.reads;
             writes += stats.writes;
-            read_us += stats.read_micros;
-            write_us += stats.write_micros;
+            read_samples = (read_samples.0 + stats.read_samples.0, read_samples.1 + stats.read_samples.1);
+            write_samples = (write_samples.0 + stats.write_samples.0, write_samples.1 + stats.write_samples.1);
             cfs.push(cf_stats_of(stats));
         }
         out.push(KeyspaceStats {
             name: ks.name.clone(),
             read_count: reads,
-            read_latency_ms: mean_ms(reads, read_us),
+            read_latency_ms: EngineCfStats::mean_latency_ms(read_samples),
             write_count: writes,
-            write_latency_ms: mean_ms(writes, write_us),
+            write_latency_ms: EngineCfStats::mean_latency_ms(write_samples),
             column_families: cfs,
         });
     }
@@ -525,9 +522,9 @@ fn cf_stats_of(s: EngineCfStats) -> CfStats {
         memtable_partitions: s.memtable_partitions,
         memtable_switch_count: s.flushes,
         read_count: s.reads,
-        read_latency_ms: mean_ms(s.reads, s.read_micros),
+        read_latency_ms: EngineCfStats::mean_latency_ms(s.read_samples),
         write_count: s.writes,
-        write_latency_ms: mean_ms(s.writes, s.write_micros),
+        write_latency_ms: EngineCfStats::mean_latency_ms(s.write_samples),
         compactions: s.compactions,
         min_timestamp: s.min_timestamp,
         max_timestamp: s.max_timestamp,

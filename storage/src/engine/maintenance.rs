@@ -36,15 +36,25 @@ pub struct CfStats {
     pub flushes: u64,
     pub compactions: u64,
     pub reads: u64,
-    pub read_micros: u64,
     pub writes: u64,
-    pub write_micros: u64,
+    /// The timed reads and writes (one in [`crate::cfs::LATENCY_SAMPLE_EVERY`]): how many, and
+    /// their nanoseconds in all; [`CfStats::mean_latency_ms`] makes a mean of them.
+    pub read_samples: (u64, u64),
+    pub write_samples: (u64, u64),
     /// Oldest and newest cell timestamps in the SSTables.
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
     /// Under leveled compaction: per level (0 to 8), its SSTables and how many it should hold
     /// at most. Empty under other strategies.
     pub sstables_in_each_level: Vec<(u64, u64)>,
+}
+
+impl CfStats {
+    /// The mean of timed operations `(count, nanoseconds)` in milliseconds; `None` before the
+    /// first.
+    pub fn mean_latency_ms((count, nanos): (u64, u64)) -> Option<f64> {
+        (count > 0).then(|| nanos as f64 / count as f64 / 1e6)
+    }
 }
 
 /// [`Storage::write_memtable`] for callers without a `Storage` (commit log replay).
@@ -556,9 +566,9 @@ impl Storage {
             flushes: c.flushes.load(Ordering::Relaxed),
             compactions: c.compactions.load(Ordering::Relaxed),
             reads: c.reads.load(Ordering::Relaxed),
-            read_micros: c.read_micros.load(Ordering::Relaxed),
             writes: c.writes.load(Ordering::Relaxed),
-            write_micros: c.write_micros.load(Ordering::Relaxed),
+            read_samples: (c.read_samples.load(Ordering::Relaxed), c.read_sample_nanos.load(Ordering::Relaxed)),
+            write_samples: (c.write_samples.load(Ordering::Relaxed), c.write_sample_nanos.load(Ordering::Relaxed)),
             min_timestamp: sstables.iter().map(|s| s.metadata().min_timestamp).filter(|&t| t != i64::MAX).min(),
             max_timestamp: sstables.iter().map(|s| s.metadata().max_timestamp).filter(|&t| t != i64::MIN).max(),
             sstables_in_each_level: compaction::sstables_in_each_level(&store),

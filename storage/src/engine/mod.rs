@@ -56,6 +56,7 @@ use uuid::Uuid;
 pub use crate::block_cache::DiskAccess;
 use crate::block_cache::{self, BlockCache};
 use crate::cfs::ColumnFamilyStore;
+pub use crate::cfs::LATENCY_SAMPLE_EVERY;
 use crate::commitlog::{CommitLog, CommitLogConfig, RecoveryMode};
 use crate::compaction::{self, CompactionEnv};
 use crate::dht::Partitioner;

@@ -62,7 +62,6 @@ impl Storage {
         if self.is_shutting_down() {
             return Err(StorageError::ShuttingDown);
         }
-        let started = std::time::Instant::now();
         if let Some((cf, _)) = m.updates.iter().find(|(_, row)| row.cells.iter().any(Cell::is_counter_update)) {
             return Err(StorageError::UnledCounterUpdate { keyspace: m.keyspace.clone(), cf: cf.clone() });
         }
@@ -73,6 +72,7 @@ impl Storage {
             self.check_flushing(&store)?;
             targets.push((store, row));
         }
+        let started = targets.first().and_then(|(store, _)| store.counters.time_this_write());
         let durable = {
             let stores = self.inner.stores.read();
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
@@ -96,10 +96,12 @@ impl Storage {
                 fill.push(store.apply(&dk, std::mem::take(row)));
             }
         }
-        let elapsed = started.elapsed().as_micros() as u64;
+        let took = started.map(|started| started.elapsed());
         for ((store, _), (bytes, operations)) in targets.iter().zip(fill) {
             store.counters.writes.fetch_add(1, Ordering::Relaxed);
-            store.counters.write_micros.fetch_add(elapsed, Ordering::Relaxed);
+            if let Some(took) = took {
+                store.counters.timed_write(took);
+            }
             if self.over_flush_threshold(bytes, operations, 1) {
                 // The write itself is durable in the commit log; the flush thread retries a
                 // failed flush.
