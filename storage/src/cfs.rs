@@ -60,7 +60,7 @@ impl CfCounters {
     /// Counts a read; its start time when this one is to be timed.
     pub fn begin_read(&self) -> Option<std::time::Instant> {
         let n = self.reads.fetch_add(1, Ordering::Relaxed);
-        (n % LATENCY_SAMPLE_EVERY == 0).then(std::time::Instant::now)
+        n.is_multiple_of(LATENCY_SAMPLE_EVERY).then(std::time::Instant::now)
     }
 
     /// The start time of a write about to be applied, when this one is to be timed. Writes
@@ -68,7 +68,7 @@ impl CfCounters {
     /// be timed, or neither: it only shifts which ones are sampled.
     pub fn time_this_write(&self) -> Option<std::time::Instant> {
         let n = self.writes.load(Ordering::Relaxed);
-        (n % LATENCY_SAMPLE_EVERY == 0).then(std::time::Instant::now)
+        n.is_multiple_of(LATENCY_SAMPLE_EVERY).then(std::time::Instant::now)
     }
 
     pub fn timed_read(&self, took: std::time::Duration) {
