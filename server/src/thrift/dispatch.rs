@@ -55,20 +55,18 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     Ok(())
 }
 
-/// One arm per method: `"name" => ArgsStruct / ResultStruct (args) call => value|void [exceptions]`.
+/// One arm per method: `[#[inline]] "name" => ArgsStruct / ResultStruct (args) call => value|void
+/// [exceptions]`.
 macro_rules! methods {
     ($method:expr, $seq:expr, $input:expr, $out:expr;
-     $( $name:literal => $Args:ident / $Res:ident ($a:ident) $call:expr => $kind:ident [$($exc:ident),*] ),* $(,)?) => {
+     $( $(#[$inline:ident])? $name:literal => $Args:ident / $Res:ident ($a:ident) $call:expr => $kind:ident [$($exc:ident),*] ),* $(,)?) => {
         match $method {
             $( $name => {
                 let $a = match t::$Args::read_from_in_protocol($input) {
                     Ok(args) => args,
                     Err(e) => return protocol_error($name, $seq, e, $out),
                 };
-                // Each method's future is boxed at its own size: inline, the largest of them (cas)
-                // set the size of every connection's task (10.7 KB with tracing); boxed, a
-                // connection holds only what its current call needs.
-                let outcome: Result<_, ThriftError> = Box::pin(async move { $call }).await;
+                let outcome: Result<_, ThriftError> = methods!(@await $($inline)? $call);
                 let mut result = t::$Res::default();
                 match outcome {
                     Ok(value) => methods!(@set $kind result value),
@@ -96,6 +94,14 @@ macro_rules! methods {
             ),
         }
     };
+    // Each method's future is boxed at its own size: inline, the largest of them (cas) set the
+    // size of every connection's task (10.7 KB with tracing); boxed, a connection holds only what
+    // its current call needs. The calls that make up nearly all of a loaded node's traffic (under
+    // 1 KB each) run inline, and a connection's task is 2.1 KB with them: their box was an
+    // allocation, a free and a copy of the future per request, about 250 instructions of a point
+    // read or an insert (bench/instructions-sibyl.sh).
+    (@await inline $call:expr) => { $call };
+    (@await $call:expr) => { Box::pin(async move { $call }).await };
     (@set value $result:ident $value:ident) => { $result.result_value = Some($value) };
     (@set void $result:ident $value:ident) => { { let () = $value; } };
 }
@@ -104,13 +110,13 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
     methods! { method, seq, input, out;
         "login" => CassandraLoginArgs / CassandraLoginResult (a) h.login(a.auth_request).await => void [authnx, authzx],
         "set_keyspace" => CassandraSetKeyspaceArgs / CassandraSetKeyspaceResult (a) h.set_keyspace(a.keyspace).await => void [ire],
-        "get" => CassandraGetArgs / CassandraGetResult (a)
+        #[inline] "get" => CassandraGetArgs / CassandraGetResult (a)
             h.get(a.key, a.column_path, a.consistency_level).await => value [ire, nfe, ue, te],
-        "get_slice" => CassandraGetSliceArgs / CassandraGetSliceResult (a)
+        #[inline] "get_slice" => CassandraGetSliceArgs / CassandraGetSliceResult (a)
             h.get_slice(a.key, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
         "get_count" => CassandraGetCountArgs / CassandraGetCountResult (a)
             h.get_count(a.key, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
-        "multiget_slice" => CassandraMultigetSliceArgs / CassandraMultigetSliceResult (a)
+        #[inline] "multiget_slice" => CassandraMultigetSliceArgs / CassandraMultigetSliceResult (a)
             h.multiget_slice(a.keys, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
         "multiget_count" => CassandraMultigetCountArgs / CassandraMultigetCountResult (a)
             h.multiget_count(a.keys, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
@@ -121,7 +127,7 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
         "get_indexed_slices" => CassandraGetIndexedSlicesArgs / CassandraGetIndexedSlicesResult (a)
             h.get_indexed_slices(a.column_parent, a.index_clause, a.column_predicate, a.consistency_level).await
             => value [ire, ue, te],
-        "insert" => CassandraInsertArgs / CassandraInsertResult (a)
+        #[inline] "insert" => CassandraInsertArgs / CassandraInsertResult (a)
             h.insert(a.key, a.column_parent, a.column, a.consistency_level).await => void [ire, ue, te],
         "add" => CassandraAddArgs / CassandraAddResult (a)
             h.add(a.key, a.column_parent, a.column, a.consistency_level).await => void [ire, ue, te],
@@ -132,7 +138,7 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
             => void [ire, ue, te],
         "remove_counter" => CassandraRemoveCounterArgs / CassandraRemoveCounterResult (a)
             h.remove_counter(a.key, a.path, a.consistency_level).await => void [ire, ue, te],
-        "batch_mutate" => CassandraBatchMutateArgs / CassandraBatchMutateResult (a)
+        #[inline] "batch_mutate" => CassandraBatchMutateArgs / CassandraBatchMutateResult (a)
             h.batch_mutate(a.mutation_map, a.consistency_level).await => void [ire, ue, te],
         "atomic_batch_mutate" => CassandraAtomicBatchMutateArgs / CassandraAtomicBatchMutateResult (a)
             h.atomic_batch_mutate(a.mutation_map, a.consistency_level).await => void [ire, ue, te],
