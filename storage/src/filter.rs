@@ -251,10 +251,17 @@ fn for_each_selected<'r>(
     }
 }
 
+/// Room for the cells a read of `row` will select, reserved at once (a point read then grows no
+/// vector): no more than the row holds or the filter counts, and at most 16, as a slice's count
+/// is often far above what it finds and the vector grows as usual past that.
+fn first_capacity(row: &Row, filter: &ReadFilter) -> usize {
+    row.cells.len().min(filter.count).min(16)
+}
+
 /// The live cells of a merged partition that `filter` selects, in iteration order, cut at the
 /// filter's count.
 pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(first_capacity(row, filter));
     for_each_selected(cmp, row, filter, now, |_, cell, live| {
         if live {
             out.push(cell.clone());
@@ -286,7 +293,7 @@ pub fn take_live(cmp: &CellComparator, mut row: Row, filter: &ReadFilter, now: i
 /// that they can shadow other replicas' data. [`collect_live`] on the merged answers gives the
 /// client's result.
 pub fn slice_row(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Row {
-    let mut cells: Vec<Cell> = Vec::new();
+    let mut cells: Vec<Cell> = Vec::with_capacity(first_capacity(row, filter));
     for_each_selected(cmp, row, filter, now, |_, cell, _| cells.push(cell.clone()));
     if filter.reversed {
         cells.reverse();
