@@ -5,6 +5,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
@@ -13,6 +14,7 @@ use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, KeyBound};
 use crate::directories::FreeSpace;
+use crate::engine::LatencyTotals;
 use crate::error::Result;
 use crate::filter::{collect_live, merge_rows, take_live, ReadFilter};
 use crate::index::SecondaryIndex;
@@ -40,12 +42,8 @@ pub(crate) struct Switched {
 pub struct CfCounters {
     pub reads: AtomicU64,
     pub writes: AtomicU64,
-    /// Latency is timed on one operation in [`LATENCY_SAMPLE_EVERY`]: these count the timed
-    /// ones and their time, so the mean is `nanos / samples`.
-    pub read_samples: AtomicU64,
-    pub read_sample_nanos: AtomicU64,
-    pub write_samples: AtomicU64,
-    pub write_sample_nanos: AtomicU64,
+    pub read_latency: LatencySamples,
+    pub write_latency: LatencySamples,
     pub flushes: AtomicU64,
     pub compactions: AtomicU64,
 }
@@ -56,29 +54,29 @@ pub struct CfCounters {
 /// requests tells the operator the same.
 pub const LATENCY_SAMPLE_EVERY: u64 = 16;
 
-impl CfCounters {
-    /// Counts a read; its start time when this one is to be timed.
-    pub fn begin_read(&self) -> Option<std::time::Instant> {
-        let n = self.reads.fetch_add(1, Ordering::Relaxed);
-        n.is_multiple_of(LATENCY_SAMPLE_EVERY).then(std::time::Instant::now)
+/// The timed operations of one kind: how many, and their time in all.
+#[derive(Default)]
+pub struct LatencySamples {
+    count: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl LatencySamples {
+    /// The start time of an operation about to run, when it is one to time: the first, then one
+    /// in [`LATENCY_SAMPLE_EVERY`], by `done`, the operations of its kind completed so far
+    /// (counted once they succeed). Two running at once may both be timed, or neither: that only
+    /// shifts which ones are sampled.
+    pub fn start(done: &AtomicU64) -> Option<Instant> {
+        done.load(Ordering::Relaxed).is_multiple_of(LATENCY_SAMPLE_EVERY).then(Instant::now)
     }
 
-    /// The start time of a write about to be applied, when this one is to be timed. Writes
-    /// are counted once applied (a failed one is not), so two writes running at once may both
-    /// be timed, or neither: it only shifts which ones are sampled.
-    pub fn time_this_write(&self) -> Option<std::time::Instant> {
-        let n = self.writes.load(Ordering::Relaxed);
-        n.is_multiple_of(LATENCY_SAMPLE_EVERY).then(std::time::Instant::now)
+    pub fn record(&self, took: Duration) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.nanos.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
     }
 
-    pub fn timed_read(&self, took: std::time::Duration) {
-        self.read_samples.fetch_add(1, Ordering::Relaxed);
-        self.read_sample_nanos.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    pub fn timed_write(&self, took: std::time::Duration) {
-        self.write_samples.fetch_add(1, Ordering::Relaxed);
-        self.write_sample_nanos.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+    pub fn totals(&self) -> LatencyTotals {
+        LatencyTotals { count: self.count.load(Ordering::Relaxed), nanos: self.nanos.load(Ordering::Relaxed) }
     }
 }
 
@@ -376,7 +374,7 @@ impl ColumnFamilyStore {
 
     /// The live cells of partition `key` that `filter` selects.
     pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
-        let started = self.counters.begin_read();
+        let started = LatencySamples::start(&self.counters.reads);
         let cells = match self.sole_source(key) {
             // One version only: its selected live cells are copied straight out of the memtable,
             // with no merge and no copy of the rest of the row.
@@ -384,8 +382,9 @@ impl ColumnFamilyStore {
             None => take_live(&self.cmp, self.read_row(key, filter)?, filter, now),
         };
         if let Some(started) = started {
-            self.counters.timed_read(started.elapsed());
+            self.counters.read_latency.record(started.elapsed());
         }
+        self.counters.reads.fetch_add(1, Ordering::Relaxed);
         Ok(cells)
     }
 

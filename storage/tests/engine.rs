@@ -318,21 +318,21 @@ fn scrub_replaces_a_damaged_sstable_by_what_can_be_read() {
 
 #[test]
 fn cfstats_counts_every_operation_and_times_one_in_sixteen() {
-    use storage::engine::{CfStats, LATENCY_SAMPLE_EVERY};
+    use storage::engine::LATENCY_SAMPLE_EVERY;
     let dir = tempfile::tempdir().unwrap();
     let s = Storage::open(config(dir.path())).unwrap();
     let stats = s.cf_stats("ks", "cf").unwrap();
     assert_eq!((stats.reads, stats.writes), (0, 0));
-    assert_eq!(CfStats::mean_latency_ms(stats.read_samples), None, "no read yet");
-    assert_eq!(CfStats::mean_latency_ms(stats.write_samples), None, "no write yet");
+    assert_eq!(stats.read_latency.mean_ms(), None, "no read yet");
+    assert_eq!(stats.write_latency.mean_ms(), None, "no write yet");
     // The first write and the first read are timed, so a column family used once shows both.
     put(&s, "cf", "k0", b"c", "v");
     assert_eq!(get(&s, "k0"), vec![b"v".to_vec()]);
     let stats = s.cf_stats("ks", "cf").unwrap();
     assert_eq!((stats.reads, stats.writes), (1, 1));
-    assert_eq!((stats.read_samples.0, stats.write_samples.0), (1, 1));
-    assert!(CfStats::mean_latency_ms(stats.read_samples).is_some_and(|ms| ms > 0.0), "{stats:?}");
-    assert!(CfStats::mean_latency_ms(stats.write_samples).is_some_and(|ms| ms > 0.0), "{stats:?}");
+    assert_eq!((stats.read_latency.count, stats.write_latency.count), (1, 1));
+    assert!(stats.read_latency.mean_ms().is_some_and(|ms| ms > 0.0), "{stats:?}");
+    assert!(stats.write_latency.mean_ms().is_some_and(|ms| ms > 0.0), "{stats:?}");
     for i in 1..100 {
         put(&s, "cf", &format!("k{i}"), b"c", "v");
         get(&s, &format!("k{i}"));
@@ -340,8 +340,8 @@ fn cfstats_counts_every_operation_and_times_one_in_sixteen() {
     let stats = s.cf_stats("ks", "cf").unwrap();
     assert_eq!((stats.reads, stats.writes), (100, 100), "every operation is counted");
     let timed = 100u64.div_ceil(LATENCY_SAMPLE_EVERY);
-    assert_eq!((stats.read_samples.0, stats.write_samples.0), (timed, timed), "one in sixteen is timed");
+    assert_eq!((stats.read_latency.count, stats.write_latency.count), (timed, timed), "one in sixteen is timed");
     // Another column family samples on its own count.
     put(&s, "sup", "k0", &storage::data::compose_super(b"sc", b"c"), "v");
-    assert_eq!(s.cf_stats("ks", "sup").unwrap().write_samples.0, 1);
+    assert_eq!(s.cf_stats("ks", "sup").unwrap().write_latency.count, 1);
 }

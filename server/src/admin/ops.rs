@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use admin_protocol::*;
 use serde::Serialize;
-use storage::engine::{CfStats as EngineCfStats, CompactionInterrupted};
+use storage::engine::{CfStats as EngineCfStats, CompactionInterrupted, LatencyTotals};
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
@@ -486,21 +486,21 @@ fn cf_stats(node: &Node, keyspace: Option<&str>, cf: Option<&str>) -> Result<CfS
         };
         let mut cfs = Vec::new();
         let (mut reads, mut writes) = (0u64, 0u64);
-        let (mut read_samples, mut write_samples) = ((0u64, 0u64), (0u64, 0u64));
+        let (mut read_latency, mut write_latency) = (LatencyTotals::default(), LatencyTotals::default());
         for name in names {
             let stats = storage.cf_stats(&ks.name, name)?;
             reads += stats.reads;
             writes += stats.writes;
-            read_samples = (read_samples.0 + stats.read_samples.0, read_samples.1 + stats.read_samples.1);
-            write_samples = (write_samples.0 + stats.write_samples.0, write_samples.1 + stats.write_samples.1);
+            read_latency += stats.read_latency;
+            write_latency += stats.write_latency;
             cfs.push(cf_stats_of(stats));
         }
         out.push(KeyspaceStats {
             name: ks.name.clone(),
             read_count: reads,
-            read_latency_ms: EngineCfStats::mean_latency_ms(read_samples),
+            read_latency_ms: read_latency.mean_ms(),
             write_count: writes,
-            write_latency_ms: EngineCfStats::mean_latency_ms(write_samples),
+            write_latency_ms: write_latency.mean_ms(),
             column_families: cfs,
         });
     }
@@ -522,9 +522,9 @@ fn cf_stats_of(s: EngineCfStats) -> CfStats {
         memtable_partitions: s.memtable_partitions,
         memtable_switch_count: s.flushes,
         read_count: s.reads,
-        read_latency_ms: EngineCfStats::mean_latency_ms(s.read_samples),
+        read_latency_ms: s.read_latency.mean_ms(),
         write_count: s.writes,
-        write_latency_ms: EngineCfStats::mean_latency_ms(s.write_samples),
+        write_latency_ms: s.write_latency.mean_ms(),
         compactions: s.compactions,
         min_timestamp: s.min_timestamp,
         max_timestamp: s.max_timestamp,

@@ -37,10 +37,9 @@ pub struct CfStats {
     pub compactions: u64,
     pub reads: u64,
     pub writes: u64,
-    /// The timed reads and writes (one in [`crate::cfs::LATENCY_SAMPLE_EVERY`]): how many, and
-    /// their nanoseconds in all; [`CfStats::mean_latency_ms`] makes a mean of them.
-    pub read_samples: (u64, u64),
-    pub write_samples: (u64, u64),
+    /// The timed reads and writes (one in [`crate::cfs::LATENCY_SAMPLE_EVERY`]).
+    pub read_latency: LatencyTotals,
+    pub write_latency: LatencyTotals,
     /// Oldest and newest cell timestamps in the SSTables.
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
@@ -49,11 +48,25 @@ pub struct CfStats {
     pub sstables_in_each_level: Vec<(u64, u64)>,
 }
 
-impl CfStats {
-    /// The mean of timed operations `(count, nanoseconds)` in milliseconds; `None` before the
-    /// first.
-    pub fn mean_latency_ms((count, nanos): (u64, u64)) -> Option<f64> {
-        (count > 0).then(|| nanos as f64 / count as f64 / 1e6)
+/// Timed operations: how many, and their nanoseconds in all. Totals of several column families
+/// add up, so a keyspace's mean weighs each by its timed operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LatencyTotals {
+    pub count: u64,
+    pub nanos: u64,
+}
+
+impl LatencyTotals {
+    /// The mean in milliseconds; `None` before the first timed operation.
+    pub fn mean_ms(self) -> Option<f64> {
+        (self.count > 0).then(|| self.nanos as f64 / self.count as f64 / 1e6)
+    }
+}
+
+impl std::ops::AddAssign for LatencyTotals {
+    fn add_assign(&mut self, other: LatencyTotals) {
+        self.count += other.count;
+        self.nanos += other.nanos;
     }
 }
 
@@ -567,8 +580,8 @@ impl Storage {
             compactions: c.compactions.load(Ordering::Relaxed),
             reads: c.reads.load(Ordering::Relaxed),
             writes: c.writes.load(Ordering::Relaxed),
-            read_samples: (c.read_samples.load(Ordering::Relaxed), c.read_sample_nanos.load(Ordering::Relaxed)),
-            write_samples: (c.write_samples.load(Ordering::Relaxed), c.write_sample_nanos.load(Ordering::Relaxed)),
+            read_latency: c.read_latency.totals(),
+            write_latency: c.write_latency.totals(),
             min_timestamp: sstables.iter().map(|s| s.metadata().min_timestamp).filter(|&t| t != i64::MAX).min(),
             max_timestamp: sstables.iter().map(|s| s.metadata().max_timestamp).filter(|&t| t != i64::MIN).max(),
             sstables_in_each_level: compaction::sstables_in_each_level(&store),

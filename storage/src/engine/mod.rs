@@ -70,7 +70,7 @@ pub use crate::system::{LocalState, PeerInfo};
 pub use hints::Hint;
 pub use import::ImportSummary;
 pub use index::IndexStatus;
-pub use maintenance::{CacheStats, CfStats};
+pub use maintenance::{CacheStats, CfStats, LatencyTotals};
 pub(crate) use snapshot::snapshot_store;
 pub use snapshot::{check_snapshot_tag, SnapshotEntry, SnapshotSummary, BACKUPS_DIR, SNAPSHOTS_DIR};
 pub use write::Durable;

@@ -12,7 +12,7 @@ use tracing::warn;
 use uuid::Uuid;
 
 use super::{Storage, Work, MAX_FLUSHING_MEMTABLES, MEMTABLE_HARD_LIMIT_FACTOR};
-use crate::cfs::ColumnFamilyStore;
+use crate::cfs::{ColumnFamilyStore, LatencySamples};
 use crate::commitlog::{self, SyncMode, Written};
 use crate::data::{Cell, Row};
 use crate::dht::{DecoratedKey, Token};
@@ -72,7 +72,7 @@ impl Storage {
             self.check_flushing(&store)?;
             targets.push((store, row));
         }
-        let started = targets.first().and_then(|(store, _)| store.counters.time_this_write());
+        let started = targets.first().and_then(|(store, _)| LatencySamples::start(&store.counters.writes));
         let durable = {
             let stores = self.inner.stores.read();
             stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
@@ -100,7 +100,7 @@ impl Storage {
         for ((store, _), (bytes, operations)) in targets.iter().zip(fill) {
             store.counters.writes.fetch_add(1, Ordering::Relaxed);
             if let Some(took) = took {
-                store.counters.timed_write(took);
+                store.counters.write_latency.record(took);
             }
             if self.over_flush_threshold(bytes, operations, 1) {
                 // The write itself is durable in the commit log; the flush thread retries a
