@@ -1,6 +1,7 @@
 //! One column family's data on this node: its memtables and SSTables (Cassandra's
 //! ColumnFamilyStore), and the read path that merges them.
 
+use std::borrow::Cow;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -376,9 +377,14 @@ impl ColumnFamilyStore {
     pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
         let started = LatencySamples::start(&self.counters.reads);
         let cells = match self.sole_source(key) {
-            // One version only: its selected live cells are copied straight out of the memtable,
-            // with no merge and no copy of the rest of the row.
-            Some(m) => m.with_row(key, |row| collect_live(&self.cmp, row, filter, now)).unwrap_or_default(),
+            // One version only: its selected live cells are copied straight out of the memtable
+            // (or moved out of a packed partition's unpacked copy), with no merge.
+            Some(m) => m
+                .with_row(key, |row| match row {
+                    Cow::Borrowed(row) => collect_live(&self.cmp, row, filter, now),
+                    Cow::Owned(row) => take_live(&self.cmp, row, filter, now),
+                })
+                .unwrap_or_default(),
             None => take_live(&self.cmp, self.read_row(key, filter)?, filter, now),
         };
         if let Some(started) = started {
