@@ -12,7 +12,9 @@
 # quarter from round to round on this kind of machine, so compare servers or builds over several
 # rounds (docs/benchmarks.md, "28 November").
 #
-# Usage: bench/profile-vs-redis.sh sibyl|redis read|insert
+# Usage: bench/profile-vs-redis.sh sibyl|redis read|insert, or bench/profile-vs-redis.sh sibyl read_sst
+#   read_sst: Sibyl's reads after `sibyltool flush`, from SSTables larger than its block cache
+#   (BlockCacheSizeInMB 4, as bench/redis-vs-sibyl.sh's SSTable round).
 #
 # Environment (optional): KEYS=100000, ROUND=8 (seconds), PERF_SECONDS=4, TOP=25 (symbols shown),
 # SIBYL_BIN (default: the release build's), CARGO_TARGET_DIR (where sibyl-stress is), KEEP=1
@@ -20,8 +22,8 @@
 # taskset, python3 and, for redis, redis-server. Installs nothing.
 set -euo pipefail
 
-if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis)$ || ! $2 =~ ^(read|insert)$ ]]; then
-    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis)$ || ! $2 =~ ^(read|insert|read_sst)$ || $1$2 == redisread_sst ]]; then
+    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 SERVER=$1
@@ -51,6 +53,7 @@ for tool in perf taskset python3; do command -v "$tool" >/dev/null 2>&1 || missi
 [[ $SERVER == redis ]] && { command -v redis-server >/dev/null 2>&1 || missing+=(redis-server); }
 [[ -x $STRESS ]] || missing+=("$STRESS (cargo build --release)")
 [[ $SERVER == sibyl && ! -x $SIBYL_BIN ]] && missing+=("$SIBYL_BIN (cargo build --release)")
+[[ $OP == read_sst && ! -x $BIN/sibyltool ]] && missing+=("$BIN/sibyltool (cargo build --release)")
 if ((${#missing[@]})); then
     printf 'profile-vs-redis: missing: %s\n' "${missing[*]}" >&2
     exit 1
@@ -69,8 +72,12 @@ trap 'exit 130' INT TERM
 
 PORT=$(free_port)
 if [[ $SERVER == sibyl ]]; then
-    private_conf "$WORK/conf.xml" "$WORK" "$PORT" "$(free_port)" \
-        -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#"
+    ADMIN_PORT=$(free_port)
+    cache=()
+    [[ $OP == read_sst ]] && cache=(-e "s#<BlockCacheSizeInMB>[0-9]*</BlockCacheSizeInMB>#<BlockCacheSizeInMB>4</BlockCacheSizeInMB>#")
+    private_conf "$WORK/conf.xml" "$WORK" "$PORT" "$ADMIN_PORT" \
+        -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
+        "${cache[@]}"
     taskset -c 1 "$SIBYL_BIN" --config "$WORK/conf.xml" >"$WORK/server.log" 2>&1 &
     PID=$!
     proto=(--protocol thrift --columns 1)
@@ -100,6 +107,10 @@ stress=(taskset -c 0 "$STRESS" "${proto[@]}" --host 127.0.0.1 --port "$PORT" --n
     --threads 64 --value-size 100 --timeout 10 --json --quiet)
 timeout 300 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1 ||
     { echo "profile-vs-redis: the preload failed" >&2; exit 1; }
+if [[ $OP == read_sst ]]; then
+    timeout 180 "$BIN/sibyltool" -h 127.0.0.1 -p "$ADMIN_PORT" --timeout 120 flush Stress >"$WORK/flush.log" 2>&1 ||
+        { echo "profile-vs-redis: sibyltool flush failed; see $WORK/flush.log" >&2; KEEP=1; exit 1; }
+fi
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 t0=$(ticks "$PID")
 (
@@ -107,7 +118,7 @@ t0=$(ticks "$PID")
     exec perf record -q -F 1999 -g -p "$PID" -o "$WORK/perf.data" -- sleep "$PERF_SECONDS" >/dev/null 2>&1
 ) &
 PERF_PID=$!
-timeout $((ROUND + 60)) "${stress[@]}" --operation "$OP" --distribution uniform --duration "${ROUND}s" \
+timeout $((ROUND + 60)) "${stress[@]}" --operation "${OP%_sst}" --distribution uniform --duration "${ROUND}s" \
     >"$WORK/round.json" 2>/dev/null || { echo "profile-vs-redis: the round failed" >&2; exit 1; }
 t1=$(ticks "$PID")
 wait "$PERF_PID" || true

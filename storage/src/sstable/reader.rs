@@ -170,10 +170,15 @@ impl SsTableReader {
         // no index block. (The partition's own key, checked on read, still guards the result.)
         let cache = &inner.cache;
         let slot = key_slot(&key.key);
-        if let Some((offset, size)) = cache.get(inner.key_cache_id, slot).and_then(|e| key_entry(&e, &key.key)) {
+        if let Some((offset, size)) = cache.position(inner.key_cache_id, slot) {
             let entry = IndexEntryRef { key: &key.key, token: &key.token.0, offset, size, columns: &[] };
             scratch.cache.reset();
-            return inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill).map(Some);
+            let bytes = inner.data.read(&mut scratch.cache, &mut scratch.spill, offset, size)?;
+            // The slot is a hash of the key: a position another key left under the same slot
+            // leads to that key's partition, and the index below finds the right one.
+            if partition_key(bytes) == Some(key.key.as_slice()) {
+                return inner.decode_partition(&entry, bytes).map(Some);
+            }
         }
         let block_no = inner.summary.partition_point(|e| e.key <= *key);
         let Some(block) = block_no.checked_sub(1).and_then(|b| inner.summary.get(b)) else {
@@ -189,7 +194,7 @@ impl SsTableReader {
         scratch.cache.reset();
         let row = if entry.columns.is_empty() {
             let row = inner.read_partition(&entry, &mut scratch.cache, &mut scratch.spill)?;
-            cache.insert(inner.key_cache_id, slot, encode_key_entry(&key.key, entry.offset, entry.size));
+            cache.insert_position(inner.key_cache_id, slot, entry.offset, entry.size);
             row
         } else {
             inner.read_partition_blocks(&entry, filter, &mut scratch.cache, &mut scratch.spill)?
@@ -296,6 +301,11 @@ impl Inner {
     /// Reads and decodes a whole partition, checking that it holds the key the index promised.
     fn read_partition(&self, entry: &IndexEntryRef<'_>, cache: &mut ChunkCache, spill: &mut Vec<u8>) -> Result<Row> {
         let bytes = self.data.read(cache, spill, entry.offset, entry.size)?;
+        self.decode_partition(entry, bytes)
+    }
+
+    /// The partition `entry` points to, from its Data `bytes`.
+    fn decode_partition(&self, entry: &IndexEntryRef<'_>, bytes: &[u8]) -> Result<Row> {
         let decode = || -> Result<Row, CorruptData> {
             let mut r = Reader::new(bytes);
             check_key(&mut r, entry)?;
@@ -367,23 +377,9 @@ fn key_slot(key: &[u8]) -> u64 {
     h.finish()
 }
 
-/// A key-cache entry: the partition's Data offset and size, then its key.
-fn encode_key_entry(key: &[u8], offset: u64, size: u64) -> Arc<[u8]> {
-    let mut e = Vec::with_capacity(16 + key.len());
-    e.extend_from_slice(&offset.to_be_bytes());
-    e.extend_from_slice(&size.to_be_bytes());
-    e.extend_from_slice(key);
-    e.into()
-}
-
-/// The offset and size a key-cache entry holds, if it is `key`'s.
-fn key_entry(entry: &[u8], key: &[u8]) -> Option<(u64, u64)> {
-    let (position, cached_key) = entry.split_at_checked(16)?;
-    if cached_key != key {
-        return None;
-    }
-    let (offset, size) = position.split_at(8);
-    Some((u64::from_be_bytes(offset.try_into().ok()?), u64::from_be_bytes(size.try_into().ok()?)))
+/// The key a partition's Data bytes start with, if they can be read.
+fn partition_key(bytes: &[u8]) -> Option<&[u8]> {
+    Reader::new(bytes).short_bytes().ok()
 }
 
 fn check_key(r: &mut Reader<'_>, entry: &IndexEntryRef<'_>) -> Result<(), CorruptData> {
@@ -701,16 +697,36 @@ impl Iterator for SsTableScanner {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
 mod key_cache_tests {
     use super::*;
+    use crate::data::Cell;
+    use crate::dht::Token;
+    use crate::sstable::{AllCells, Descriptor, SsTableWriter, WriterOptions};
 
+    /// Two keys whose hashes meet in one slot: the second is read from the index, not from the
+    /// first's position, and a real key-cache hit still answers.
     #[test]
-    fn an_entry_answers_only_for_its_own_key() {
-        let entry = encode_key_entry(b"alice", 4096, 120);
-        assert_eq!(key_entry(&entry, b"alice"), Some((4096, 120)));
-        assert_eq!(key_entry(&entry, b"alicf"), None, "another key sharing the slot misses");
-        assert_eq!(key_entry(&entry, b"alic"), None);
-        assert_eq!(key_entry(&entry[..10], b""), None, "a short entry is no entry");
+    fn a_position_left_by_another_key_in_the_slot_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Arc::new(BlockCache::new(crate::block_cache::DEFAULT_CAPACITY));
+        let keys: Vec<DecoratedKey> =
+            (0..3u8).map(|i| DecoratedKey::new(Token(vec![i]), format!("key{i}").into_bytes())).collect();
+        let row = |i: usize| Row { cells: vec![Cell::live(b"c".to_vec(), vec![i as u8; 4], 1)], ..Row::new() };
+        let mut w =
+            SsTableWriter::create(Descriptor::new(dir.path(), "ks", "cf", 1), 3, WriterOptions::default()).unwrap();
+        for (i, k) in keys.iter().enumerate() {
+            w.append(k, &row(i)).unwrap();
+        }
+        let reader = w.finish((1, 1), vec![], &cache).unwrap();
+        assert_eq!(reader.get(&keys[0], &AllCells).unwrap(), Some(row(0)));
+        let (offset, size) = cache.position(reader.inner.key_cache_id, key_slot(b"key0")).unwrap();
+        // As if key2 hashed to key0's slot: its lookup finds key0's position first.
+        cache.insert_position(reader.inner.key_cache_id, key_slot(b"key2"), offset, size);
+        assert_eq!(reader.get(&keys[2], &AllCells).unwrap(), Some(row(2)));
+        let (hits, _) = cache.hits_and_misses();
+        assert_eq!(reader.get(&keys[2], &AllCells).unwrap(), Some(row(2)));
+        assert_eq!(cache.hits_and_misses().0, hits + 1, "key2's own position, cached by its index read");
         assert_eq!(key_slot(b"alice"), key_slot(b"alice"));
     }
 }
