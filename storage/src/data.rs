@@ -81,6 +81,26 @@ pub enum CellKind {
     CounterUpdate { delta: i64 },
 }
 
+impl CellKind {
+    /// See [`Cell::local_deletion_time`].
+    pub fn local_deletion_time(self) -> Option<i32> {
+        match self {
+            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => None,
+            CellKind::Expiring { expires_at, .. } => Some(i32::try_from(expires_at).unwrap_or(i32::MAX)),
+            CellKind::Tombstone { local_deletion_time } => Some(local_deletion_time),
+        }
+    }
+}
+
+/// One version of a column as reconciling sees it (its name aside), borrowed from wherever it
+/// is stored.
+#[derive(Clone, Copy, Debug)]
+pub struct Version<'a> {
+    pub timestamp: i64,
+    pub kind: CellKind,
+    pub value: &'a [u8],
+}
+
 /// One column version: Cassandra's Column / ExpiringColumn / DeletedColumn.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Cell {
@@ -127,11 +147,12 @@ impl Cell {
     /// The node time from which this cell counts as a tombstone, if it is or will become one; an
     /// expiry past what 32-bit node seconds hold reads as their largest (node time never gets there).
     pub fn local_deletion_time(&self) -> Option<i32> {
-        match self.kind {
-            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => None,
-            CellKind::Expiring { expires_at, .. } => Some(i32::try_from(expires_at).unwrap_or(i32::MAX)),
-            CellKind::Tombstone { local_deletion_time } => Some(local_deletion_time),
-        }
+        self.kind.local_deletion_time()
+    }
+
+    /// What reconciling this cell with another version looks at.
+    pub fn version(&self) -> Version<'_> {
+        Version { timestamp: self.timestamp, kind: self.kind, value: &self.value }
     }
 
     /// True when compaction may forget this cell: a tombstone (or expired column) older than
@@ -201,6 +222,11 @@ pub fn resolve(a: &Cell, b: &Cell) -> Resolution {
 /// True when `b` wins over `a` by the rules of plain columns (see [`reconcile`]); counters need
 /// [`resolve`].
 pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
+    second_version_wins(a.version(), b.version())
+}
+
+/// [`prefer_second`] for versions however they are stored.
+pub fn second_version_wins(a: Version<'_>, b: Version<'_>) -> bool {
     match a.timestamp.cmp(&b.timestamp) {
         Ordering::Less => return true,
         Ordering::Greater => return false,
@@ -211,18 +237,18 @@ pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
     match (a_dead, b_dead) {
         (false, true) => return true,
         (true, false) => return false,
-        (true, true) => return b.local_deletion_time() > a.local_deletion_time(),
+        (true, true) => return b.kind.local_deletion_time() > a.kind.local_deletion_time(),
         (false, false) => {}
     }
-    match a.value.cmp(&b.value) {
+    match a.value.cmp(b.value) {
         Ordering::Less => true,
         Ordering::Greater => false,
         Ordering::Equal => {
-            let life = |c: &Cell| match c.kind {
+            let life = |c: &Version<'_>| match c.kind {
                 CellKind::Expiring { expires_at, .. } => expires_at,
                 _ => i64::MAX,
             };
-            life(b) > life(a)
+            life(&b) > life(&a)
         }
     }
 }

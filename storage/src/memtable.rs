@@ -120,8 +120,13 @@ impl Bucket {
     fn apply(&mut self, cmp: &CellComparator, key: &DecoratedKey, update: Row) -> bool {
         match self {
             Bucket::Packed(p) if p.key() == key.key.as_slice() => {
-                let mut row = p.row();
-                add_to_row(cmp, &mut row, update);
+                let row = if p.superseded_by(&update) {
+                    new_row(cmp, update)
+                } else {
+                    let mut row = p.row();
+                    add_to_row(cmp, &mut row, update);
+                    row
+                };
                 *self = Bucket::of(key, row);
                 false
             }

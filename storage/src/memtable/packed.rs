@@ -16,7 +16,7 @@
 //! cell `name_len name value_len value timestamp:i64 kind:u8` and the kind's fields
 //! (expiring: `ttl:i32 expires_at:i64`; tombstone: `local_deletion_time:i32`).
 
-use crate::data::{Cell, CellKind, DeletionTime, Row};
+use crate::data::{second_version_wins, Cell, CellKind, DeletionTime, Row, Version};
 use crate::dht::{DecoratedKey, Token};
 
 /// At most this many cells are packed.
@@ -75,6 +75,27 @@ impl<'a> Reader<'a> {
 
     fn i32(&mut self) -> i32 {
         i32::from_le_bytes(self.take())
+    }
+
+    fn u16(&mut self) -> usize {
+        u16::from_le_bytes(self.take()) as usize
+    }
+
+    fn kind(&mut self) -> CellKind {
+        match self.take::<1>()[0] {
+            LIVE => CellKind::Live,
+            COUNTER => CellKind::Counter,
+            EXPIRING => CellKind::Expiring { ttl: self.i32(), expires_at: self.i64() },
+            TOMBSTONE => CellKind::Tombstone { local_deletion_time: self.i32() },
+            other => unreachable!("cell kind {other} is never packed"),
+        }
+    }
+
+    /// The deletion time, past the key and token.
+    fn deletion(&mut self) -> DeletionTime {
+        self.bytes();
+        self.bytes();
+        DeletionTime { marked_at: self.i64(), local_deletion_time: self.i32() }
     }
 }
 
@@ -136,25 +157,37 @@ impl Packed {
     /// The partition's data, unpacked.
     pub(super) fn row(&self) -> Row {
         let mut r = Reader(&self.0);
-        r.bytes();
-        r.bytes();
-        let deletion = DeletionTime { marked_at: r.i64(), local_deletion_time: r.i32() };
-        let count = u16::from_le_bytes(r.take()) as usize;
+        let deletion = r.deletion();
+        let count = r.u16();
         let mut cells = Vec::with_capacity(count);
         for _ in 0..count {
             let name = r.bytes().to_vec();
             let value = r.bytes().to_vec();
             let timestamp = r.i64();
-            let kind = match r.take::<1>()[0] {
-                LIVE => CellKind::Live,
-                COUNTER => CellKind::Counter,
-                EXPIRING => CellKind::Expiring { ttl: r.i32(), expires_at: r.i64() },
-                TOMBSTONE => CellKind::Tombstone { local_deletion_time: r.i32() },
-                other => unreachable!("cell kind {other} is never packed"),
-            };
+            let kind = r.kind();
             cells.push(Cell { name, value, timestamp, kind });
         }
         Row { deletion, range_tombstones: Vec::new(), cells }
+    }
+
+    /// Whether merging `update` into this partition gives `update` itself: neither has a
+    /// deletion, the update names exactly the stored cells (byte for byte, in order), and each
+    /// of its cells wins over the stored one by the rules of plain columns (no counters). It is
+    /// the usual overwrite of a row's columns, which then needs no unpacking.
+    pub(super) fn superseded_by(&self, update: &Row) -> bool {
+        if !update.deletion.is_live() || !update.range_tombstones.is_empty() {
+            return false;
+        }
+        let mut r = Reader(&self.0);
+        if !r.deletion().is_live() || r.u16() != update.cells.len() {
+            return false;
+        }
+        let plain = |kind: CellKind| !matches!(kind, CellKind::Counter | CellKind::CounterUpdate { .. });
+        update.cells.iter().all(|new| {
+            let name = r.bytes();
+            let stored = Version { value: r.bytes(), timestamp: r.i64(), kind: r.kind() };
+            name == new.name && plain(stored.kind) && plain(new.kind) && second_version_wins(stored, new.version())
+        })
     }
 }
 
@@ -202,6 +235,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_update_supersedes_only_by_winning_every_stored_cell() {
+        let key = DecoratedKey::new(Token(vec![1]), b"k".to_vec());
+        let cells = |specs: &[(&str, i64)]| Row {
+            cells: specs.iter().map(|&(n, ts)| Cell::live(n.as_bytes().to_vec(), b"v".to_vec(), ts)).collect(),
+            ..Row::new()
+        };
+        let stored = Packed::new(&key, &cells(&[("a", 5), ("b", 5)])).unwrap();
+        assert!(stored.superseded_by(&cells(&[("a", 6), ("b", 6)])));
+        assert!(!stored.superseded_by(&cells(&[("a", 6), ("b", 4)])), "an older cell loses");
+        assert!(!stored.superseded_by(&cells(&[("a", 5), ("b", 6)])), "a tie on equal values keeps the stored one");
+        assert!(!stored.superseded_by(&cells(&[("a", 6)])), "a cell left over");
+        assert!(!stored.superseded_by(&cells(&[("a", 6), ("c", 6)])), "another name");
+        let mut deleting = cells(&[("a", 6), ("b", 6)]);
+        deleting.deletion = DeletionTime::new(1, 1);
+        assert!(!stored.superseded_by(&deleting), "a row deletion to merge");
+        let counters = Row { cells: vec![Cell::counter(b"a".to_vec(), vec![], 9)], ..Row::new() };
+        let stored_counter = Packed::new(&key, &counters).unwrap();
+        assert!(!stored_counter.superseded_by(&counters), "counters merge, never replace");
+        let mut tombstoned = cells(&[("a", 5)]);
+        tombstoned.cells[0] = Cell::tombstone(b"a".to_vec(), 5, 100);
+        let stored_tombstone = Packed::new(&key, &tombstoned).unwrap();
+        assert!(!stored_tombstone.superseded_by(&cells(&[("a", 5)])), "a tombstone wins a tie");
+        assert!(stored_tombstone.superseded_by(&cells(&[("a", 7)])));
     }
 
     #[test]
