@@ -30,6 +30,14 @@ pub(crate) struct Memtables {
     pub flushing: Vec<Switched>,
 }
 
+/// Where a partition may be (see [`ColumnFamilyStore::sources`]).
+enum Sources {
+    /// Only the active memtable: none is being flushed, and no SSTable's filter admits the key.
+    Memtable(Arc<Memtable>),
+    /// Every memtable, active first, and the SSTables whose filters admit the key.
+    Merged { memtables: Vec<Arc<Memtable>>, sstables: Vec<Arc<SsTableReader>> },
+}
+
 /// A memtable switched out of service, and the commit log position at its switch: every write
 /// it holds comes before that position, which its SSTable records as its replay position. It
 /// stays in the list until written, so a flush that failed is retried with its own position.
@@ -316,20 +324,25 @@ impl ColumnFamilyStore {
         &self.dirs
     }
 
-    /// The memtable taking writes, when it is the only place partition `key` may be: no
-    /// memtable is being flushed and no SSTable's filter admits the key.
-    fn sole_source(&self, key: &DecoratedKey) -> Option<Arc<Memtable>> {
-        let active = {
+    /// Where partition `key` may be. Memtables are looked up before SSTables: a flush adds its
+    /// SSTable before it drops its memtable, so a reader looking in this order never misses both.
+    fn sources(&self, key: &DecoratedKey) -> Sources {
+        let (active, flushing) = {
             let m = self.memtables.read();
-            if !m.flushing.is_empty() {
-                return None;
-            }
-            m.active.clone()
+            (m.active.clone(), m.flushing.iter().map(|s| s.memtable.clone()).collect::<Vec<_>>())
         };
-        if self.sstables.read().iter().any(|s| s.might_contain(key)) {
-            return None;
+        let sstables = self.admitting(key);
+        if flushing.is_empty() && sstables.is_empty() {
+            return Sources::Memtable(active);
         }
-        Some(active)
+        let mut memtables = flushing;
+        memtables.insert(0, active);
+        Sources::Merged { memtables, sstables }
+    }
+
+    /// The SSTables whose filters admit `key`.
+    fn admitting(&self, key: &DecoratedKey) -> Vec<Arc<SsTableReader>> {
+        self.sstables.read().iter().filter(|s| s.might_contain(key)).cloned().collect()
     }
 
     /// Every memtable that may hold data: the active one and the switched-out ones.
@@ -344,12 +357,25 @@ impl ColumnFamilyStore {
     /// The merged partition `key` (all versions, tombstones included), restricted to the blocks
     /// `filter` may need.
     pub fn read_row(&self, key: &DecoratedKey, filter: &ReadFilter) -> Result<Row> {
+        let memtables = self.memtable_snapshot();
+        self.merged_row(key, filter, &memtables, &self.admitting(key))
+    }
+
+    /// [`ColumnFamilyStore::read_row`] from these memtables and these SSTables, whose filters
+    /// admitted `key` already.
+    fn merged_row(
+        &self,
+        key: &DecoratedKey,
+        filter: &ReadFilter,
+        memtables: &[Arc<Memtable>],
+        sstables: &[Arc<SsTableReader>],
+    ) -> Result<Row> {
         let mut versions = Vec::new();
         // Only cells inside the filter's ranges are copied out of the memtables (as only blocks
         // that may hold such cells are read from SSTables); a count limit cannot be applied per
         // source, since another source's tombstone may hide cells a source counted.
         let every = filter.is_all();
-        for m in self.memtable_snapshot() {
+        for m in memtables {
             let found = if every {
                 m.get(key)
             } else {
@@ -362,11 +388,8 @@ impl ColumnFamilyStore {
         let block_filter = BlockFilter { cmp: &self.cmp, filter };
         let all = crate::sstable::AllCells;
         let cf: &dyn CellFilter = if filter.is_all() { &all } else { &block_filter };
-        for s in self.sstables() {
-            if !s.might_contain(key) {
-                continue;
-            }
-            if let Some(r) = s.get(key, cf)? {
+        for s in sstables {
+            if let Some(r) = s.get_admitted(key, cf)? {
                 versions.push(r);
             }
         }
@@ -376,16 +399,18 @@ impl ColumnFamilyStore {
     /// The live cells of partition `key` that `filter` selects.
     pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
         let started = LatencySamples::start(&self.counters.reads);
-        let cells = match self.sole_source(key) {
+        let cells = match self.sources(key) {
             // One version only: its selected live cells are copied straight out of the memtable
             // (or moved out of a packed partition's unpacked copy), with no merge.
-            Some(m) => m
+            Sources::Memtable(m) => m
                 .with_row(key, |row| match row {
                     Cow::Borrowed(row) => collect_live(&self.cmp, row, filter, now),
                     Cow::Owned(row) => take_live(&self.cmp, row, filter, now),
                 })
                 .unwrap_or_default(),
-            None => take_live(&self.cmp, self.read_row(key, filter)?, filter, now),
+            Sources::Merged { memtables, sstables } => {
+                take_live(&self.cmp, self.merged_row(key, filter, &memtables, &sstables)?, filter, now)
+            }
         };
         if let Some(started) = started {
             self.counters.read_latency.record(started.elapsed());

@@ -153,6 +153,12 @@ impl SsTableReader {
         if !self.might_contain(key) {
             return Ok(None);
         }
+        self.get_admitted(key, filter)
+    }
+
+    /// [`SsTableReader::get`] for a caller that has asked [`SsTableReader::might_contain`]
+    /// already (it hashes the key again for the Bloom filter).
+    pub(crate) fn get_admitted(&self, key: &DecoratedKey, filter: &dyn CellFilter) -> Result<Option<Row>> {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 let result = self.get_with(key, filter, &mut scratch);
