@@ -17,13 +17,14 @@
 #   (BlockCacheSizeInMB 4, as bench/redis-vs-sibyl.sh's SSTable round).
 #
 # Environment (optional): KEYS=100000, ROUND=8 (seconds), PERF_SECONDS=4, TOP=25 (symbols shown),
+# PIN=0 (leave server and client wherever the scheduler puts them, as bench/redis-vs-sibyl.sh does),
 # SIBYL_BIN (default: the release build's), CARGO_TARGET_DIR (where sibyl-stress is), KEEP=1
 # (keep the directory with perf.data for perf report). Needs perf (Debian package linux-perf),
 # taskset, python3 and, for redis, redis-server. Installs nothing.
 set -euo pipefail
 
 if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis)$ || ! $2 =~ ^(read|insert|read_sst)$ || $1$2 == redisread_sst ]]; then
-    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 SERVER=$1
@@ -38,6 +39,16 @@ source "$ROOT/bench/lib.sh"
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 SIBYL_BIN=${SIBYL_BIN:-$BIN/sibyl}
 STRESS=$BIN/sibyl-stress
+PIN=${PIN:-1}
+[[ $PIN == [01] ]] || { echo "profile-vs-redis: PIN must be 0 or 1, not '$PIN'" >&2; exit 2; }
+# Command prefixes that put the client on CPU 0 and the server on CPU 1 (none with PIN=0);
+# taskset execs its command, so $! stays the server's PID.
+client_cpu=()
+server_cpu=()
+if [[ $PIN == 1 ]]; then
+    client_cpu=(taskset -c 0)
+    server_cpu=(taskset -c 1)
+fi
 for v in KEYS ROUND PERF_SECONDS TOP; do
     [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || {
         echo "profile-vs-redis: $v must be a positive whole number, not '${!v}'" >&2
@@ -78,12 +89,12 @@ if [[ $SERVER == sibyl ]]; then
     private_conf "$WORK/conf.xml" "$WORK" "$PORT" "$ADMIN_PORT" \
         -e "s#<CommitLogSyncPeriodInMS>[0-9]*</CommitLogSyncPeriodInMS>#<CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>#" \
         "${cache[@]}"
-    taskset -c 1 "$SIBYL_BIN" --config "$WORK/conf.xml" >"$WORK/server.log" 2>&1 &
+    "${server_cpu[@]}" "$SIBYL_BIN" --config "$WORK/conf.xml" >"$WORK/server.log" 2>&1 &
     PID=$!
     proto=(--protocol thrift --columns 1)
     ready() { grep -q "Listening for thrift clients on" "$WORK/server.log"; }
 else
-    taskset -c 1 redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK" --appendonly yes \
+    "${server_cpu[@]}" redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK" --appendonly yes \
         --appendfsync everysec --save "" --daemonize no --logfile "$WORK/server.log" >/dev/null 2>&1 &
     PID=$!
     proto=(--protocol resp)
@@ -103,7 +114,7 @@ ready || {
     exit 1
 }
 
-stress=(taskset -c 0 "$STRESS" "${proto[@]}" --host 127.0.0.1 --port "$PORT" --num-keys "$KEYS"
+stress=("${client_cpu[@]}" "$STRESS" "${proto[@]}" --host 127.0.0.1 --port "$PORT" --num-keys "$KEYS"
     --threads 64 --value-size 100 --timeout 10 --json --quiet)
 timeout 300 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1 ||
     { echo "profile-vs-redis: the preload failed" >&2; exit 1; }
