@@ -118,7 +118,7 @@ fn build_server_bins() -> PathBuf {
         Some(other) => other.to_string(),
         None => panic!("unexpected profile directory {}", profile_dir.display()),
     };
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("Cargo.toml");
+    let manifest = repo_root().join("Cargo.toml");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let output = Command::new(&cargo)
         .args(["build", "--quiet", "-p", "server", "-p", "sibyltool", "--bin", "sibyl", "--bin", "sibyltool"])
@@ -811,7 +811,16 @@ pub fn hex_token(key: &[u8]) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The repository's root directory (for the sample configuration and the Python tests).
+/// The repository's root directory (for the sample configuration and the Python tests): the
+/// nearest directory above the running test's package (Cargo sets `CARGO_MANIFEST_DIR` when it
+/// runs tests) whose Cargo.toml declares the workspace. Not this library's compile-time path:
+/// a target directory shared by two checkouts (as `.ci/run` shares /var/tmp/sibyl-target)
+/// reuses this library as first built, and that checkout may be gone.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let compiled_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let Some(package) = std::env::var_os("CARGO_MANIFEST_DIR") else { return compiled_in };
+    Path::new(&package)
+        .ancestors()
+        .find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]")))
+        .map_or(compiled_in, Path::to_path_buf)
 }
