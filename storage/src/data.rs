@@ -476,9 +476,15 @@ pub fn decode_deletion(r: &mut Reader<'_>) -> Result<DeletionTime, CorruptData> 
 }
 
 pub fn decode_cell(r: &mut Reader<'_>) -> Result<Cell, CorruptData> {
+    let (name, v) = decode_cell_version(r)?;
+    Ok(Cell { name: name.to_vec(), value: v.value.to_vec(), timestamp: v.timestamp, kind: v.kind })
+}
+
+/// One encoded cell's name and version, borrowed from the bytes (nothing copied).
+pub fn decode_cell_version<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], Version<'a>), CorruptData> {
     let flags = r.u8()?;
-    let name = r.short_bytes()?.to_vec();
-    let value = r.long_bytes()?.to_vec();
+    let name = r.short_bytes()?;
+    let value = r.long_bytes()?;
     let timestamp = r.i64()?;
     let kind = match flags {
         CELL_LIVE => CellKind::Live,
@@ -486,13 +492,13 @@ pub fn decode_cell(r: &mut Reader<'_>) -> Result<Cell, CorruptData> {
         CELL_EXPIRING_LONG => CellKind::Expiring { ttl: r.i32()?, expires_at: r.i64()? },
         CELL_TOMBSTONE => CellKind::Tombstone { local_deletion_time: r.i32()? },
         CELL_COUNTER => {
-            counter::validate(&value)?;
+            counter::validate(value)?;
             CellKind::Counter
         }
         CELL_COUNTER_UPDATE => CellKind::CounterUpdate { delta: r.i64()? },
         other => return Err(CorruptData::BadValue { what: "cell flags", value: other as u64 }),
     };
-    Ok(Cell { name, value, timestamp, kind })
+    Ok((name, Version { timestamp, kind, value }))
 }
 
 pub fn decode_range_tombstone(r: &mut Reader<'_>) -> Result<RangeTombstone, CorruptData> {

@@ -51,12 +51,13 @@ enum Rows {
 
 type Shard = BTreeMap<u64, Bucket>;
 
-/// Whether `a` and `b`, found under the same token prefix of one memtable, are the same
-/// partition. Only the key bytes are compared: a memtable's keys are all decorated by one
-/// partitioner, so equal keys have equal tokens, and the stored token would be one more cache
-/// miss on every point read (2% of a memtable read's CPU in bench/redis-vs-sibyl.sh).
-fn same_partition(a: &DecoratedKey, b: &DecoratedKey) -> bool {
-    a.key == b.key
+/// Whether the partition whose key bytes are `a` and key `b`, found under the same token prefix
+/// of one memtable, are the same partition. Only the key bytes are compared: a memtable's keys
+/// are all decorated by one partitioner, so equal keys have equal tokens, and the stored token
+/// would be one more cache miss on every point read (2% of a memtable read's CPU in
+/// bench/redis-vs-sibyl.sh).
+fn same_partition(a: &[u8], b: &DecoratedKey) -> bool {
+    a == b.key.as_slice()
 }
 
 /// A partition as the memtable holds it.
@@ -86,9 +87,9 @@ impl Bucket {
 
     fn get(&self, key: &DecoratedKey) -> Option<Stored<'_>> {
         match self {
-            Bucket::Packed(p) => (p.key() == key.key.as_slice()).then_some(Stored::Packed(p)),
+            Bucket::Packed(p) => same_partition(p.key(), key).then_some(Stored::Packed(p)),
             Bucket::Rows(rows) => match &**rows {
-                Rows::One(k, row) => same_partition(k, key).then_some(Stored::Row(row)),
+                Rows::One(k, row) => same_partition(&k.key, key).then_some(Stored::Row(row)),
                 Rows::Many(rows) => rows.get(key).map(Stored::Row),
             },
         }
@@ -119,7 +120,7 @@ impl Bucket {
     /// Merges `update` into partition `key`; true if that partition is new here.
     fn apply(&mut self, cmp: &CellComparator, key: &DecoratedKey, update: Row) -> bool {
         match self {
-            Bucket::Packed(p) if p.key() == key.key.as_slice() => {
+            Bucket::Packed(p) if same_partition(p.key(), key) => {
                 let row = if p.superseded_by(&update) {
                     new_row(cmp, update)
                 } else {
@@ -137,7 +138,7 @@ impl Bucket {
                 true
             }
             Bucket::Rows(rows) => match &mut **rows {
-                Rows::One(k, row) if same_partition(k, key) => {
+                Rows::One(k, row) if same_partition(&k.key, key) => {
                     add_to_row(cmp, row, update);
                     false
                 }

@@ -11,163 +11,83 @@
 //! the few cells allowed here and would grow with every append to a wide row; rows past the
 //! limits, and rows with range tombstones, stay as rows.
 //!
-//! Layout, little-endian, every length a u16 (the whole buffer is at most [`MAX_BYTES`]):
-//! `key_len key token_len token marked_at:i64 local_deletion_time:i32 cell_count:u16` then per
-//! cell `name_len name value_len value timestamp:i64 kind:u8` and the kind's fields
-//! (expiring: `ttl:i32 expires_at:i64`; tombstone: `local_deletion_time:i32`).
+//! Layout: `key_len:u16 key token_len:u16 token` and then the row in the codec the commit log
+//! and SSTables share ([`crate::data::encode_row`]).
 
-use crate::data::{second_version_wins, Cell, CellKind, DeletionTime, Row, Version};
+use crate::counter;
+use crate::data::{
+    decode_cell_version, decode_deletion, decode_row, encode_row, second_version_wins, Cell, CellKind, Reader, Row,
+};
 use crate::dht::{DecoratedKey, Token};
+use crate::error::CorruptData;
 
 /// At most this many cells are packed.
 const MAX_CELLS: usize = 8;
 /// At most this many bytes in all.
 const MAX_BYTES: usize = 1024;
 
-const LIVE: u8 = 0;
-const EXPIRING: u8 = 1;
-const TOMBSTONE: u8 = 2;
-const COUNTER: u8 = 3;
-
 /// A partition packed by [`Packed::new`].
 pub(super) struct Packed(Box<[u8]>);
 
-/// Bytes a cell takes packed, or `None` for a kind that is never stored (a counter increment
-/// waiting for its leader).
-fn cell_bytes(cell: &Cell) -> Option<usize> {
-    let fields = match cell.kind {
-        CellKind::Live | CellKind::Counter => 0,
-        CellKind::Expiring { .. } => 12,
-        CellKind::Tombstone { .. } => 4,
-        CellKind::CounterUpdate { .. } => return None,
-    };
-    Some(2 + cell.name.len() + 2 + cell.value.len() + 8 + 1 + fields)
-}
-
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    // Every length is below MAX_BYTES, checked before packing.
-    out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-    out.extend_from_slice(bytes);
-}
-
-/// Reads a buffer written by [`Packed::new`] front to back.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let (head, rest) = self.0.split_at(N);
-        self.0 = rest;
-        let mut out = [0; N];
-        out.copy_from_slice(head);
-        out
-    }
-
-    fn bytes(&mut self) -> &'a [u8] {
-        let n = u16::from_le_bytes(self.take()) as usize;
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        head
-    }
-
-    fn i64(&mut self) -> i64 {
-        i64::from_le_bytes(self.take())
-    }
-
-    fn i32(&mut self) -> i32 {
-        i32::from_le_bytes(self.take())
-    }
-
-    fn u16(&mut self) -> usize {
-        u16::from_le_bytes(self.take()) as usize
-    }
-
-    fn kind(&mut self) -> CellKind {
-        match self.take::<1>()[0] {
-            LIVE => CellKind::Live,
-            COUNTER => CellKind::Counter,
-            EXPIRING => CellKind::Expiring { ttl: self.i32(), expires_at: self.i64() },
-            TOMBSTONE => CellKind::Tombstone { local_deletion_time: self.i32() },
-            other => unreachable!("cell kind {other} is never packed"),
-        }
-    }
-
-    /// The deletion time, past the key and token.
-    fn deletion(&mut self) -> DeletionTime {
-        self.bytes();
-        self.bytes();
-        DeletionTime { marked_at: self.i64(), local_deletion_time: self.i32() }
-    }
+/// A packed buffer that does not read back: only a bug in this module can make one.
+fn unreadable(e: CorruptData) -> ! {
+    unreachable!("a packed memtable partition does not read back: {e}")
 }
 
 impl Packed {
     /// `row` of partition `key` packed, or `None` when the row is too large for it, has range
-    /// tombstones, or holds a cell kind the memtable never stores.
+    /// tombstones, or holds a cell the memtable never stores (an increment, a bad counter).
     pub(super) fn new(key: &DecoratedKey, row: &Row) -> Option<Packed> {
-        if !row.range_tombstones.is_empty() || row.cells.len() > MAX_CELLS {
+        if !row.range_tombstones.is_empty()
+            || row.cells.len() > MAX_CELLS
+            || row.cells.iter().any(|c| match c.kind {
+                CellKind::CounterUpdate { .. } => true,
+                // Decoding checks a counter context; one that fails stays a row rather than
+                // stop a later read.
+                CellKind::Counter => counter::validate(&c.value).is_err(),
+                _ => false,
+            })
+        {
             return None;
         }
-        let mut size = 2 + key.key.len() + 2 + key.token.0.len() + 8 + 4 + 2;
-        for cell in &row.cells {
-            size += cell_bytes(cell)?;
-        }
-        if size > MAX_BYTES {
+        // `Cell::size` bounds a cell's encoding from above: the bytes are checked before
+        // anything is copied, so a row of large values is refused at no cost.
+        let most = 2 + key.key.len() + 2 + key.token.0.len() + 20 + row.cells.iter().map(Cell::size).sum::<usize>();
+        if most > MAX_BYTES {
             return None;
         }
-        let mut out = Vec::with_capacity(size);
-        put_bytes(&mut out, &key.key);
-        put_bytes(&mut out, &key.token.0);
-        out.extend_from_slice(&row.deletion.marked_at.to_le_bytes());
-        out.extend_from_slice(&row.deletion.local_deletion_time.to_le_bytes());
-        out.extend_from_slice(&(row.cells.len() as u16).to_le_bytes());
-        for cell in &row.cells {
-            put_bytes(&mut out, &cell.name);
-            put_bytes(&mut out, &cell.value);
-            out.extend_from_slice(&cell.timestamp.to_le_bytes());
-            match cell.kind {
-                CellKind::Live => out.push(LIVE),
-                CellKind::Counter => out.push(COUNTER),
-                CellKind::Expiring { ttl, expires_at } => {
-                    out.push(EXPIRING);
-                    out.extend_from_slice(&ttl.to_le_bytes());
-                    out.extend_from_slice(&expires_at.to_le_bytes());
-                }
-                CellKind::Tombstone { local_deletion_time } => {
-                    out.push(TOMBSTONE);
-                    out.extend_from_slice(&local_deletion_time.to_le_bytes());
-                }
-                CellKind::CounterUpdate { .. } => unreachable!("cell_bytes refused it above"),
-            }
+        let mut out = Vec::with_capacity(most);
+        for part in [&key.key, &key.token.0] {
+            // Each below MAX_BYTES, checked above.
+            out.extend_from_slice(&(part.len() as u16).to_be_bytes());
+            out.extend_from_slice(part);
         }
-        debug_assert_eq!(out.len(), size);
+        encode_row(row, &mut out);
         Some(Packed(out.into_boxed_slice()))
+    }
+
+    /// A reader past the key and token, and the two.
+    fn parts(&self) -> (&[u8], &[u8], Reader<'_>) {
+        let mut r = Reader::new(&self.0);
+        let key = r.short_bytes().unwrap_or_else(|e| unreadable(e));
+        let token = r.short_bytes().unwrap_or_else(|e| unreadable(e));
+        (key, token, r)
     }
 
     /// The partition key's bytes.
     pub(super) fn key(&self) -> &[u8] {
-        Reader(&self.0).bytes()
+        self.parts().0
     }
 
     /// The partition key with its token.
     pub(super) fn decorated_key(&self) -> DecoratedKey {
-        let mut r = Reader(&self.0);
-        let key = r.bytes().to_vec();
-        DecoratedKey::new(Token(r.bytes().to_vec()), key)
+        let (key, token, _) = self.parts();
+        DecoratedKey::new(Token(token.to_vec()), key.to_vec())
     }
 
     /// The partition's data, unpacked.
     pub(super) fn row(&self) -> Row {
-        let mut r = Reader(&self.0);
-        let deletion = r.deletion();
-        let count = r.u16();
-        let mut cells = Vec::with_capacity(count);
-        for _ in 0..count {
-            let name = r.bytes().to_vec();
-            let value = r.bytes().to_vec();
-            let timestamp = r.i64();
-            let kind = r.kind();
-            cells.push(Cell { name, value, timestamp, kind });
-        }
-        Row { deletion, range_tombstones: Vec::new(), cells }
+        decode_row(&mut self.parts().2).unwrap_or_else(|e| unreadable(e))
     }
 
     /// Whether merging `update` into this partition gives `update` itself: neither has a
@@ -178,16 +98,24 @@ impl Packed {
         if !update.deletion.is_live() || !update.range_tombstones.is_empty() {
             return false;
         }
-        let mut r = Reader(&self.0);
-        if !r.deletion().is_live() || r.u16() != update.cells.len() {
-            return false;
-        }
         let plain = |kind: CellKind| !matches!(kind, CellKind::Counter | CellKind::CounterUpdate { .. });
-        update.cells.iter().all(|new| {
-            let name = r.bytes();
-            let stored = Version { value: r.bytes(), timestamp: r.i64(), kind: r.kind() };
-            name == new.name && plain(stored.kind) && plain(new.kind) && second_version_wins(stored, new.version())
-        })
+        let mut r = self.parts().2;
+        let mut stored = || -> Result<bool, CorruptData> {
+            // The row's deletion, its range tombstone count (always 0 here), its cell count.
+            let live = decode_deletion(&mut r)?.is_live();
+            if !live || r.u32()? != 0 || r.u32()? as usize != update.cells.len() {
+                return Ok(false);
+            }
+            for new in &update.cells {
+                let (name, old) = decode_cell_version(&mut r)?;
+                if name != new.name || !plain(old.kind) || !plain(new.kind) || !second_version_wins(old, new.version())
+                {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        stored().unwrap_or_else(|e| unreadable(e))
     }
 }
 
@@ -197,17 +125,23 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::data::RangeTombstone;
+    use crate::data::{DeletionTime, RangeTombstone};
 
     fn cell_strategy() -> impl Strategy<Value = Cell> {
         let kind = prop_oneof![
             Just(CellKind::Live),
-            Just(CellKind::Counter),
+            Just(CellKind::Counter), // its value made a counter context below
             (any::<i32>(), any::<i64>()).prop_map(|(ttl, expires_at)| CellKind::Expiring { ttl, expires_at }),
             any::<i32>().prop_map(|local_deletion_time| CellKind::Tombstone { local_deletion_time }),
         ];
         (prop::collection::vec(any::<u8>(), 0..40), prop::collection::vec(any::<u8>(), 0..150), any::<i64>(), kind)
-            .prop_map(|(name, value, timestamp, kind)| Cell { name, value, timestamp, kind })
+            .prop_map(|(name, value, timestamp, kind)| {
+                let value = match kind {
+                    CellKind::Counter => counter::single(uuid::Uuid::from_u128(value.len() as u128), timestamp, 7),
+                    _ => value,
+                };
+                Cell { name, value, timestamp, kind }
+            })
     }
 
     proptest! {
@@ -229,8 +163,7 @@ mod tests {
                     prop_assert_eq!(p.row(), row);
                 }
                 None => {
-                    let size = 18 + key.key.len() + key.token.0.len()
-                        + row.cells.iter().map(|c| cell_bytes(c).unwrap()).sum::<usize>();
+                    let size = 24 + key.key.len() + key.token.0.len() + row.cells.iter().map(Cell::size).sum::<usize>();
                     prop_assert!(row.cells.len() > MAX_CELLS || size > MAX_BYTES, "{size} bytes refused");
                 }
             }
