@@ -25,6 +25,13 @@ impl<'a> MessageOutput<'a> {
     pub fn new(out: &'a mut Vec<u8>) -> MessageOutput<'a> {
         MessageOutput { out }
     }
+
+    /// The bytes written so far, for a body encoded without the protocol's calls (the server
+    /// writes its point reads' replies straight from its cells).
+    #[inline(always)]
+    pub fn buffer(&mut self) -> &mut Vec<u8> {
+        self.out
+    }
 }
 
 #[inline(always)]

@@ -55,11 +55,13 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     Ok(())
 }
 
-/// One arm per method: `[#[inline]] "name" => ArgsStruct / ResultStruct (args) call => value|void
-/// [exceptions]`.
+/// One arm per method: `[#[inline]] "name" => ArgsStruct / ResultStruct (args) call =>
+/// value|void|direct(writer) [exceptions]`. `direct(writer)`: the call's value writes the body of
+/// its successful reply itself (`value.writer(&mut Vec<u8>)`), without the Result struct.
 macro_rules! methods {
     ($method:expr, $seq:expr, $input:expr, $out:expr;
-     $( $(#[$inline:ident])? $name:literal => $Args:ident / $Res:ident ($a:ident) $call:expr => $kind:ident [$($exc:ident),*] ),* $(,)?) => {
+     $( $(#[$inline:ident])? $name:literal => $Args:ident / $Res:ident ($a:ident) $call:expr
+        => $kind:ident $(($write:ident))? [$($exc:ident),*] ),* $(,)?) => {
         match $method {
             $( $name => {
                 let $a = match t::$Args::read_from_in_protocol($input) {
@@ -69,7 +71,7 @@ macro_rules! methods {
                 let outcome: Result<_, ThriftError> = methods!(@await $($inline)? $call);
                 let mut result = t::$Res::default();
                 match outcome {
-                    Ok(value) => methods!(@set $kind result value),
+                    Ok(value) => methods!(@set $kind $(($write))? result value, $name, $seq, $out),
                     Err(error) => {
                         let handled = false $( || match declared::$exc(&error) {
                             Some(exception) => {
@@ -102,8 +104,14 @@ macro_rules! methods {
     // read or an insert (bench/instructions-sibyl.sh).
     (@await inline $call:expr) => { $call };
     (@await $call:expr) => { Box::pin(async move { $call }).await };
-    (@set value $result:ident $value:ident) => { $result.result_value = Some($value) };
-    (@set void $result:ident $value:ident) => { { let () = $value; } };
+    (@set value $result:ident $value:ident, $($_:tt)*) => { $result.result_value = Some($value) };
+    (@set void $result:ident $value:ident, $($_:tt)*) => { { let () = $value; } };
+    (@set direct ($write:ident) $result:ident $value:ident, $name:expr, $seq:expr, $out:expr) => {
+        return write_message($name, TMessageType::Reply, $seq, $out, |o| {
+            $value.$write(o.buffer());
+            Ok(())
+        })
+    };
 }
 
 async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<'_>, out: &mut Vec<u8>) {
@@ -111,13 +119,15 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
         "login" => CassandraLoginArgs / CassandraLoginResult (a) h.login(a.auth_request).await => void [authnx, authzx],
         "set_keyspace" => CassandraSetKeyspaceArgs / CassandraSetKeyspaceResult (a) h.set_keyspace(a.keyspace).await => void [ire],
         #[inline] "get" => CassandraGetArgs / CassandraGetResult (a)
-            h.get(a.key, a.column_path, a.consistency_level).await => value [ire, nfe, ue, te],
+            h.get(a.key, a.column_path, a.consistency_level).await => direct(write_get_result) [ire, nfe, ue, te],
         #[inline] "get_slice" => CassandraGetSliceArgs / CassandraGetSliceResult (a)
-            h.get_slice(a.key, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
+            h.get_slice(a.key, a.column_parent, a.predicate, a.consistency_level).await
+            => direct(write_get_slice_result) [ire, ue, te],
         "get_count" => CassandraGetCountArgs / CassandraGetCountResult (a)
             h.get_count(a.key, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
         #[inline] "multiget_slice" => CassandraMultigetSliceArgs / CassandraMultigetSliceResult (a)
-            h.multiget_slice(a.keys, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
+            h.multiget_slice(a.keys, a.column_parent, a.predicate, a.consistency_level).await
+            => direct(write_multiget_slice_result) [ire, ue, te],
         "multiget_count" => CassandraMultigetCountArgs / CassandraMultigetCountResult (a)
             h.multiget_count(a.keys, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],
         "get_range_slices" => CassandraGetRangeSlicesArgs / CassandraGetRangeSlicesResult (a)

@@ -10,6 +10,7 @@ use cluster::coordinator::Coordinator;
 use thrift_idl as t;
 use uuid::Uuid;
 
+use super::convert::{Columns, ColumnsByKey, Found};
 use super::error::{ire, not_supported, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
@@ -117,12 +118,7 @@ impl Handler {
 
     // ----- reads -----
 
-    pub async fn get(
-        &mut self,
-        key: Vec<u8>,
-        path: t::ColumnPath,
-        cl: t::ConsistencyLevel,
-    ) -> TResult<t::ColumnOrSuperColumn> {
+    pub async fn get(&mut self, key: Vec<u8>, path: t::ColumnPath, cl: t::ConsistencyLevel) -> TResult<Found> {
         trace_request(Some(&key), &path.column_family, cl);
         let ks = self.read_keyspace(&path.column_family)?;
         reads::get(self.coordinator(), &ks, key, path, cl).await
@@ -134,7 +130,7 @@ impl Handler {
         parent: t::ColumnParent,
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
-    ) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+    ) -> TResult<Columns> {
         trace_request(Some(&key), &parent.column_family, cl);
         let ks = self.read_keyspace(&parent.column_family)?;
         reads::get_slice(self.coordinator(), &ks, key, parent, predicate, cl).await
@@ -158,7 +154,7 @@ impl Handler {
         parent: t::ColumnParent,
         predicate: t::SlicePredicate,
         cl: t::ConsistencyLevel,
-    ) -> TResult<BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
+    ) -> TResult<ColumnsByKey> {
         trace_request(None, &parent.column_family, cl);
         let ks = self.read_keyspace(&parent.column_family)?;
         reads::multiget_slice(self.coordinator(), &ks, keys, parent, predicate, cl).await

@@ -9,6 +9,7 @@ use thrift_idl as t;
 
 use super::convert::{
     index_clause_expressions, index_expressions, key_range_bounds, key_slices, read_consistency, to_thrift_columns,
+    Columns, ColumnsByKey, Found,
 };
 use super::error::{ire, TResult, ThriftError};
 use super::validate::{
@@ -40,7 +41,7 @@ pub async fn get(
     key: Vec<u8>,
     path: t::ColumnPath,
     cl: t::ConsistencyLevel,
-) -> TResult<t::ColumnOrSuperColumn> {
+) -> TResult<Found> {
     let meta = c.cf_metadata(ks, &path.column_family)?;
     let (sc, col) = validate_column_path(&meta, &path)?;
     let cl = read_consistency(cl)?;
@@ -56,7 +57,7 @@ pub async fn get(
     };
     let filter = ReadFilter::names(&meta.cmp, vec![name], CountUnit::Cells);
     let cells = c.read_partition(command(&meta, key, filter), cl).await?;
-    to_thrift_columns(cells, meta.is_super(), within_super).into_iter().next().ok_or(ThriftError::NotFound)
+    Found::new(Columns { cells, is_super: meta.is_super(), within_super }).ok_or(ThriftError::NotFound)
 }
 
 pub async fn get_slice(
@@ -66,12 +67,12 @@ pub async fn get_slice(
     parent: t::ColumnParent,
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
-) -> TResult<Vec<t::ColumnOrSuperColumn>> {
+) -> TResult<Columns> {
     let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     validate_key_type(&meta, &key)?;
     let cells = c.read_partition(command(&meta, key, filter), cl).await?;
-    Ok(to_thrift_columns(cells, meta.is_super(), parent.super_column.is_some()))
+    Ok(Columns { cells, is_super: meta.is_super(), within_super: parent.super_column.is_some() })
 }
 
 pub async fn get_count(
@@ -113,17 +114,12 @@ pub async fn multiget_slice(
     parent: t::ColumnParent,
     predicate: t::SlicePredicate,
     cl: t::ConsistencyLevel,
-) -> TResult<std::collections::BTreeMap<Vec<u8>, Vec<t::ColumnOrSuperColumn>>> {
+) -> TResult<ColumnsByKey> {
     let (meta, filter) = prepare(c, ks, &parent, predicate)?;
     let cl = read_consistency(cl)?;
     let commands = multiget_commands(&meta, &keys, &filter)?;
     let rows = c.read(commands, cl).await?;
-    let within_super = parent.super_column.is_some();
-    Ok(keys
-        .into_iter()
-        .zip(rows)
-        .map(|(k, cells)| (k, to_thrift_columns(cells, meta.is_super(), within_super)))
-        .collect())
+    Ok(ColumnsByKey::new(keys, rows, meta.is_super(), parent.super_column.is_some()))
 }
 
 pub async fn multiget_count(

@@ -18,6 +18,19 @@ pub enum Measure {
     Invalid(&'static str),
 }
 
+/// Thrift's wire types, the binary protocol's type byte: for the codecs written by hand (the
+/// 0.6 router's look at arguments, the point reads' replies).
+pub(crate) mod ttype {
+    pub const STOP: u8 = 0;
+    pub const I32: u8 = 8;
+    pub const I64: u8 = 10;
+    /// String or binary.
+    pub const STRING: u8 = 11;
+    pub const STRUCT: u8 = 12;
+    pub const MAP: u8 = 13;
+    pub const LIST: u8 = 15;
+}
+
 const VERSION_MASK: u32 = 0xffff_0000;
 const VERSION_1: u32 = 0x8001_0000;
 /// Nesting deeper than this is refused.

@@ -1,11 +1,12 @@
 //! Conversions between Thrift structs and the engine's types (Cassandra's ThriftConversion):
 //! results and consistency levels here, writes in [`mutation`], key ranges in [`range`],
-//! definitions in [`schema`]. Like [`super::validate`], they work on the 20.1.0 structs and
+//! definitions in [`schema`], the point reads' replies written straight from cells in [`reply`]. Like [`super::validate`], they work on the 20.1.0 structs and
 //! a column family's metadata only, so every front end that speaks those structs shares them.
 
 mod index;
 mod mutation;
 mod range;
+mod reply;
 mod schema;
 
 pub use index::{index_clause_expressions, index_expressions};
@@ -14,6 +15,7 @@ pub use mutation::{
     validate_non_counter_cf,
 };
 pub use range::{key_range_bounds, START_KEY_TOKEN_AFTER_END};
+pub use reply::{Columns, ColumnsByKey, Found};
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
 
 use cluster::consistency::ConsistencyLevel;

@@ -115,7 +115,7 @@ impl Handler {
         self.cf(&ks, &path.column_family)?;
         let cl = convert::read_level(cl)?;
         let found = reads::get(self.coordinator(), &ks, convert::key(key), convert::path(path), cl).await?;
-        Ok(convert::cosc_06(found))
+        Ok(convert::cosc_06(found.into_thrift()))
     }
 
     pub async fn get_slice(
@@ -131,7 +131,7 @@ impl Handler {
         let cl = convert::read_level(cl)?;
         let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
         let found = reads::get_slice(self.coordinator(), &ks, convert::key(key), parent, predicate, cl).await?;
-        Ok(convert::coscs_06(found))
+        Ok(convert::coscs_06(found.into_thrift()))
     }
 
     /// Deprecated in 0.6: `get` for many keys; a key with nothing there maps to an empty
@@ -157,6 +157,7 @@ impl Handler {
         let predicate = t::SlicePredicate::new(vec![name.to_vec()], None);
         let rows = reads::multiget_slice(self.coordinator(), &ks, convert::keys(keys), parent, predicate, cl).await?;
         Ok(rows
+            .into_thrift()
             .into_iter()
             .map(|(k, found)| {
                 let first = found.into_iter().next().map(convert::cosc_06);
@@ -178,7 +179,11 @@ impl Handler {
         let cl = convert::read_level(cl)?;
         let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
         let rows = reads::multiget_slice(self.coordinator(), &ks, convert::keys(keys), parent, predicate, cl).await?;
-        Ok(rows.into_iter().map(|(k, found)| (convert::key_string(k), convert::coscs_06(found))).collect())
+        Ok(rows
+            .into_thrift()
+            .into_iter()
+            .map(|(k, found)| (convert::key_string(k), convert::coscs_06(found)))
+            .collect())
     }
 
     /// 0.6's get_count has no predicate: it counts every column (or super column) of the row.

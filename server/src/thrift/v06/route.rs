@@ -5,6 +5,8 @@
 //! Byte order: big-endian, as the binary protocol defines. Only strict (versioned) message
 //! headers are read, as [`super::super::wire`] does.
 
+use crate::thrift::wire::ttype::{I32, I64, LIST, MAP, STRING, STRUCT};
+
 /// One of the two Thrift APIs served on the RPC port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Generation {
@@ -77,14 +79,6 @@ impl Router {
 fn answers_in_both_forms(method: &str) -> bool {
     matches!(method, "describe_keyspace" | "describe_keyspaces")
 }
-
-/// Thrift wire types.
-const I32: u8 = 8;
-const I64: u8 = 10;
-const STRING: u8 = 11;
-const STRUCT: u8 = 12;
-const MAP: u8 = 13;
-const LIST: u8 = 15;
 
 /// (field id, wire type) pairs of a method's arguments that only one generation sends.
 type Signature = &'static [(i16, u8)];
