@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::comparator::CellComparator;
-use crate::data::{Cell, Row};
+use crate::data::{Cell, DeletionTime, Row};
 use crate::dht::DecoratedKey;
 use crate::filter::add_to_row;
 use packed::Packed;
@@ -122,7 +122,10 @@ impl Bucket {
         match self {
             Bucket::Packed(p) if same_partition(p.key(), key) => {
                 let row = if p.superseded_by(&update) {
-                    new_row(cmp, update)
+                    // What `new_row` would make of it, without its merge: an update that
+                    // supersedes has a live deletion (which `new_row` makes `LIVE`), no range
+                    // tombstones, and cells sorted and distinct (the stored ones' names, in order).
+                    Row { deletion: DeletionTime::LIVE, ..update }
                 } else {
                     let mut row = p.row();
                     add_to_row(cmp, &mut row, update);
@@ -457,6 +460,25 @@ mod tests {
         assert_eq!(r.cells[0].timestamp, 2);
         assert!(m.contains(&k) && !m.contains(&key(&[0x10], "j")));
         assert_eq!(m.partitions(), 1);
+    }
+
+    /// An overwrite of a packed partition's every cell skips the merge: it must still store
+    /// what the merge gives, down to a live deletion's form.
+    #[test]
+    fn an_overwrite_stores_what_a_merge_would() {
+        let m = Memtable::new();
+        let cmp = CellComparator::standard(crate::marshal::AbstractType::Bytes);
+        let k = key(&[0x30], "k");
+        m.apply(&cmp, &k, row("a", 1));
+        let mut update = row("a", 2);
+        // Live (marked at i64::MIN), though not `DeletionTime::LIVE` itself.
+        update.deletion = DeletionTime::new(i64::MIN, 5);
+        let mut merged = Row::new();
+        add_to_row(&cmp, &mut merged, row("a", 1));
+        add_to_row(&cmp, &mut merged, update.clone());
+        m.apply(&cmp, &k, update);
+        assert_eq!(m.get(&k), Some(merged));
+        assert_eq!(m.get(&k).map(|r| r.deletion), Some(DeletionTime::LIVE));
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl Coordinator {
             let leader = if p.targets.alive.contains(&local) {
                 local
             } else {
-                let mut alive = p.targets.alive.clone();
+                let mut alive = p.targets.alive.to_vec();
                 self.membership.snitch().sort_by_proximity(local, &mut alive);
                 match alive.first() {
                     Some(ep) => *ep,

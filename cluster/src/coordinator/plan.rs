@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use smallvec::SmallVec;
+
 use crate::consistency::{quorum, ConsistencyLevel};
 use crate::membership::Membership;
 use crate::replication::{ReplicaMap, ReplicationStrategy};
@@ -138,7 +140,8 @@ pub(super) fn only_local_meets(cl: ConsistencyLevel, quota: &Quota) -> Result<()
 
 /// A write's replicas: those alive (the local node first when it is one) and those down.
 pub(super) struct WriteTargets {
-    pub alive: Vec<Endpoint>,
+    /// Inline for one replica: a single-node keyspace's write then allocates no list.
+    pub alive: SmallVec<[Endpoint; 1]>,
     pub down: Vec<Endpoint>,
     pub pending: usize,
 }
@@ -147,7 +150,7 @@ pub(super) fn write_targets(map: &ReplicaMap, token: &storage::dht::Token, membe
     let natural = map.endpoints_for(token).len();
     let all = map.write_endpoints(token);
     let local = membership.local();
-    let mut alive = Vec::with_capacity(all.len());
+    let mut alive = SmallVec::with_capacity(all.len());
     let mut down = Vec::new();
     for ep in all {
         if membership.is_alive(*ep) {

@@ -7,7 +7,9 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
+use smallvec::{smallvec, SmallVec};
 use storage::dht::Token;
+use storage::engine::Durable;
 use storage::mutation::RowMutation;
 
 use super::plan::{check_alive, only_local_meets, quota, write_targets, Quota, Tracker, WriteTargets};
@@ -37,7 +39,7 @@ impl Coordinator {
         cl.validate_for_write().map_err(CoordinatorError::Invalid)?;
         let planned = self.plan_writes(mutations, cl)?;
         let local = self.membership.local();
-        if planned.iter().all(|p| p.targets.alive == [local] && p.targets.down.is_empty()) {
+        if planned.iter().all(|p| p.targets.alive.as_slice() == [local] && p.targets.down.is_empty()) {
             trace(|| format!("Applying {} mutation(s) locally: this node is their only replica", planned.len()));
             self.apply_locally(planned).await?;
             trace(|| "Local write acknowledged".into());
@@ -64,7 +66,7 @@ impl Coordinator {
                 if cl != ConsistencyLevel::Any {
                     only_local_meets(cl, &quota)?;
                 }
-                let targets = WriteTargets { alive: vec![self.membership.local()], down: Vec::new(), pending: 0 };
+                let targets = WriteTargets { alive: smallvec![self.membership.local()], down: Vec::new(), pending: 0 };
                 planned.push(Planned { mutation, token, targets, quota });
                 continue;
             }
@@ -96,7 +98,8 @@ impl Coordinator {
                 })
                 .await;
         }
-        let mut pending = Vec::with_capacity(planned.len());
+        // Inline for the usual batch of one row: no list is allocated for its acknowledgement.
+        let mut pending: SmallVec<[Durable; 1]> = SmallVec::with_capacity(planned.len());
         for p in planned {
             pending.push(self.storage.apply_deferred_at(p.mutation, p.token)?);
         }
