@@ -21,20 +21,10 @@ impl RowMutation {
 
     /// The update for column family `cf`, created empty on first use.
     pub fn row_mut(&mut self, cf: &str) -> &mut Row {
-        self.row_named(cf, str::to_string)
-    }
-
-    /// As [`RowMutation::row_mut`], for a caller that owns the name (no copy of it is made).
-    pub fn row_mut_owned(&mut self, cf: String) -> &mut Row {
-        self.row_named(cf, |name| name)
-    }
-
-    /// The update for `cf`; a new empty one named `own(cf)` when there is none yet.
-    fn row_named<N: AsRef<str>>(&mut self, cf: N, own: impl FnOnce(N) -> String) -> &mut Row {
-        let i = match self.updates.iter().position(|(name, _)| name == cf.as_ref()) {
+        let i = match self.updates.iter().position(|(name, _)| name == cf) {
             Some(i) => i,
             None => {
-                self.updates.push((own(cf), Row::new()));
+                self.updates.push((cf.to_string(), Row::new()));
                 self.updates.len() - 1
             }
         };
