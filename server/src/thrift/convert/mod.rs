@@ -1,7 +1,8 @@
 //! Conversions between Thrift structs and the engine's types (Cassandra's ThriftConversion):
 //! results and consistency levels here, writes in [`mutation`], key ranges in [`range`],
-//! definitions in [`schema`], the point reads' replies written straight from cells in [`reply`]. Like [`super::validate`], they work on the 20.1.0 structs and
-//! a column family's metadata only, so every front end that speaks those structs shares them.
+//! definitions in [`schema`], the point reads' replies written straight from cells in
+//! [`reply`]. Like [`super::validate`], they work on the 20.1.0 structs and a column family's
+//! metadata only, so every front end that speaks those structs shares them.
 
 mod index;
 mod mutation;
