@@ -16,7 +16,7 @@
 
 use crate::counter;
 use crate::data::{
-    decode_cell_version, decode_deletion, decode_row, encode_row, encoded_row_len, second_version_wins, Cell, CellKind,
+    decode_cell_version, decode_deletion, decode_row, encode_row, encoded_row_len, second_version_wins, CellKind,
     Reader, Row,
 };
 use crate::dht::{DecoratedKey, Token};
@@ -51,15 +51,13 @@ impl Packed {
         {
             return None;
         }
-        // `Cell::size` bounds a cell's encoding from above: the bytes are checked before
-        // anything is copied, so a row of large values is refused at no cost.
-        let most = 2 + key.key.len() + 2 + key.token.0.len() + 20 + row.cells.iter().map(Cell::size).sum::<usize>();
-        if most > MAX_BYTES {
+        // Counted before anything is copied, so a row of large values is refused at no cost;
+        // and exactly: a larger capacity made `into_boxed_slice` shrink the buffer with a
+        // reallocation on every write (about 3% of an insert's instructions).
+        let len = 2 + key.key.len() + 2 + key.token.0.len() + encoded_row_len(row);
+        if len > MAX_BYTES {
             return None;
         }
-        // Exactly the bytes written: a larger capacity made `into_boxed_slice` shrink the
-        // buffer with a reallocation on every write (about 3% of an insert's instructions).
-        let len = 2 + key.key.len() + 2 + key.token.0.len() + encoded_row_len(row);
         let mut out = Vec::with_capacity(len);
         for part in [&key.key, &key.token.0] {
             // Each below MAX_BYTES, checked above.
@@ -130,7 +128,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::data::{DeletionTime, RangeTombstone};
+    use crate::data::{Cell, DeletionTime, RangeTombstone};
 
     fn cell_strategy() -> impl Strategy<Value = Cell> {
         let kind = prop_oneof![
