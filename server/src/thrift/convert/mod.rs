@@ -65,7 +65,6 @@ pub fn write_consistency(cl: t::ConsistencyLevel) -> TResult<ConsistencyLevel> {
 /// strips the super column part (a read inside one super column). Counter cells become
 /// `CounterColumn`s (and `CounterSuperColumn`s) whose value is the counter's total.
 pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -> Vec<t::ColumnOrSuperColumn> {
-    let mut out: Vec<t::ColumnOrSuperColumn> = Vec::new();
     if !is_super {
         return cells.into_iter().map(|c| cosc_of(c, None)).collect();
     }
@@ -78,34 +77,49 @@ pub fn to_thrift_columns(cells: Vec<Cell>, is_super: bool, within_super: bool) -
             })
             .collect();
     }
-    for c in cells {
-        let (sc, sub) = split_super(&c.name);
-        let (sc, sub) = (sc.to_vec(), sub.to_vec());
-        if c.kind == CellKind::Counter {
-            let column = counter_column_of(&c, Some(sub));
-            match out.last_mut().and_then(|last| last.counter_super_column.as_mut()) {
-                Some(s) if s.name == sc => s.columns.push(column),
-                _ => out.push(t::ColumnOrSuperColumn {
-                    column: None,
-                    super_column: None,
-                    counter_column: None,
-                    counter_super_column: Some(t::CounterSuperColumn { name: sc, columns: vec![column] }),
-                }),
-            }
-            continue;
-        }
-        let column = column_of(c, Some(sub));
-        match out.last_mut().and_then(|last| last.super_column.as_mut()) {
-            Some(s) if s.name == sc => s.columns.push(column),
-            _ => out.push(t::ColumnOrSuperColumn {
-                column: None,
-                super_column: Some(t::SuperColumn { name: sc, columns: vec![column] }),
-                counter_column: None,
-                counter_super_column: None,
-            }),
-        }
+    // Each super column's cells, counted first, then moved out whole.
+    let mut lens = Vec::new();
+    let mut rest = cells.as_slice();
+    while !rest.is_empty() {
+        let n = super_column_len(rest);
+        lens.push(n);
+        rest = rest.get(n..).unwrap_or_default();
     }
-    out
+    let mut cells = cells.into_iter();
+    lens.into_iter().map(|n| super_cosc(cells.by_ref().take(n).collect())).collect()
+}
+
+/// How many cells from the first belong to its super column: the neighbours with its super
+/// column name and of its sort (a counter cell goes only in a counter super column, every other
+/// kind only in a plain one, so mixed neighbours under one name answer as two elements).
+pub(crate) fn super_column_len(cells: &[Cell]) -> usize {
+    let Some((first, rest)) = cells.split_first() else { return 0 };
+    let (sc, _) = split_super(&first.name);
+    let counter = first.kind == CellKind::Counter;
+    1 + rest.iter().take_while(|c| (c.kind == CellKind::Counter) == counter && split_super(&c.name).0 == sc).count()
+}
+
+/// One super column of a super column family read at the top level, from its cells (at least
+/// one, all of one super column and sort: [`super_column_len`]).
+fn super_cosc(group: Vec<Cell>) -> t::ColumnOrSuperColumn {
+    let name = group.first().map(|c| split_super(&c.name).0.to_vec()).unwrap_or_default();
+    let counter = group.first().is_some_and(|c| c.kind == CellKind::Counter);
+    let sub = |c: &Cell| split_super(&c.name).1.to_vec();
+    let mut cosc = t::ColumnOrSuperColumn::default();
+    if counter {
+        let columns = group.iter().map(|c| counter_column_of(c, Some(sub(c)))).collect();
+        cosc.counter_super_column = Some(t::CounterSuperColumn { name, columns });
+    } else {
+        let columns = group
+            .into_iter()
+            .map(|c| {
+                let name = sub(&c);
+                column_of(c, Some(name))
+            })
+            .collect();
+        cosc.super_column = Some(t::SuperColumn { name, columns });
+    }
+    cosc
 }
 
 /// One cell as a (counter) column named `name` (its own name when None).

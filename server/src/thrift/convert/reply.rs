@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use storage::data::{split_super, Cell, CellKind};
 use thrift_idl as t;
 
-use super::to_thrift_columns;
+use super::{super_column_len, to_thrift_columns};
 use crate::thrift::wire::ttype::{I32, I64, LIST, MAP, STOP, STRING, STRUCT};
 
 /// The live cells of one row as a read found them, and how the client asked to see them.
@@ -162,15 +162,6 @@ fn first_group_len(cells: &[Cell], is_super: bool, within_super: bool) -> usize 
     } else {
         cells.len().min(1)
     }
-}
-
-/// How many cells from the first belong to its super column. As in [`to_thrift_columns`], a
-/// counter cell goes on only a counter super column, and the other kinds only a plain one.
-fn super_column_len(cells: &[Cell]) -> usize {
-    let Some((first, rest)) = cells.split_first() else { return 0 };
-    let (sc, _) = split_super(&first.name);
-    let counter = first.kind == CellKind::Counter;
-    1 + rest.iter().take_while(|c| (c.kind == CellKind::Counter) == counter && split_super(&c.name).0 == sc).count()
 }
 
 /// Writes the `ColumnOrSuperColumn` structs of `cells`, as [`to_thrift_columns`] would make
