@@ -27,7 +27,9 @@ pub struct Header<'a> {
     pub sequence_number: i32,
 }
 
-/// A reader over one message.
+/// A reader over one message. A clone reads on from where the original stands, which lets a
+/// caller try one reading of the bytes and fall back to another.
+#[derive(Clone)]
 pub struct MessageInput<'a> {
     rest: &'a [u8],
 }
@@ -42,6 +44,20 @@ impl<'a> MessageInput<'a> {
     #[inline(always)]
     pub fn remaining(&self) -> usize {
         self.rest.len()
+    }
+
+    /// A string or binary borrowed from the message: no allocation, same checks as `read_bytes`.
+    #[inline(always)]
+    pub fn read_binary_ref(&mut self) -> thrift::Result<&'a [u8]> {
+        let n = self.length()?;
+        self.take(n)
+    }
+
+    /// A string borrowed from the message: same checks as `read_string`.
+    #[inline(always)]
+    pub fn read_str_ref(&mut self) -> thrift::Result<&'a str> {
+        let n = self.length()?;
+        utf8(self.take(n)?)
     }
 
     #[inline(always)]

@@ -55,6 +55,13 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     Ok(())
 }
 
+/// The arguments' readers: the generated ones, and batch_mutate's, which reads the usual batch in
+/// place ([`super::convert::BatchMutateArgs`]).
+mod args {
+    pub use super::super::convert::BatchMutateArgs;
+    pub use thrift_idl::*;
+}
+
 /// One arm per method: `[#[inline]] "name" => ArgsStruct / ResultStruct (args) call =>
 /// value|void|direct(writer) [exceptions]`. `direct(writer)`: the call's value writes the body of
 /// its successful reply itself (`value.writer(&mut Vec<u8>)`), without the Result struct.
@@ -64,7 +71,7 @@ macro_rules! methods {
         => $kind:ident $(($write:ident))? [$($exc:ident),*] ),* $(,)?) => {
         match $method {
             $( $name => {
-                let $a = match t::$Args::read_from_in_protocol($input) {
+                let $a = match args::$Args::read_from_in_protocol($input) {
                     Ok(args) => args,
                     Err(e) => return protocol_error($name, $seq, e, $out),
                 };
@@ -148,8 +155,8 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
             => void [ire, ue, te],
         "remove_counter" => CassandraRemoveCounterArgs / CassandraRemoveCounterResult (a)
             h.remove_counter(a.key, a.path, a.consistency_level).await => void [ire, ue, te],
-        #[inline] "batch_mutate" => CassandraBatchMutateArgs / CassandraBatchMutateResult (a)
-            h.batch_mutate(a.mutation_map, a.consistency_level).await => void [ire, ue, te],
+        #[inline] "batch_mutate" => BatchMutateArgs / CassandraBatchMutateResult (a)
+            h.batch_mutate(a).await => void [ire, ue, te],
         "atomic_batch_mutate" => CassandraAtomicBatchMutateArgs / CassandraAtomicBatchMutateResult (a)
             h.atomic_batch_mutate(a.mutation_map, a.consistency_level).await => void [ire, ue, te],
         "truncate" => CassandraTruncateArgs / CassandraTruncateResult (a) h.truncate(a.cfname).await => void [ire, ue, te],

@@ -10,7 +10,7 @@ use cluster::coordinator::Coordinator;
 use thrift_idl as t;
 use uuid::Uuid;
 
-use super::convert::{Columns, ColumnsByKey, Found};
+use super::convert::{BatchMutateArgs, Columns, ColumnsByKey, Found};
 use super::error::{ire, not_supported, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
@@ -259,9 +259,17 @@ impl Handler {
         writes::remove_counter(self.coordinator(), &ks, key, path, cl).await
     }
 
-    pub async fn batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {
-        let ks = self.batch_keyspace(&mutation_map)?;
-        writes::batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
+    pub async fn batch_mutate(&mut self, args: BatchMutateArgs<'_>) -> TResult<()> {
+        match args {
+            BatchMutateArgs::InPlace(batch) => {
+                let ks = self.session.keyspace_for(&self.ctx.authenticator, batch.column_families(), true)?;
+                writes::batch_mutate_in_place(self.coordinator(), &ks, batch).await
+            }
+            BatchMutateArgs::Decoded(t::CassandraBatchMutateArgs { mutation_map, consistency_level }) => {
+                let ks = self.batch_keyspace(&mutation_map)?;
+                writes::batch_mutate(self.coordinator(), &ks, mutation_map, consistency_level).await
+            }
+        }
     }
 
     pub async fn atomic_batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {

@@ -12,7 +12,7 @@ use thrift_idl as t;
 
 use super::convert::{
     add_deletion, cell_of, consistency_level, counter_cell_of, row_mutations, sort_cells, to_thrift_columns,
-    validate_counter_cf, validate_non_counter_cf, write_consistency,
+    validate_counter_cf, validate_non_counter_cf, write_consistency, BatchInPlace,
 };
 use super::error::{ire, TResult, ThriftError};
 use super::validate::{validate_key_type, validate_parent, validate_path_or_parent};
@@ -105,11 +105,31 @@ fn validated_batch(
     mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
     cl: t::ConsistencyLevel,
 ) -> TResult<(Vec<RowMutation>, ConsistencyLevel)> {
+    let level = batch_consistency(c, ks, mutation_map.values().flat_map(|cfs| cfs.keys().map(String::as_str)), cl)?;
+    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    Ok((mutations, level))
+}
+
+/// batch_mutate of a batch read in place: the same checks in the same order as
+/// [`batch_mutate`].
+pub async fn batch_mutate_in_place(c: &Coordinator, ks: &str, batch: BatchInPlace<'_>) -> TResult<()> {
+    let level = batch_consistency(c, ks, batch.column_families(), batch.consistency_level)?;
+    let mutations = batch.row_mutations(ks, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
+    apply_batch(c, mutations, level).await
+}
+
+/// A batch's consistency level, checked against the column families it writes.
+fn batch_consistency<'a>(
+    c: &Coordinator,
+    ks: &str,
+    column_families: impl Iterator<Item = &'a str>,
+    cl: t::ConsistencyLevel,
+) -> TResult<ConsistencyLevel> {
     let level = consistency_level(cl)?;
     if level == ConsistencyLevel::Any || level.is_serial() {
         // Levels a counter write cannot use, checked per column family first, as 3.11's
         // createMutationList does (only for these levels: the lookups cost every batch).
-        for cf in mutation_map.values().flat_map(|cfs| cfs.keys()) {
+        for cf in column_families {
             if let Ok(meta) = c.cf_metadata(ks, cf) {
                 if validate_counter_cf(&meta).is_ok() {
                     check_counter_level(level, &meta)?;
@@ -118,8 +138,7 @@ fn validated_batch(
         }
     }
     level.validate_for_write().map_err(ire)?;
-    let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
-    Ok((mutations, level))
+    Ok(level)
 }
 
 /// 3.11's `validateCounterForWrite`: the levels an increment or a counter removal cannot use.

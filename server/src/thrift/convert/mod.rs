@@ -4,12 +4,14 @@
 //! [`reply`]. Like [`super::validate`], they work on the 20.1.0 structs and a column family's
 //! metadata only, so every front end that speaks those structs shares them.
 
+mod batch;
 mod index;
 mod mutation;
 mod range;
 mod reply;
 mod schema;
 
+pub use batch::{BatchInPlace, BatchMutateArgs, ColumnRef};
 pub use index::{index_clause_expressions, index_expressions};
 pub use mutation::{
     add_deletion, add_mutation, cell_of, counter_cell_of, row_mutations, sort_cells, validate_counter_cf,

@@ -18,18 +18,43 @@ use crate::thrift::validate::{
 
 /// The cell a Thrift Column becomes, after validation; `super_column` for a subcolumn.
 pub fn cell_of(meta: &CfMetadata, super_column: Option<&[u8]>, c: t::Column, now: i32) -> TResult<Cell> {
-    validate_name(&c.name, name_type(meta, super_column))?;
-    let value = c.value.ok_or_else(|| ire("Column value is required"))?;
-    let timestamp = c.timestamp.ok_or_else(|| ire("Column timestamp is required"))?;
-    validate_value(meta, &c.name, &value)?;
+    column_cell(meta, super_column, c.name, c.value, c.timestamp, c.ttl, now)
+}
+
+/// The cell a column's parts become, after validation: owned, as a decoded `Column` has them,
+/// or borrowed from the message ([`super::batch`]).
+pub(super) fn column_cell<B: AsRef<[u8]> + Into<Vec<u8>>>(
+    meta: &CfMetadata,
+    super_column: Option<&[u8]>,
+    name: B,
+    value: Option<B>,
+    timestamp: Option<i64>,
+    ttl: Option<i32>,
+    now: i32,
+) -> TResult<Cell> {
+    validate_name(name.as_ref(), name_type(meta, super_column))?;
+    let value = value.ok_or_else(|| ire("Column value is required"))?;
+    let timestamp = timestamp.ok_or_else(|| ire("Column timestamp is required"))?;
+    validate_value(meta, name.as_ref(), value.as_ref())?;
     let name = match super_column {
-        Some(sc) => compose_super(sc, &c.name),
-        None => c.name,
+        Some(sc) => compose_super(sc, name.as_ref()),
+        None => name.into(),
     };
-    Ok(match column_ttl(meta, c.ttl, now)? {
-        0 => Cell::live(name, value, timestamp),
-        ttl => Cell::expiring(name, value, timestamp, ttl, now),
+    Ok(match column_ttl(meta, ttl, now)? {
+        0 => Cell::live(name, value.into(), timestamp),
+        ttl => Cell::expiring(name, value.into(), timestamp, ttl, now),
     })
+}
+
+/// A plain column needs a standard column family (a super one takes super columns).
+pub(super) fn not_super(meta: &CfMetadata) -> TResult<()> {
+    if meta.is_super() {
+        return Err(ire(format!(
+            "Column family {} is a super column family: a mutation must carry a super_column",
+            meta.name()
+        )));
+    }
+    Ok(())
 }
 
 /// The increment a Thrift CounterColumn becomes (a counter update for the counter's leader),
@@ -108,12 +133,7 @@ pub fn add_mutation(meta: &CfMetadata, row: &mut Row, m: t::Mutation, now: i32) 
                 }
             }
             if let Some(c) = cosc.column {
-                if meta.is_super() {
-                    return Err(ire(format!(
-                        "Column family {} is a super column family: a mutation must carry a super_column",
-                        meta.name()
-                    )));
-                }
+                not_super(meta)?;
                 row.cells.push(cell_of(meta, None, c, now)?);
             }
             if let Some(sc) = cosc.super_column {
