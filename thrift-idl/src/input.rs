@@ -46,6 +46,21 @@ impl<'a> MessageInput<'a> {
         self.rest.len()
     }
 
+    /// The next field header as its wire type's byte and its id (id 0 for the end of a struct),
+    /// without the checks and the identifier struct of `read_field_begin`: for a reader in place
+    /// that compares it with the header it expects. `None` if the message ends first.
+    #[inline(always)]
+    pub fn read_field_header(&mut self) -> Option<(u8, i16)> {
+        let (&field_type, rest) = self.rest.split_first()?;
+        if field_type == 0 {
+            self.rest = rest;
+            return Some((0, 0));
+        }
+        let (id, rest) = rest.split_first_chunk::<2>()?;
+        self.rest = rest;
+        Some((field_type, i16::from_be_bytes(*id)))
+    }
+
     /// A string or binary borrowed from the message: no allocation, same checks as `read_bytes`.
     #[inline(always)]
     pub fn read_binary_ref(&mut self) -> thrift::Result<&'a [u8]> {

@@ -55,10 +55,11 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     Ok(())
 }
 
-/// The arguments' readers: the generated ones, and batch_mutate's, which reads the usual batch in
-/// place ([`super::convert::BatchMutateArgs`]).
+/// The arguments' readers: the generated ones, and those of batch_mutate and get_slice, which
+/// read their usual arguments in place ([`super::convert::BatchMutateArgs`],
+/// [`super::convert::GetSliceArgs`]).
 mod args {
-    pub use super::super::convert::BatchMutateArgs;
+    pub use super::super::convert::{BatchMutateArgs, GetSliceArgs};
     pub use thrift_idl::*;
 }
 
@@ -127,8 +128,8 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
         "set_keyspace" => CassandraSetKeyspaceArgs / CassandraSetKeyspaceResult (a) h.set_keyspace(a.keyspace).await => void [ire],
         #[inline] "get" => CassandraGetArgs / CassandraGetResult (a)
             h.get(a.key, a.column_path, a.consistency_level).await => direct(write_get_result) [ire, nfe, ue, te],
-        #[inline] "get_slice" => CassandraGetSliceArgs / CassandraGetSliceResult (a)
-            h.get_slice(a.key, a.column_parent, a.predicate, a.consistency_level).await
+        #[inline] "get_slice" => GetSliceArgs / CassandraGetSliceResult (a)
+            h.get_slice(a).await
             => direct(write_get_slice_result) [ire, ue, te],
         "get_count" => CassandraGetCountArgs / CassandraGetCountResult (a)
             h.get_count(a.key, a.column_parent, a.predicate, a.consistency_level).await => value [ire, ue, te],

@@ -10,7 +10,7 @@ use cluster::coordinator::Coordinator;
 use thrift_idl as t;
 use uuid::Uuid;
 
-use super::convert::{BatchMutateArgs, Columns, ColumnsByKey, Found};
+use super::convert::{BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs};
 use super::error::{ire, not_supported, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
@@ -124,16 +124,10 @@ impl Handler {
         reads::get(self.coordinator(), &ks, key, path, cl).await
     }
 
-    pub async fn get_slice(
-        &mut self,
-        key: Vec<u8>,
-        parent: t::ColumnParent,
-        predicate: t::SlicePredicate,
-        cl: t::ConsistencyLevel,
-    ) -> TResult<Columns> {
-        trace_request(Some(&key), &parent.column_family, cl);
-        let ks = self.read_keyspace(&parent.column_family)?;
-        reads::get_slice(self.coordinator(), &ks, key, parent, predicate, cl).await
+    pub async fn get_slice(&mut self, args: GetSliceArgs<'_>) -> TResult<Columns> {
+        trace_request(Some(&args.key), &args.column_family, args.consistency_level);
+        let ks = self.read_keyspace(&args.column_family)?;
+        reads::get_slice(self.coordinator(), &ks, args).await
     }
 
     pub async fn get_count(

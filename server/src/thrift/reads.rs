@@ -9,7 +9,7 @@ use thrift_idl as t;
 
 use super::convert::{
     index_clause_expressions, index_expressions, key_range_bounds, key_slices, read_consistency, to_thrift_columns,
-    Columns, ColumnsByKey, Found,
+    Columns, ColumnsByKey, Found, GetSliceArgs,
 };
 use super::error::{ire, TResult, ThriftError};
 use super::validate::{
@@ -24,9 +24,20 @@ fn prepare(
     parent: &t::ColumnParent,
     predicate: t::SlicePredicate,
 ) -> TResult<(std::sync::Arc<CfMetadata>, ReadFilter)> {
-    let meta = c.cf_metadata(ks, &parent.column_family)?;
-    validate_parent(&meta, parent.super_column.as_deref())?;
-    let filter = predicate_filter(&meta, parent.super_column.as_deref(), predicate)?;
+    prepare_parts(c, ks, &parent.column_family, parent.super_column.as_deref(), predicate)
+}
+
+/// [`prepare`] of a parent given as its column family and super column.
+fn prepare_parts(
+    c: &Coordinator,
+    ks: &str,
+    column_family: &str,
+    super_column: Option<&[u8]>,
+    predicate: t::SlicePredicate,
+) -> TResult<(std::sync::Arc<CfMetadata>, ReadFilter)> {
+    let meta = c.cf_metadata(ks, column_family)?;
+    validate_parent(&meta, super_column)?;
+    let filter = predicate_filter(&meta, super_column, predicate)?;
     Ok((meta, filter))
 }
 
@@ -60,19 +71,13 @@ pub async fn get(
     Found::new(Columns { cells, is_super: meta.is_super(), within_super }).ok_or(ThriftError::NotFound)
 }
 
-pub async fn get_slice(
-    c: &Coordinator,
-    ks: &str,
-    key: Vec<u8>,
-    parent: t::ColumnParent,
-    predicate: t::SlicePredicate,
-    cl: t::ConsistencyLevel,
-) -> TResult<Columns> {
-    let (meta, filter) = prepare(c, ks, &parent, predicate)?;
-    let cl = read_consistency(cl)?;
+pub async fn get_slice(c: &Coordinator, ks: &str, args: GetSliceArgs<'_>) -> TResult<Columns> {
+    let GetSliceArgs { key, column_family, super_column, predicate, consistency_level } = args;
+    let (meta, filter) = prepare_parts(c, ks, &column_family, super_column.as_deref(), predicate)?;
+    let cl = read_consistency(consistency_level)?;
     validate_key_type(&meta, &key)?;
     let cells = c.read_partition(command(&meta, key, filter), cl).await?;
-    Ok(Columns { cells, is_super: meta.is_super(), within_super: parent.super_column.is_some() })
+    Ok(Columns { cells, is_super: meta.is_super(), within_super: super_column.is_some() })
 }
 
 pub async fn get_count(

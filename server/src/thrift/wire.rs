@@ -22,6 +22,7 @@ pub enum Measure {
 /// 0.6 router's look at arguments, the point reads' replies).
 pub(crate) mod ttype {
     pub const STOP: u8 = 0;
+    pub const BOOL: u8 = 2;
     pub const I32: u8 = 8;
     pub const I64: u8 = 10;
     /// String or binary.

@@ -22,9 +22,11 @@ use thrift::protocol::{TInputProtocol, TType};
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 
+use super::in_place::{expect_field, expect_stop};
 use super::mutation::{column_cell, not_super, sort_cells};
 use crate::thrift::error::TResult;
 use crate::thrift::validate::{validate_key, validate_key_type};
+use crate::thrift::wire::ttype::{I32, I64, MAP, STOP, STRING, STRUCT};
 
 /// A batch_mutate call's arguments: read in place when they have the plain shape, by the
 /// generated reader otherwise.
@@ -129,7 +131,7 @@ impl<'a> BatchInPlace<'a> {
 /// consistency_level}`, if they have the plain shape. The generated writers of every language
 /// write fields in id order, so only that order is taken.
 fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
-    expect_field(i, TType::Map, 1)?;
+    expect_field(i, MAP, 1)?;
     let rows = i.read_map_begin().ok()?;
     if (rows.key_type, rows.value_type) != (Some(TType::String), Some(TType::Map)) || rows.size == 0 {
         return None;
@@ -172,10 +174,9 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
         batch.rows.push(RowRef { key, families: first_family..batch.families.len() });
     }
     // The consistency level, or its IDL default (ONE) when left out, as the generated reader.
-    let field = i.read_field_begin().ok()?;
-    match (field.field_type, field.id) {
-        (TType::Stop, _) => return Some(batch),
-        (TType::I32, Some(2)) => batch.consistency_level = t::ConsistencyLevel(i.read_i32().ok()?),
+    match i.read_field_header()? {
+        (STOP, _) => return Some(batch),
+        (I32, 2) => batch.consistency_level = t::ConsistencyLevel(i.read_i32().ok()?),
         _ => return None,
     }
     expect_stop(i)?;
@@ -184,8 +185,8 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
 
 /// A `Mutation` holding a `ColumnOrSuperColumn` holding only a `Column`.
 fn read_plain_mutation<'a>(i: &mut MessageInput<'a>) -> Option<ColumnRef<'a>> {
-    expect_field(i, TType::Struct, 1)?; // Mutation.column_or_supercolumn
-    expect_field(i, TType::Struct, 1)?; // ColumnOrSuperColumn.column
+    expect_field(i, STRUCT, 1)?; // Mutation.column_or_supercolumn
+    expect_field(i, STRUCT, 1)?; // ColumnOrSuperColumn.column
     let column = read_column(i)?;
     expect_stop(i)?; // the ColumnOrSuperColumn's end
     expect_stop(i)?; // the Mutation's end
@@ -198,33 +199,23 @@ fn read_column<'a>(i: &mut MessageInput<'a>) -> Option<ColumnRef<'a>> {
     let (mut name, mut value, mut timestamp, mut ttl) = (None, None, None, None);
     let mut last_id = 0;
     loop {
-        let field = i.read_field_begin().ok()?;
-        if field.field_type == TType::Stop {
+        let (field_type, id) = i.read_field_header()?;
+        if field_type == STOP {
             break;
         }
-        let id = field.id?;
         if id <= last_id {
             return None;
         }
         last_id = id;
-        match (id, field.field_type) {
-            (1, TType::String) => name = Some(i.read_binary_ref().ok()?),
-            (2, TType::String) => value = Some(i.read_binary_ref().ok()?),
-            (3, TType::I64) => timestamp = Some(i.read_i64().ok()?),
-            (4, TType::I32) => ttl = Some(i.read_i32().ok()?),
+        match (id, field_type) {
+            (1, STRING) => name = Some(i.read_binary_ref().ok()?),
+            (2, STRING) => value = Some(i.read_binary_ref().ok()?),
+            (3, I64) => timestamp = Some(i.read_i64().ok()?),
+            (4, I32) => ttl = Some(i.read_i32().ok()?),
             _ => return None,
         }
     }
     Some(ColumnRef { name: name?, value, timestamp, ttl })
-}
-
-fn expect_field(i: &mut MessageInput<'_>, field_type: TType, id: i16) -> Option<()> {
-    let field = i.read_field_begin().ok()?;
-    (field.field_type == field_type && field.id == Some(id)).then_some(())
-}
-
-fn expect_stop(i: &mut MessageInput<'_>) -> Option<()> {
-    (i.read_field_begin().ok()?.field_type == TType::Stop).then_some(())
 }
 
 #[cfg(test)]

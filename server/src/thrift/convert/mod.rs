@@ -5,11 +5,13 @@
 //! metadata only, so every front end that speaks those structs shares them.
 
 mod batch;
+mod in_place;
 mod index;
 mod mutation;
 mod range;
 mod reply;
 mod schema;
+mod slice;
 
 pub use batch::{BatchInPlace, BatchMutateArgs, ColumnRef};
 pub use index::{index_clause_expressions, index_expressions};
@@ -20,6 +22,7 @@ pub use mutation::{
 pub use range::{key_range_bounds, START_KEY_TOKEN_AFTER_END};
 pub use reply::{Columns, ColumnsByKey, Found};
 pub use schema::{cf_def_from_thrift, cf_def_to_thrift, full_class_name, ks_def_from_thrift, ks_def_to_thrift};
+pub use slice::GetSliceArgs;
 
 use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::RingRange;

@@ -20,6 +20,7 @@ use tracing::debug;
 use super::convert::{self, WriteLevel};
 use super::describe;
 use crate::auth::{AuthError, AuthenticatedUser};
+use crate::thrift::convert::GetSliceArgs;
 use crate::thrift::error::{ire, TResult, ThriftError};
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::session::auth_error;
@@ -129,8 +130,15 @@ impl Handler {
         self.check(&ks, [parent.column_family.as_str()], false)?;
         self.cf(&ks, &parent.column_family)?;
         let cl = convert::read_level(cl)?;
-        let (parent, predicate) = (convert::parent(parent), convert::predicate(predicate));
-        let found = reads::get_slice(self.coordinator(), &ks, convert::key(key), parent, predicate, cl).await?;
+        let parent = convert::parent(parent);
+        let args = GetSliceArgs {
+            key: convert::key(key),
+            column_family: parent.column_family.into(),
+            super_column: parent.super_column,
+            predicate: convert::predicate(predicate),
+            consistency_level: cl,
+        };
+        let found = reads::get_slice(self.coordinator(), &ks, args).await?;
         Ok(convert::coscs_06(found.into_thrift()))
     }
 
