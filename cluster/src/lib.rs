@@ -30,3 +30,4 @@ pub mod snitch;
 pub mod storage_service;
 pub mod token_metadata;
 pub mod trace;
+pub mod turn;

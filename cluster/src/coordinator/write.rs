@@ -106,7 +106,7 @@ impl Coordinator {
         if pending.iter().any(|d| d.is_deferred()) {
             // Let the loop's other connections queue their records first: the first of them to
             // await its acknowledgement then writes them all with one write(2).
-            tokio::task::yield_now().await;
+            crate::turn::yield_to_ready_tasks().await;
             for durable in pending {
                 durable.await?;
             }
@@ -157,7 +157,7 @@ impl Coordinator {
             // As in apply_locally: let the loop's other connections queue their commit log
             // records before ours is awaited, so one write(2) carries them all. Without this every
             // coordinated write cost a write(2) of its own (measured: one 178-byte write per op).
-            tokio::task::yield_now().await;
+            crate::turn::yield_to_ready_tasks().await;
         }
         let mut failed: Vec<(usize, Endpoint)> = Vec::new();
         let deadline = tokio::time::sleep(self.settings.timeouts.write);

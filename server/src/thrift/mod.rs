@@ -234,7 +234,7 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
         // ran calls while this one's waited (a write yields for its commit log record), they
         // have had their turn already: a second pass of the loop would only cost time.
         if !others_ran {
-            yield_to_ready_connections().await;
+            cluster::turn::yield_to_ready_tasks().await;
         }
         others_ran = false;
         stream.write_all(&reply).await?;
@@ -243,25 +243,6 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
             reply = Vec::with_capacity(256);
         }
     }
-}
-
-/// Puts this connection behind the loop's other runnable ones, as `tokio::task::yield_now` does,
-/// but through the run queue: a task that wakes itself while it runs is queued again at the back
-/// once it returns pending. `yield_now` instead parks the waker in the runtime's deferred list,
-/// which cost about 300 instructions per request, a vector regrown every time among them (a
-/// fifteenth of a point read under callgrind, bench/instructions-sibyl.sh). The connections
-/// already known ready run first either way; those whose data arrives meanwhile wait for the next
-/// poll of the I/O driver, as at any other turn of the loop.
-fn yield_to_ready_connections() -> impl std::future::Future<Output = ()> {
-    let mut yielded = false;
-    std::future::poll_fn(move |cx| {
-        if yielded {
-            return std::task::Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    })
 }
 
 thread_local! {
