@@ -10,7 +10,7 @@ use cluster::coordinator::Coordinator;
 use thrift_idl as t;
 use uuid::Uuid;
 
-use super::convert::{BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs};
+use super::convert::{families_of, BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs};
 use super::error::{ire, not_supported, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
@@ -72,8 +72,7 @@ impl Handler {
     }
 
     /// The session keyspace, for a batch writing every column family it names.
-    fn batch_keyspace(&self, mutation_map: &MutationMap) -> TResult<Arc<str>> {
-        let column_families = mutation_map.values().flat_map(|by_cf| by_cf.keys().map(String::as_str));
+    fn batch_keyspace<'a>(&self, column_families: impl IntoIterator<Item = &'a str>) -> TResult<Arc<str>> {
         self.session.keyspace_for(&self.ctx.authenticator, column_families, true)
     }
 
@@ -256,18 +255,18 @@ impl Handler {
     pub async fn batch_mutate(&mut self, args: BatchMutateArgs<'_>) -> TResult<()> {
         match args {
             BatchMutateArgs::InPlace(batch) => {
-                let ks = self.session.keyspace_for(&self.ctx.authenticator, batch.column_families(), true)?;
+                let ks = self.batch_keyspace(batch.column_families())?;
                 writes::batch_mutate_in_place(self.coordinator(), &ks, batch).await
             }
             BatchMutateArgs::Decoded(t::CassandraBatchMutateArgs { mutation_map, consistency_level }) => {
-                let ks = self.batch_keyspace(&mutation_map)?;
+                let ks = self.batch_keyspace(families_of(&mutation_map))?;
                 writes::batch_mutate(self.coordinator(), &ks, mutation_map, consistency_level).await
             }
         }
     }
 
     pub async fn atomic_batch_mutate(&mut self, mutation_map: MutationMap, cl: t::ConsistencyLevel) -> TResult<()> {
-        let ks = self.batch_keyspace(&mutation_map)?;
+        let ks = self.batch_keyspace(families_of(&mutation_map))?;
         writes::atomic_batch_mutate(self.coordinator(), &ks, mutation_map, cl).await
     }
 

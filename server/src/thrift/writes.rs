@@ -11,8 +11,8 @@ use storage::schema::CfMetadata;
 use thrift_idl as t;
 
 use super::convert::{
-    add_deletion, cell_of, consistency_level, counter_cell_of, row_mutations, sort_cells, to_thrift_columns,
-    validate_counter_cf, validate_non_counter_cf, write_consistency, BatchInPlace,
+    add_deletion, cell_of, consistency_level, counter_cell_of, families_of, row_mutations, sort_cells,
+    to_thrift_columns, validate_counter_cf, validate_non_counter_cf, write_consistency, BatchInPlace,
 };
 use super::error::{ire, TResult, ThriftError};
 use super::validate::{validate_key_type, validate_parent, validate_path_or_parent};
@@ -105,7 +105,7 @@ fn validated_batch(
     mutation_map: BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>,
     cl: t::ConsistencyLevel,
 ) -> TResult<(Vec<RowMutation>, ConsistencyLevel)> {
-    let level = batch_consistency(c, ks, mutation_map.values().flat_map(|cfs| cfs.keys().map(String::as_str)), cl)?;
+    let level = batch_consistency(c, ks, families_of(&mutation_map), cl)?;
     let mutations = row_mutations(ks, mutation_map, |cf| Ok(c.cf_metadata(ks, cf)?), now_seconds())?;
     Ok((mutations, level))
 }

@@ -22,7 +22,7 @@ use thrift::protocol::{TInputProtocol, TType};
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 
-use super::in_place::{expect_field, expect_stop};
+use super::in_place::{expect_field, expect_stop, strictly_after, try_read};
 use super::mutation::{column_cell, not_super, sort_cells};
 use crate::thrift::error::TResult;
 use crate::thrift::validate::{validate_key, validate_key_type};
@@ -82,10 +82,7 @@ impl<'a> BatchInPlace<'a> {
     /// The arguments at the front of `input`, consumed, if they have the plain shape; `None`,
     /// with `input` untouched, otherwise.
     pub fn read(input: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
-        let mut ahead = input.clone();
-        let batch = read_plain(&mut ahead)?;
-        *input = ahead;
-        Some(batch)
+        try_read(input, read_plain)
     }
 
     /// Every column family the batch names, row by row, as the decoded map lists them.
@@ -145,10 +142,9 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
     let mut last_key: Option<&[u8]> = None;
     for _ in 0..rows.size {
         let key = i.read_binary_ref().ok()?;
-        if last_key.is_some_and(|last| last >= key) {
+        if !strictly_after(&mut last_key, key) {
             return None;
         }
-        last_key = Some(key);
         let families = i.read_map_begin().ok()?;
         if (families.key_type, families.value_type) != (Some(TType::String), Some(TType::List)) {
             return None;
@@ -157,10 +153,9 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
         let mut last_name: Option<&str> = None;
         for _ in 0..families.size {
             let name = i.read_str_ref().ok()?;
-            if last_name.is_some_and(|last| last >= name) {
+            if !strictly_after(&mut last_name, name) {
                 return None;
             }
-            last_name = Some(name);
             let mutations = i.read_list_begin().ok()?;
             if mutations.element_type != TType::Struct {
                 return None;
@@ -224,10 +219,11 @@ mod tests {
 
     use proptest::prelude::*;
     use storage::schema::{CfDef, ColumnType};
-    use thrift::protocol::{TFieldIdentifier, TListIdentifier, TMapIdentifier, TOutputProtocol};
+    use thrift::protocol::{TListIdentifier, TMapIdentifier, TOutputProtocol};
     use thrift_idl::MessageOutput;
 
     use super::*;
+    use crate::thrift::convert::in_place::field;
     use crate::thrift::convert::row_mutations;
     use crate::thrift::error::ire;
 
@@ -390,10 +386,6 @@ mod tests {
         }
         tail(&mut o);
         bytes
-    }
-
-    fn field(field_type: TType, id: i16) -> TFieldIdentifier {
-        TFieldIdentifier { name: None, field_type, id: Some(id) }
     }
 
     fn level(o: &mut MessageOutput<'_>, cl: i32) {

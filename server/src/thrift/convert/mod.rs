@@ -13,10 +13,10 @@ mod reply;
 mod schema;
 mod slice;
 
-pub use batch::{BatchInPlace, BatchMutateArgs, ColumnRef};
+pub use batch::{BatchInPlace, BatchMutateArgs};
 pub use index::{index_clause_expressions, index_expressions};
 pub use mutation::{
-    add_deletion, add_mutation, cell_of, counter_cell_of, row_mutations, sort_cells, validate_counter_cf,
+    add_deletion, add_mutation, cell_of, counter_cell_of, families_of, row_mutations, sort_cells, validate_counter_cf,
     validate_non_counter_cf,
 };
 pub use range::{key_range_bounds, START_KEY_TOKEN_AFTER_END};

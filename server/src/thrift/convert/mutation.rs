@@ -264,6 +264,11 @@ pub fn sort_cells(meta: &CfMetadata, row: &mut Row) {
     }
 }
 
+/// Every column family a decoded batch_mutate map names, row by row.
+pub fn families_of(mutation_map: &BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>) -> impl Iterator<Item = &str> {
+    mutation_map.values().flat_map(|by_cf| by_cf.keys().map(String::as_str))
+}
+
 /// A batch_mutate's map (key → column family → mutations) as row mutations of `keyspace`, every
 /// one validated before any is returned; `metadata` looks a column family up.
 pub fn row_mutations(

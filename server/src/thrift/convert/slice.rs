@@ -11,7 +11,7 @@ use thrift::protocol::TInputProtocol;
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 
-use super::in_place::{expect_field, expect_stop};
+use super::in_place::{expect_field, expect_stop, try_read};
 use crate::thrift::wire::ttype::{BOOL, I32, STOP, STRING, STRUCT};
 
 /// get_slice's arguments, however they were read.
@@ -27,9 +27,7 @@ pub struct GetSliceArgs<'a> {
 impl<'a> GetSliceArgs<'a> {
     /// Reads the arguments at the front of `input` (the method table's reader).
     pub fn read_from_in_protocol(input: &mut MessageInput<'a>) -> thrift::Result<GetSliceArgs<'a>> {
-        let mut ahead = input.clone();
-        if let Some(args) = read_plain(&mut ahead) {
-            *input = ahead;
+        if let Some(args) = try_read(input, read_plain) {
             return Ok(args);
         }
         t::CassandraGetSliceArgs::read_from_in_protocol(input).map(GetSliceArgs::from)
@@ -103,10 +101,11 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<GetSliceArgs<'a>> {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use thrift::protocol::{TFieldIdentifier, TOutputProtocol, TType};
+    use thrift::protocol::{TOutputProtocol, TType};
     use thrift_idl::MessageOutput;
 
     use super::*;
+    use crate::thrift::convert::in_place::field;
 
     fn encode(args: &t::CassandraGetSliceArgs) -> Vec<u8> {
         let mut bytes = Vec::new();
@@ -155,10 +154,6 @@ mod tests {
             let read = GetSliceArgs::read_from_in_protocol(&mut MessageInput::new(bytes)).map_err(|e| e.to_string());
             prop_assert_eq!(read, decoded(bytes).map_err(|e| e.to_string()));
         }
-    }
-
-    fn field(field_type: TType, id: i16) -> TFieldIdentifier {
-        TFieldIdentifier { name: None, field_type, id: Some(id) }
     }
 
     /// A call whose slice range has `fields` (the start and finish empty), level left out.
