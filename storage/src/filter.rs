@@ -6,6 +6,8 @@
 
 use std::cmp::Ordering;
 
+use smallvec::SmallVec;
+
 use crate::comparator::CellComparator;
 use crate::data::{resolve, split_super, Cell, Resolution, Row};
 
@@ -191,7 +193,9 @@ fn for_each_selected<'r>(
     now: i32,
     mut f: impl FnMut(usize, &'r Cell, bool),
 ) {
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(filter.ranges.len());
+    // Inline for the usual one range (a slice) or a few names: a point read allocates only
+    // the cells it returns.
+    let mut spans: SmallVec<[(usize, usize); 4]> = SmallVec::with_capacity(filter.ranges.len());
     let mut floor = 0;
     for (lo, hi) in &filter.ranges {
         let start = floor + row.cells[floor..].partition_point(|c| cmp.before_start(&c.name, lo));
@@ -273,7 +277,7 @@ pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i
 /// As [`collect_live`], for a row its caller is done with: the selected cells are moved out of
 /// it, not copied (a point read's row was already copied out of its memtable).
 pub fn take_live(cmp: &CellComparator, mut row: Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
-    let mut picked = Vec::new();
+    let mut picked: SmallVec<[usize; 16]> = SmallVec::new();
     for_each_selected(cmp, &row, filter, now, |at, _, live| {
         if live {
             picked.push(at);
