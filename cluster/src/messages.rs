@@ -160,11 +160,11 @@ fn bound(r: &mut Reader<'_>) -> Result<KeyBound, PayloadError> {
     Ok(match r.u8()? {
         0 => KeyBound::Unbounded,
         1 => {
-            let token = Token(r.short_bytes()?.to_vec());
+            let token = Token::from_bytes(r.short_bytes()?);
             let key = r.short_bytes()?.to_vec();
             KeyBound::Key { key: DecoratedKey::new(token, key), inclusive: r.u8()? != 0 }
         }
-        2 => KeyBound::Token { token: Token(r.short_bytes()?.to_vec()), inclusive: r.u8()? != 0 },
+        2 => KeyBound::Token { token: Token::from_bytes(r.short_bytes()?), inclusive: r.u8()? != 0 },
         _ => return Err(PayloadError::Invalid("key bound kind")),
     })
 }
@@ -316,7 +316,7 @@ pub fn decode_rows(bytes: &[u8]) -> Result<Vec<(DecoratedKey, Row)>, PayloadErro
     let n = r.u32()? as usize;
     let mut rows = Vec::with_capacity(n.min(r.remaining() / 24));
     for _ in 0..n {
-        let token = Token(r.short_bytes()?.to_vec());
+        let token = Token::from_bytes(r.short_bytes()?);
         let key = r.long_bytes()?.to_vec();
         rows.push((DecoratedKey::new(token, key), decode_row(&mut r)?));
     }
@@ -517,12 +517,12 @@ mod tests {
             assert_eq!(decode_read_reply(&encode_read_reply(&reply)), Ok(reply));
         }
 
-        let key = DecoratedKey::new(Token(vec![1, 2]), b"k".to_vec());
+        let key = DecoratedKey::new(Token(smallvec::smallvec![1, 2]), b"k".to_vec());
         let q = RangeRequest {
             keyspace: "ks".into(),
             cf: "cf".into(),
             start: KeyBound::Key { key: key.clone(), inclusive: true },
-            end: KeyBound::Token { token: Token(vec![9]), inclusive: false },
+            end: KeyBound::Token { token: Token(smallvec::smallvec![9]), inclusive: false },
             filter: ReadFilter::all(),
             max_rows: 100,
             row_filter: Vec::new(),
@@ -541,7 +541,7 @@ mod tests {
         for cut in encode_range(&q).len() + 1..bytes.len() {
             assert!(decode_range(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        let rows = vec![(key, row()), (DecoratedKey::new(Token(vec![3]), b"j".to_vec()), Row::new())];
+        let rows = vec![(key, row()), (DecoratedKey::new(Token(smallvec::smallvec![3]), b"j".to_vec()), Row::new())];
         assert_eq!(decode_rows(&encode_rows(&rows)), Ok(rows));
         assert_eq!(decode_truncate(&encode_truncate("ks", "cf")), Ok(("ks".to_string(), "cf".to_string())));
         let schema = vec![m.clone(), RowMutation::new("system", b"other".to_vec())];
@@ -554,8 +554,8 @@ mod tests {
             keyspace: "ks".into(),
             cf: "cf".into(),
             bounds: vec![
-                (KeyBound::Token { token: Token(vec![1]), inclusive: false }, KeyBound::Unbounded),
-                (KeyBound::Unbounded, KeyBound::Token { token: Token(vec![9]), inclusive: true }),
+                (KeyBound::Token { token: Token(smallvec::smallvec![1]), inclusive: false }, KeyBound::Unbounded),
+                (KeyBound::Unbounded, KeyBound::Token { token: Token(smallvec::smallvec![9]), inclusive: true }),
             ],
         };
         let bytes = encode_range_digest(&q);

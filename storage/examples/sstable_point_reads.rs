@@ -11,7 +11,7 @@ use storage::dht::{DecoratedKey, Token};
 use storage::sstable::{AllCells, Descriptor, SsTableWriter, WriterOptions};
 
 fn key(i: u32) -> DecoratedKey {
-    DecoratedKey::new(Token(i.to_be_bytes().to_vec()), format!("k{i}").into_bytes())
+    DecoratedKey::new(Token::from_bytes(&i.to_be_bytes()), format!("k{i}").into_bytes())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

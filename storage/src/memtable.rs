@@ -357,7 +357,7 @@ mod tests {
     use crate::dht::Token;
 
     fn key(token: &[u8], k: &str) -> DecoratedKey {
-        DecoratedKey::new(Token(token.to_vec()), k.as_bytes().to_vec())
+        DecoratedKey::new(Token::from_bytes(token), k.as_bytes().to_vec())
     }
 
     fn row(name: &str, ts: i64) -> Row {

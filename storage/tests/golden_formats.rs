@@ -35,8 +35,8 @@ fn golden_rows() -> Vec<(DecoratedKey, Row)> {
     });
     let second = Row { deletion: DeletionTime::new(14, 1_700_000_003), ..Row::new() };
     vec![
-        (DecoratedKey::new(Token(b"k1".to_vec()), b"k1".to_vec()), first),
-        (DecoratedKey::new(Token(b"k2".to_vec()), b"k2".to_vec()), second),
+        (DecoratedKey::new(Token::from_bytes(b"k1"), b"k1".to_vec()), first),
+        (DecoratedKey::new(Token::from_bytes(b"k2"), b"k2".to_vec()), second),
     ]
 }
 

@@ -214,8 +214,13 @@ mod tests {
     #[test]
     fn each_quorum_reads_a_quorum_in_every_data_centre_and_no_more() {
         let info = LocalInfo { cluster_name: "c".into(), rpc_address: "10.1.0.1".into(), host_id: "h".into() };
-        let m =
-            Membership::new(ep(1, 1), info, Partitioner::Random, Arc::new(RackInferringSnitch), vec![Token(vec![1])]);
+        let m = Membership::new(
+            ep(1, 1),
+            info,
+            Partitioner::Random,
+            Arc::new(RackInferringSnitch),
+            vec![Token(smallvec::smallvec![1])],
+        );
         let quota = quota(ConsistencyLevel::EachQuorum, &two_dcs(3, 3), "1", 0);
         // Nearest first: the local data centre's three replicas, then the other's.
         let alive = [ep(1, 1), ep(1, 2), ep(1, 3), ep(2, 1), ep(2, 2), ep(2, 3)];

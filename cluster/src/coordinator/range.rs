@@ -400,7 +400,7 @@ mod tests {
     use super::*;
 
     fn t(b: u8) -> Token {
-        Token(vec![b])
+        Token(smallvec::smallvec![b])
     }
 
     fn key(b: u8) -> DecoratedKey {

@@ -33,7 +33,7 @@ pub(crate) fn initial_tokens(
     for t in &tokens {
         let key = match Partitioner::from_class_name(partitioner_class) {
             Ok(p) => p.token_from_string(t).map_err(|e| bad("InitialToken", line, text, e.to_string()))?.0,
-            Err(_) => t.as_bytes().to_vec(),
+            Err(_) => t.as_bytes().into(),
         };
         if seen.contains(&key) {
             return Err(bad("InitialToken", line, text, format!("token {t} is listed twice")));

@@ -819,7 +819,7 @@ mod tests {
     use super::*;
 
     fn t(b: u8) -> Token {
-        Token(vec![b])
+        Token(smallvec::smallvec![b])
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl Partitioner {
         match self {
             Partitioner::Random => random_encode(md5_token(key)),
             Partitioner::Murmur3 => murmur_encode(murmur_normalize(hash3_x64_128(key, 0).0)),
-            Partitioner::ByteOrdered => Token(key.to_vec()),
+            Partitioner::ByteOrdered => Token::from_bytes(key),
             Partitioner::OrderPreserving => utf16_encode(&String::from_utf8_lossy(key)),
         }
     }
@@ -201,7 +201,7 @@ impl Partitioner {
                 // Cassandra left-pads an odd-length string with one zero digit.
                 let padded = if s.len() % 2 == 1 { format!("0{s}") } else { s.to_string() };
                 hex::decode(padded)
-                    .map(Token)
+                    .map(|bytes| Token(bytes.into()))
                     .map_err(|_| invalid(format!("Token {s} contains non-hex digits")))
             }
             Partitioner::OrderPreserving => Ok(utf16_encode(s)),
@@ -248,7 +248,7 @@ impl Partitioner {
         match self {
             Partitioner::Random => random_encode(md5_token(&rng.gen::<[u8; 16]>())),
             Partitioner::Murmur3 => murmur_encode(murmur_normalize(rng.gen::<i64>())),
-            Partitioner::ByteOrdered => Token(rng.gen::<[u8; 16]>().to_vec()),
+            Partitioner::ByteOrdered => Token::from_bytes(&rng.gen::<[u8; 16]>()),
             Partitioner::OrderPreserving => {
                 const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
                 let s: String = (0..16).map(|_| char::from(CHARS[rng.gen_range(0..CHARS.len())])).collect();
@@ -444,7 +444,7 @@ fn md5_token(data: &[u8]) -> u128 {
 }
 
 fn random_encode(v: u128) -> Token {
-    Token(v.to_be_bytes().to_vec())
+    Token::from_bytes(&v.to_be_bytes())
 }
 
 /// `None` for the minimum. Malformed tokens are read as big-endian numbers capped at 2^127.
@@ -477,7 +477,7 @@ fn murmur_encode(v: i64) -> Token {
     if v == i64::MIN {
         return Token::minimum();
     }
-    Token(((v as u64) ^ (1 << 63)).to_be_bytes().to_vec())
+    Token::from_bytes(&((v as u64) ^ (1 << 63)).to_be_bytes())
 }
 
 /// Malformed tokens are zero-padded or cut to 8 bytes.

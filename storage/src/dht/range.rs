@@ -174,7 +174,7 @@ impl KeyBound {
     /// The smallest decorated key a scan starting at this bound must look at.
     pub fn as_lower_key(&self) -> DecoratedKey {
         match self {
-            KeyBound::Unbounded => DecoratedKey::new(Token(Vec::new()), Vec::new()),
+            KeyBound::Unbounded => DecoratedKey::new(Token::minimum(), Vec::new()),
             KeyBound::Key { key, .. } => key.clone(),
             KeyBound::Token { token, .. } => DecoratedKey::new(token.clone(), Vec::new()),
         }

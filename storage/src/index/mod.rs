@@ -295,7 +295,7 @@ pub fn decode_entry_name(name: &[u8]) -> Option<DecoratedKey> {
         }
     }
     let key = name.get(i + 2..)?.to_vec();
-    Some(DecoratedKey::new(Token(token), key))
+    Some(DecoratedKey::new(Token(token.into()), key))
 }
 
 /// Slice bounds (inclusive, empty = open) of an index row that cover every entry between two

@@ -59,7 +59,7 @@ impl Packed {
             return None;
         }
         let mut out = Vec::with_capacity(len);
-        for part in [&key.key, &key.token.0] {
+        for part in [key.key.as_slice(), key.token.as_bytes()] {
             // Each below MAX_BYTES, checked above.
             out.extend_from_slice(&(part.len() as u16).to_be_bytes());
             out.extend_from_slice(part);
@@ -85,7 +85,7 @@ impl Packed {
     /// The partition key with its token.
     pub(super) fn decorated_key(&self) -> DecoratedKey {
         let (key, token, _) = self.parts();
-        DecoratedKey::new(Token(token.to_vec()), key.to_vec())
+        DecoratedKey::new(Token::from_bytes(token), key.to_vec())
     }
 
     /// The partition's data, unpacked.
@@ -156,7 +156,7 @@ mod tests {
             local_deletion_time in any::<i32>(),
             cells in prop::collection::vec(cell_strategy(), 0..10),
         ) {
-            let key = DecoratedKey::new(Token(token), key);
+            let key = DecoratedKey::new(Token(token.into()), key);
             let row = Row { deletion: DeletionTime { marked_at, local_deletion_time }, range_tombstones: Vec::new(), cells };
             match Packed::new(&key, &row) {
                 Some(p) => {
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn an_update_supersedes_only_by_winning_every_stored_cell() {
-        let key = DecoratedKey::new(Token(vec![1]), b"k".to_vec());
+        let key = DecoratedKey::new(Token(smallvec::smallvec![1]), b"k".to_vec());
         let cells = |specs: &[(&str, i64)]| Row {
             cells: specs.iter().map(|&(n, ts)| Cell::live(n.as_bytes().to_vec(), b"v".to_vec(), ts)).collect(),
             ..Row::new()
@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn range_tombstones_and_increments_are_never_packed() {
-        let key = DecoratedKey::new(Token(vec![1]), b"k".to_vec());
+        let key = DecoratedKey::new(Token(smallvec::smallvec![1]), b"k".to_vec());
         let mut row = Row::new();
         row.range_tombstones.push(RangeTombstone { start: vec![], end: vec![], deletion: DeletionTime::new(1, 1) });
         assert!(Packed::new(&key, &row).is_none());

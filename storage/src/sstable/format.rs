@@ -166,7 +166,7 @@ pub fn put_key(out: &mut Vec<u8>, key: &DecoratedKey) {
 
 pub fn get_key(r: &mut Reader<'_>) -> Result<DecoratedKey, CorruptData> {
     let key = r.short_bytes()?.to_vec();
-    let token = Token(r.short_bytes()?.to_vec());
+    let token = Token::from_bytes(r.short_bytes()?);
     Ok(DecoratedKey::new(token, key))
 }
 
@@ -414,7 +414,7 @@ pub struct IndexEntryRef<'a> {
 
 impl IndexEntryRef<'_> {
     pub fn decorated_key(&self) -> DecoratedKey {
-        DecoratedKey::new(Token(self.token.to_vec()), self.key.to_vec())
+        DecoratedKey::new(Token::from_bytes(self.token), self.key.to_vec())
     }
 
     /// Orders this entry's key against `key` as `DecoratedKey` does, without allocating.

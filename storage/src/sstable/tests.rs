@@ -17,7 +17,7 @@ use crate::dht::Token;
 
 fn key(i: u32) -> DecoratedKey {
     // Tokens that sort like the numbers, keys that do not: order must come from the token.
-    DecoratedKey::new(Token(i.to_be_bytes().to_vec()), format!("k{}", u32::MAX - i).into_bytes())
+    DecoratedKey::new(Token::from_bytes(&i.to_be_bytes()), format!("k{}", u32::MAX - i).into_bytes())
 }
 
 /// A varied partition: plain, expiring and deleted cells, range tombstones, and rows that are
@@ -717,7 +717,7 @@ proptest! {
         let options = WriterOptions { index_interval: interval, chunk_size, column_index_size, ..WriterOptions::default() };
         let mut w = SsTableWriter::create(Descriptor::new(dir.path(), "ks", "cf", 1), rows.len(), options).unwrap();
         let keyed: Vec<(DecoratedKey, Row)> =
-            rows.into_iter().map(|(k, r)| (DecoratedKey::new(Token(k.clone()), k), r)).collect();
+            rows.into_iter().map(|(k, r)| (DecoratedKey::new(Token::from_bytes(&k), k), r)).collect();
         for (k, r) in &keyed {
             w.append(k, r).unwrap();
         }
