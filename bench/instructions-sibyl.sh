@@ -12,6 +12,9 @@
 #
 # Usage: bench/instructions-sibyl.sh BIN [BIN...]
 #   e.g. bench/instructions-sibyl.sh /var/tmp/old/release/sibyl target/release/sibyl
+#   A BIN of `redis` counts redis-server instead (appendonly, appendfsync everysec, as
+#   bench/redis-vs-sibyl.sh runs it), driven by the same client over RESP: SET for insert, GET
+#   for read.
 #
 # Environment (optional): KEYS=20000, COUNT=20000, OPS="read insert", CARGO_TARGET_DIR (where
 # sibyl-stress is), KEEP=1 (keep the callgrind files, to read with callgrind_annotate).
@@ -33,6 +36,7 @@ die() {
 }
 (($# >= 1)) || die "usage: bench/instructions-sibyl.sh BIN [BIN...]"
 for f in "$@" "$STRESS"; do
+    [[ $f == redis ]] && { command -v redis-server >/dev/null || die "redis needs redis-server (apt-get install redis-server)"; continue; }
     [[ -x $f ]] || die "$f is not an executable (build with cargo build --release)"
 done
 for tool in valgrind callgrind_control python3; do
@@ -60,19 +64,31 @@ count() {
     local n=$1 bin=$2 op=$3 dir=$WORK/$1-$3 port i
     mkdir -p "$dir"
     port=$(free_port)
-    private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" || exit 1
-    valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
-        >"$dir/log" 2>&1 &
+    local ready
+    local -a protocol
+    if [[ $bin == redis ]]; then
+        valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" redis-server --bind 127.0.0.1 \
+            --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec --save "" --daemonize no \
+            >"$dir/log" 2>&1 &
+        ready="Ready to accept connections"
+        protocol=(--protocol resp)
+    else
+        private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" || exit 1
+        valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
+            >"$dir/log" 2>&1 &
+        ready="Listening for thrift clients on"
+        protocol=(--protocol thrift --columns 1)
+    fi
     PID=$!
     for ((i = 0; i < 1200; i++)); do
-        grep -qs "Listening for thrift clients on" "$dir/log" && break
+        grep -qs "$ready" "$dir/log" && break
         kill -0 "$PID" 2>/dev/null || {
             cat "$dir/log" >&2
             die "$bin exited at startup under valgrind; its log is above"
         }
         sleep 0.1
     done
-    local -a stress=("$STRESS" --protocol thrift --columns 1 --host 127.0.0.1 --port "$port"
+    local -a stress=("$STRESS" "${protocol[@]}" --host 127.0.0.1 --port "$port"
         --num-keys "$KEYS" --threads 16 --value-size 100 --timeout 60 --json --quiet)
     timeout 600 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1 ||
         die "$bin: the preload failed (log: $dir/log)"
