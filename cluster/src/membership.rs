@@ -235,13 +235,7 @@ mod tests {
 
     fn membership() -> Membership {
         let info = LocalInfo { cluster_name: "c".into(), rpc_address: "127.0.0.1".into(), host_id: "h".into() };
-        Membership::new(
-            ep(1),
-            info,
-            Partitioner::Random,
-            Arc::new(SimpleSnitch),
-            vec![Token(smallvec::smallvec![0x10])],
-        )
+        Membership::new(ep(1), info, Partitioner::Random, Arc::new(SimpleSnitch), vec![Token::from_bytes(&[0x10])])
     }
 
     #[test]
@@ -250,13 +244,13 @@ mod tests {
         let mut ks = KeyspaceDef::new("ks");
         ks.strategy_options.insert("replication_factor".into(), "2".into());
         let one = m.replica_map(&ks).expect("map");
-        assert_eq!(one.endpoints_for(&Token(smallvec::smallvec![0x50])), &[ep(1)]);
+        assert_eq!(one.endpoints_for(&Token::from_bytes(&[0x50])), &[ep(1)]);
         assert!(Arc::ptr_eq(&one, &m.replica_map(&ks).expect("cached")), "unchanged ring: cached map");
-        m.update_ring(|r| r.update_normal_tokens(ep(2), vec![Token(smallvec::smallvec![0x80])])).expect("tokens");
+        m.update_ring(|r| r.update_normal_tokens(ep(2), vec![Token::from_bytes(&[0x80])])).expect("tokens");
         let two = m.replica_map(&ks).expect("map");
-        assert_eq!(two.endpoints_for(&Token(smallvec::smallvec![0x50])), &[ep(2), ep(1)]);
+        assert_eq!(two.endpoints_for(&Token::from_bytes(&[0x50])), &[ep(2), ep(1)]);
         ks.strategy_options.insert("replication_factor".into(), "1".into());
-        assert_eq!(m.replica_map(&ks).expect("map").endpoints_for(&Token(smallvec::smallvec![0x50])), &[ep(2)]);
+        assert_eq!(m.replica_map(&ks).expect("map").endpoints_for(&Token::from_bytes(&[0x50])), &[ep(2)]);
     }
 
     #[test]

@@ -517,12 +517,12 @@ mod tests {
             assert_eq!(decode_read_reply(&encode_read_reply(&reply)), Ok(reply));
         }
 
-        let key = DecoratedKey::new(Token(smallvec::smallvec![1, 2]), b"k".to_vec());
+        let key = DecoratedKey::new(Token::from_bytes(&[1, 2]), b"k".to_vec());
         let q = RangeRequest {
             keyspace: "ks".into(),
             cf: "cf".into(),
             start: KeyBound::Key { key: key.clone(), inclusive: true },
-            end: KeyBound::Token { token: Token(smallvec::smallvec![9]), inclusive: false },
+            end: KeyBound::Token { token: Token::from_bytes(&[9]), inclusive: false },
             filter: ReadFilter::all(),
             max_rows: 100,
             row_filter: Vec::new(),
@@ -541,7 +541,7 @@ mod tests {
         for cut in encode_range(&q).len() + 1..bytes.len() {
             assert!(decode_range(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        let rows = vec![(key, row()), (DecoratedKey::new(Token(smallvec::smallvec![3]), b"j".to_vec()), Row::new())];
+        let rows = vec![(key, row()), (DecoratedKey::new(Token::from_bytes(&[3]), b"j".to_vec()), Row::new())];
         assert_eq!(decode_rows(&encode_rows(&rows)), Ok(rows));
         assert_eq!(decode_truncate(&encode_truncate("ks", "cf")), Ok(("ks".to_string(), "cf".to_string())));
         let schema = vec![m.clone(), RowMutation::new("system", b"other".to_vec())];
@@ -554,8 +554,8 @@ mod tests {
             keyspace: "ks".into(),
             cf: "cf".into(),
             bounds: vec![
-                (KeyBound::Token { token: Token(smallvec::smallvec![1]), inclusive: false }, KeyBound::Unbounded),
-                (KeyBound::Unbounded, KeyBound::Token { token: Token(smallvec::smallvec![9]), inclusive: true }),
+                (KeyBound::Token { token: Token::from_bytes(&[1]), inclusive: false }, KeyBound::Unbounded),
+                (KeyBound::Unbounded, KeyBound::Token { token: Token::from_bytes(&[9]), inclusive: true }),
             ],
         };
         let bytes = encode_range_digest(&q);

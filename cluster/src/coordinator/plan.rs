@@ -219,7 +219,7 @@ mod tests {
             info,
             Partitioner::Random,
             Arc::new(RackInferringSnitch),
-            vec![Token(smallvec::smallvec![1])],
+            vec![Token::from_bytes(&[1])],
         );
         let quota = quota(ConsistencyLevel::EachQuorum, &two_dcs(3, 3), "1", 0);
         // Nearest first: the local data centre's three replicas, then the other's.

@@ -400,7 +400,7 @@ mod tests {
     use super::*;
 
     fn t(b: u8) -> Token {
-        Token(smallvec::smallvec![b])
+        Token::from_bytes(&[b])
     }
 
     fn key(b: u8) -> DecoratedKey {

@@ -819,7 +819,7 @@ mod tests {
     use super::*;
 
     fn t(b: u8) -> Token {
-        Token(smallvec::smallvec![b])
+        Token::from_bytes(&[b])
     }
 
     #[test]

@@ -444,7 +444,7 @@ mod tests {
     const MB: u64 = 1 << 20;
 
     fn key(b: u8) -> DecoratedKey {
-        DecoratedKey::new(Token(smallvec::smallvec![b]), vec![b])
+        DecoratedKey::new(Token::from_bytes(&[b]), vec![b])
     }
 
     fn sstable(generation: u64, first: u8, last: u8, bytes: u64, level: u32) -> Facts {

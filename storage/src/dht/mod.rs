@@ -37,7 +37,7 @@ use num_bigint::BigInt;
 
 pub use murmur3::hash3_x64_128;
 pub use range::{Bounds, KeyBound, Range};
-pub use token::{DecoratedKey, Token};
+pub use token::{DecoratedKey, Token, TokenBytes};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DhtError {

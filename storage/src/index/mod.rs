@@ -38,7 +38,7 @@ use crate::block_cache::BlockCache;
 use crate::cfs::ColumnFamilyStore;
 use crate::comparator::CellComparator;
 use crate::data::{Cell, Row};
-use crate::dht::{DecoratedKey, KeyBound, Partitioner, Token};
+use crate::dht::{DecoratedKey, KeyBound, Partitioner, Token, TokenBytes};
 use crate::error::{Result, StorageError};
 use crate::filter::is_shadowed;
 use crate::schema::{thrift_id_of, CfDef, IndexType};
@@ -276,7 +276,7 @@ pub fn entry_name(key: &DecoratedKey) -> Vec<u8> {
 
 /// The decorated key an entry name stands for; `None` for bytes no [`entry_name`] makes.
 pub fn decode_entry_name(name: &[u8]) -> Option<DecoratedKey> {
-    let mut token = Vec::new();
+    let mut token = TokenBytes::new();
     let mut i = 0;
     loop {
         let b = *name.get(i)?;
@@ -295,7 +295,7 @@ pub fn decode_entry_name(name: &[u8]) -> Option<DecoratedKey> {
         }
     }
     let key = name.get(i + 2..)?.to_vec();
-    Some(DecoratedKey::new(Token(token.into()), key))
+    Some(DecoratedKey::new(Token(token), key))
 }
 
 /// Slice bounds (inclusive, empty = open) of an index row that cover every entry between two

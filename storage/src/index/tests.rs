@@ -11,9 +11,9 @@ fn key(p: Partitioner, k: &str) -> DecoratedKey {
 fn entry_names_sort_as_their_keys_and_decode_back() {
     for p in [Partitioner::Murmur3, Partitioner::Random, Partitioner::ByteOrdered] {
         let mut keys: Vec<DecoratedKey> = (0..300).map(|i| key(p, &format!("k{i}"))).collect();
-        keys.push(DecoratedKey::new(Token(smallvec::smallvec![0, 0, 1]), b"a".to_vec()));
-        keys.push(DecoratedKey::new(Token(smallvec::smallvec![0]), b"b\0".to_vec()));
-        keys.push(DecoratedKey::new(Token(smallvec::smallvec![0]), b"b".to_vec()));
+        keys.push(DecoratedKey::new(Token::from_bytes(&[0, 0, 1]), b"a".to_vec()));
+        keys.push(DecoratedKey::new(Token::from_bytes(&[0]), b"b\0".to_vec()));
+        keys.push(DecoratedKey::new(Token::from_bytes(&[0]), b"b".to_vec()));
         keys.sort();
         let names: Vec<Vec<u8>> = keys.iter().map(entry_name).collect();
         let mut sorted = names.clone();

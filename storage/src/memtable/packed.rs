@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn an_update_supersedes_only_by_winning_every_stored_cell() {
-        let key = DecoratedKey::new(Token(smallvec::smallvec![1]), b"k".to_vec());
+        let key = DecoratedKey::new(Token::from_bytes(&[1]), b"k".to_vec());
         let cells = |specs: &[(&str, i64)]| Row {
             cells: specs.iter().map(|&(n, ts)| Cell::live(n.as_bytes().to_vec(), b"v".to_vec(), ts)).collect(),
             ..Row::new()
@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn range_tombstones_and_increments_are_never_packed() {
-        let key = DecoratedKey::new(Token(smallvec::smallvec![1]), b"k".to_vec());
+        let key = DecoratedKey::new(Token::from_bytes(&[1]), b"k".to_vec());
         let mut row = Row::new();
         row.range_tombstones.push(RangeTombstone { start: vec![], end: vec![], deletion: DeletionTime::new(1, 1) });
         assert!(Packed::new(&key, &row).is_none());

@@ -716,9 +716,8 @@ mod key_cache_tests {
     fn a_position_left_by_another_key_in_the_slot_is_passed_over() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Arc::new(BlockCache::new(crate::block_cache::DEFAULT_CAPACITY));
-        let keys: Vec<DecoratedKey> = (0..3u8)
-            .map(|i| DecoratedKey::new(Token(smallvec::smallvec![i]), format!("key{i}").into_bytes()))
-            .collect();
+        let keys: Vec<DecoratedKey> =
+            (0..3u8).map(|i| DecoratedKey::new(Token::from_bytes(&[i]), format!("key{i}").into_bytes())).collect();
         let row = |i: usize| Row { cells: vec![Cell::live(b"c".to_vec(), vec![i as u8; 4], 1)], ..Row::new() };
         let mut w =
             SsTableWriter::create(Descriptor::new(dir.path(), "ks", "cf", 1), 3, WriterOptions::default()).unwrap();
