@@ -55,11 +55,11 @@ pub async fn dispatch(handler: &mut Handler, message: &[u8], out: &mut Vec<u8>) 
     Ok(())
 }
 
-/// The arguments' readers: the generated ones, and those of batch_mutate and get_slice, which
-/// read their usual arguments in place ([`super::convert::BatchMutateArgs`],
-/// [`super::convert::GetSliceArgs`]).
+/// The arguments' readers: the generated ones, and those of batch_mutate, get_slice and insert,
+/// which read their usual arguments in place ([`super::convert::BatchMutateArgs`],
+/// [`super::convert::GetSliceArgs`], [`super::convert::InsertArgs`]).
 mod args {
-    pub use super::super::convert::{BatchMutateArgs, GetSliceArgs};
+    pub use super::super::convert::{BatchMutateArgs, GetSliceArgs, InsertArgs};
     pub use thrift_idl::*;
 }
 
@@ -145,8 +145,7 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
         "get_indexed_slices" => CassandraGetIndexedSlicesArgs / CassandraGetIndexedSlicesResult (a)
             h.get_indexed_slices(a.column_parent, a.index_clause, a.column_predicate, a.consistency_level).await
             => value [ire, ue, te],
-        #[inline] "insert" => CassandraInsertArgs / CassandraInsertResult (a)
-            h.insert(a.key, a.column_parent, a.column, a.consistency_level).await => void [ire, ue, te],
+        #[inline] "insert" => InsertArgs / CassandraInsertResult (a) h.insert(a).await => void [ire, ue, te],
         "add" => CassandraAddArgs / CassandraAddResult (a)
             h.add(a.key, a.column_parent, a.column, a.consistency_level).await => void [ire, ue, te],
         "cas" => CassandraCasArgs / CassandraCasResult (a)

@@ -10,7 +10,7 @@ use cluster::coordinator::Coordinator;
 use thrift_idl as t;
 use uuid::Uuid;
 
-use super::convert::{families_of, BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs};
+use super::convert::{families_of, BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs, InsertArgs};
 use super::error::{ire, not_supported, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
@@ -207,16 +207,10 @@ impl Handler {
 
     // ----- writes -----
 
-    pub async fn insert(
-        &mut self,
-        key: Vec<u8>,
-        parent: t::ColumnParent,
-        column: t::Column,
-        cl: t::ConsistencyLevel,
-    ) -> TResult<()> {
-        trace_request(Some(&key), &parent.column_family, cl);
-        let ks = self.write_keyspace(&parent.column_family)?;
-        writes::insert(self.coordinator(), &ks, key, parent, column, cl).await
+    pub async fn insert(&mut self, args: InsertArgs<'_>) -> TResult<()> {
+        trace_request(Some(&args.key), &args.column_family, args.consistency_level);
+        let ks = self.write_keyspace(&args.column_family)?;
+        writes::insert(self.coordinator(), &ks, args).await
     }
 
     pub async fn add(

@@ -12,27 +12,21 @@ use thrift_idl as t;
 
 use super::convert::{
     add_deletion, cell_of, consistency_level, counter_cell_of, families_of, row_mutations, sort_cells,
-    to_thrift_columns, validate_counter_cf, validate_non_counter_cf, write_consistency, BatchInPlace,
+    to_thrift_columns, validate_counter_cf, validate_non_counter_cf, write_consistency, BatchInPlace, InsertArgs,
 };
 use super::error::{ire, TResult, ThriftError};
 use super::validate::{validate_key_type, validate_parent, validate_path_or_parent};
 
-pub async fn insert(
-    c: &Coordinator,
-    ks: &str,
-    key: Vec<u8>,
-    parent: t::ColumnParent,
-    column: t::Column,
-    cl: t::ConsistencyLevel,
-) -> TResult<()> {
-    let meta = c.cf_metadata(ks, &parent.column_family)?;
+pub async fn insert(c: &Coordinator, ks: &str, args: InsertArgs<'_>) -> TResult<()> {
+    let InsertArgs { key, column_family, super_column, column, consistency_level } = args;
+    let meta = c.cf_metadata(ks, &column_family)?;
     validate_key_type(&meta, &key)?;
-    validate_parent(&meta, parent.super_column.as_deref())?;
-    if meta.is_super() && parent.super_column.is_none() {
+    validate_parent(&meta, super_column.as_deref())?;
+    if meta.is_super() && super_column.is_none() {
         return Err(missing_super_column(&meta));
     }
-    let cl = write_consistency(cl)?;
-    let cell = cell_of(&meta, parent.super_column.as_deref(), column, now_seconds())?;
+    let cl = write_consistency(consistency_level)?;
+    let cell = column.cell(&meta, super_column.as_deref(), now_seconds())?;
     let mut m = RowMutation::new(ks, key);
     m.row_mut(meta.name()).cells.push(cell);
     Ok(c.mutate(vec![m], cl).await?)

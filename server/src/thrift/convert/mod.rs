@@ -7,6 +7,7 @@
 mod batch;
 mod in_place;
 mod index;
+mod insert;
 mod mutation;
 mod range;
 mod reply;
@@ -15,6 +16,7 @@ mod slice;
 
 pub use batch::{BatchInPlace, BatchMutateArgs};
 pub use index::{index_clause_expressions, index_expressions};
+pub use insert::{ColumnParts, InsertArgs};
 pub use mutation::{
     add_deletion, add_mutation, cell_of, counter_cell_of, families_of, row_mutations, sort_cells, validate_counter_cf,
     validate_non_counter_cf,

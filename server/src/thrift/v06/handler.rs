@@ -264,7 +264,11 @@ impl Handler {
         let parent = t::ColumnParent::new(path.column_family, path.super_column);
         let column = convert::column(v::Column::new(name, value, timestamp));
         let key = convert::key(key);
-        self.write(cl, move |c, cl| async move { writes::insert(&c, &ks, key, parent, column, cl).await }).await
+        self.write(cl, move |c, cl| async move {
+            let args = t::CassandraInsertArgs { key, column_parent: parent, column, consistency_level: cl };
+            writes::insert(&c, &ks, args.into()).await
+        })
+        .await
     }
 
     /// Deprecated in 0.6: the columns (or super columns) of one row, by column family.
