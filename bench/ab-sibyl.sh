@@ -71,7 +71,7 @@ one_round() {
         }
         sleep 0.1
     done
-    local -a stress=(taskset -c 0 "$STRESS" --protocol thrift --columns 1 --host 127.0.0.1 --port "$port"
+    local -a stress=(taskset -c 0 "$STRESS" "${THRIFT_LOAD[@]}" --host 127.0.0.1 --port "$port"
         --num-keys "$KEYS" --threads 64 --value-size 100 --timeout 10 --json --quiet)
     timeout 300 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1
     read -r u0 s0 < <(ticks "$PID")

@@ -77,7 +77,7 @@ count() {
         valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
             >"$dir/log" 2>&1 &
         ready="Listening for thrift clients on"
-        protocol=(--protocol thrift --columns 1)
+        protocol=("${THRIFT_LOAD[@]}")
     fi
     PID=$!
     for ((i = 0; i < 1200; i++)); do

@@ -1,5 +1,10 @@
 # Helpers the bench scripts share; source it after setting ROOT (the repository's root).
 
+# The Thrift call of an insert against Sibyl: `insert` of one column, the counterpart of Redis'
+# SET and what pycassa sends for a one-column write (figures before 29 November 2026 used
+# `batch_mutate`, sibyl-stress's default; WRITE_CALL=batch_mutate measures that again).
+THRIFT_LOAD=(--protocol thrift --columns 1 --write-call "${WRITE_CALL:-insert}")
+
 # free_port [IP]: a TCP port free on IP (default 127.0.0.1) at this moment.
 free_port() {
     python3 -c 'import socket,sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' \

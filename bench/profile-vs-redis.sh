@@ -91,7 +91,7 @@ if [[ $SERVER == sibyl ]]; then
         "${cache[@]}"
     "${server_cpu[@]}" "$SIBYL_BIN" --config "$WORK/conf.xml" >"$WORK/server.log" 2>&1 &
     PID=$!
-    proto=(--protocol thrift --columns 1)
+    proto=("${THRIFT_LOAD[@]}")
     ready() { grep -q "Listening for thrift clients on" "$WORK/server.log"; }
 else
     "${server_cpu[@]}" redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK" --appendonly yes \

@@ -201,7 +201,7 @@ stress() {
     else
         pid=$SIBYL_PID
         port=$SIBYL_PORT
-        proto=(--protocol thrift --columns 1)
+        proto=("${THRIFT_LOAD[@]}")
     fi
     before=$(cpu_ticks "$pid")
     sleeps_before=$(sleeps "$pid")

@@ -333,6 +333,23 @@ pub async fn insert_row_async(
     Ok(())
 }
 
+/// `insert` of one column `C0` holding `value`.
+pub async fn insert_column_async(
+    c: &mut AsyncConn,
+    key: &[u8],
+    value: Vec<u8>,
+    cl: t::ConsistencyLevel,
+) -> Result<(), OpError> {
+    let args = t::CassandraInsertArgs {
+        key: key.to_vec(),
+        column_parent: parent(STANDARD_CF),
+        column: t::Column { name: column_name(0), value: Some(value), timestamp: Some(timestamp_micros()), ttl: None },
+        consistency_level: cl,
+    };
+    c.call(&args).await?;
+    Ok(())
+}
+
 /// `get_slice` of the first `columns` columns of a row; a row with no columns is an error.
 pub async fn read_row_async(
     c: &mut AsyncConn,

@@ -23,7 +23,7 @@ use super::client::{self, ClientError, ConnectOptions, OpError, SchemaAction};
 use super::keys::{key_of, KeyGenerator};
 use super::pacer::{self, Pacer};
 use super::resp::{RespConn, RespReply};
-use super::settings::{Operation, Protocol, Settings, StopCondition};
+use super::settings::{Operation, Protocol, Settings, StopCondition, WriteCall};
 use super::stats::{process_cpu_seconds, process_sleeps, Interval, LatencySummary, Summary, WorkerStats};
 use super::wire::AsyncConn;
 
@@ -75,7 +75,14 @@ impl Conn {
     /// Writes one row (Thrift: `values` as columns `C0..`; RESP: `SET key values[0]`).
     async fn insert(&mut self, key: &[u8], values: Vec<Vec<u8>>, s: &Settings) -> Result<(), OpError> {
         match self {
-            Conn::Thrift(c) => client::insert_row_async(c, key, values, s.consistency).await,
+            Conn::Thrift(c) => match s.write_call {
+                // Settings allow this call with one column only.
+                WriteCall::Insert => {
+                    let value = values.into_iter().next().unwrap_or_default();
+                    client::insert_column_async(c, key, value, s.consistency).await
+                }
+                WriteCall::BatchMutate => client::insert_row_async(c, key, values, s.consistency).await,
+            },
             Conn::Resp(c) => {
                 let value = values.first().map(Vec::as_slice).unwrap_or_default();
                 match c.set(key, value).await? {

@@ -57,6 +57,27 @@ impl fmt::Display for Operation {
     }
 }
 
+/// The Thrift call an insert makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteCall {
+    /// `batch_mutate` of the row's `--columns` columns, as cassandra-stress sends.
+    #[value(name = "batch_mutate", alias = "batch-mutate")]
+    BatchMutate,
+    /// `insert` of one column (`--columns 1`), as pycassa sends a one-column write: the Thrift
+    /// counterpart of Redis' `SET`.
+    Insert,
+}
+
+impl WriteCall {
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteCall::BatchMutate => "batch_mutate",
+            WriteCall::Insert => "insert",
+        }
+    }
+}
+
 /// The wire protocol spoken to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -175,6 +196,8 @@ pub enum SettingsError {
     RespOperation(Operation),
     #[error("--protocol resp writes one value per key: --columns must be 1, not {0}")]
     RespColumns(u32),
+    #[error("--write-call insert writes one column: --columns must be 1, not {0}")]
+    InsertColumns(u32),
     #[error("--rate must be a number of operations per second above 0 and at most {max}, not {given}")]
     Rate { given: f64, max: f64 },
 }
@@ -260,6 +283,9 @@ pub struct Args {
     /// What each operation does.
     #[arg(long, value_enum, default_value_t = Operation::Insert)]
     pub operation: Operation,
+    /// The Thrift call of each insert (of --operation insert and mixed).
+    #[arg(long, value_enum, default_value_t = WriteCall::BatchMutate)]
+    pub write_call: WriteCall,
     /// Weights of writes and reads for --operation mixed.
     #[arg(long, default_value = "write=1,read=1", value_parser = parse_ratio)]
     pub mixed_ratio: MixedRatio,
@@ -336,6 +362,7 @@ pub struct Settings {
     pub host: String,
     pub port: u16,
     pub operation: Operation,
+    pub write_call: WriteCall,
     pub ratio: MixedRatio,
     pub num_keys: u64,
     pub columns: u32,
@@ -380,6 +407,9 @@ impl Args {
                 return Err(SettingsError::RespColumns(columns));
             }
         }
+        if self.protocol == Protocol::Thrift && self.write_call == WriteCall::Insert && columns != 1 {
+            return Err(SettingsError::InsertColumns(columns));
+        }
         if let Some(rate) = self.rate {
             if !(rate > 0.0 && rate <= MAX_RATE) {
                 return Err(SettingsError::Rate { given: rate, max: MAX_RATE });
@@ -416,6 +446,7 @@ impl Args {
             host: self.host,
             port: self.port.unwrap_or(self.protocol.default_port()),
             operation: self.operation,
+            write_call: self.write_call,
             ratio: self.mixed_ratio,
             num_keys: self.num_keys,
             columns,
@@ -444,6 +475,11 @@ impl Settings {
             Operation::Mixed => format!("mixed ({})", self.ratio),
             Operation::Range => format!("range ({} rows)", self.range_rows),
             other => other.to_string(),
+        };
+        // Which call writes, where the Thrift run writes and sends something else than the default.
+        let op = match (self.protocol, self.operation, self.write_call) {
+            (Protocol::Thrift, Operation::Insert | Operation::Mixed, WriteCall::Insert) => format!("{op} (by insert)"),
+            _ => op,
         };
         let rate = match self.rate {
             Some(r) => format!(", paced at {r} op/s"),
@@ -595,6 +631,22 @@ mod tests {
             args(&["--protocol", "resp", "--columns", "2"]).into_settings().unwrap_err(),
             SettingsError::RespColumns(2)
         );
+    }
+
+    #[test]
+    fn write_call_insert_takes_one_column() {
+        assert_eq!(args(&[]).into_settings().unwrap().write_call, WriteCall::BatchMutate);
+        assert_eq!(
+            args(&["--write-call", "insert"]).into_settings().unwrap_err(),
+            SettingsError::InsertColumns(5),
+            "five columns by default"
+        );
+        let s = args(&["--write-call", "insert", "--columns", "1", "--operation", "mixed"]).into_settings().unwrap();
+        assert_eq!(s.write_call, WriteCall::Insert);
+        assert!(s.describe().starts_with("mixed (write=1,read=1) (by insert) on"), "{}", s.describe());
+        let s = args(&["--write-call", "batch-mutate", "--columns", "1"]).into_settings().unwrap();
+        assert_eq!(s.write_call, WriteCall::BatchMutate);
+        assert!(!s.describe().contains("by insert"), "{}", s.describe());
     }
 
     #[test]

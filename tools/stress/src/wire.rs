@@ -109,6 +109,7 @@ macro_rules! method {
 }
 
 method!(t::CassandraBatchMutateArgs, t::CassandraBatchMutateResult, "batch_mutate", void, [ire, ue, te]);
+method!(t::CassandraInsertArgs, t::CassandraInsertResult, "insert", void, [ire, ue, te]);
 method!(t::CassandraGetSliceArgs, t::CassandraGetSliceResult, "get_slice", list, [ire, ue, te]);
 method!(t::CassandraGetRangeSlicesArgs, t::CassandraGetRangeSlicesResult, "get_range_slices", list, [ire, ue, te]);
 method!(t::CassandraSetKeyspaceArgs, t::CassandraSetKeyspaceResult, "set_keyspace", void, [ire]);
@@ -397,6 +398,26 @@ mod tests {
         encode_call(&mut unframed, false, 5, &args).unwrap();
         assert_eq!(framed[..4], (unframed.len() as i32).to_be_bytes());
         assert_eq!(framed[4..], unframed[..]);
+    }
+
+    #[test]
+    fn insert_is_byte_identical_to_the_generated_client() {
+        let column =
+            t::Column { name: b"C0".to_vec(), value: Some(vec![0u8, 0xff, 7]), timestamp: Some(1_234_567), ttl: None };
+        for framed in [true, false] {
+            let want = generated(framed, |c| {
+                assert!(c.insert(b"k1".to_vec(), parent(), column.clone(), t::ConsistencyLevel::ONE).is_err());
+            });
+            let mut got = Vec::new();
+            let args = t::CassandraInsertArgs {
+                key: b"k1".to_vec(),
+                column_parent: parent(),
+                column: column.clone(),
+                consistency_level: t::ConsistencyLevel::ONE,
+            };
+            encode_call(&mut got, framed, 1, &args).unwrap();
+            assert_eq!(got, want, "framed={framed}");
+        }
     }
 
     #[test]

@@ -208,6 +208,53 @@ fn every_counted_write_is_a_row_on_the_node() {
 }
 
 #[test]
+fn insert_call_writes_one_column_per_row() {
+    let node = start_node();
+    let out = stress(
+        &node,
+        &[
+            "--operation",
+            "insert",
+            "--write-call",
+            "insert",
+            "--columns",
+            "1",
+            "--count",
+            "600",
+            "--num-keys",
+            "600",
+            "--distribution",
+            "sequential",
+            "--value-size",
+            "17",
+            "--threads",
+            "4",
+        ],
+    );
+    assert_eq!(out.code, 0, "stderr:\n{}", out.stderr);
+    assert_eq!((num(&out.summary, "ops"), num(&out.summary, "errors")), (600, 0), "{}", out.summary);
+
+    let mut c = connect(&node);
+    let keys: BTreeSet<Vec<u8>> = client::all_keys(&mut c, STANDARD_CF, 100).unwrap().into_iter().collect();
+    assert_eq!(keys, (0..600).map(key_of).collect::<BTreeSet<_>>());
+    use thrift_idl::TCassandraSyncClient;
+    let path =
+        thrift_idl::ColumnPath { column_family: STANDARD_CF.into(), super_column: None, column: Some(b"C0".to_vec()) };
+    let found = c.get(key_of(599), path, thrift_idl::ConsistencyLevel::ONE).unwrap();
+    let value = found.column.and_then(|c| c.value).expect("column C0 with a value");
+    assert_eq!(value.len(), 17);
+
+    // The insert call writes one column: more is refused before anything is sent.
+    let out = Command::new(env!("CARGO_BIN_EXE_sibyl-stress"))
+        .args(["--port", &node.port.to_string(), "--write-call", "insert", "--columns", "2", "--count", "1"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--columns must be 1"), "{stderr}");
+}
+
+#[test]
 fn counter_adds_run_without_errors() {
     let node = start_node();
     let out = stress(&node, &["--operation", "counter_add", "--count", "200", "--threads", "4"]);
