@@ -22,7 +22,7 @@ use thrift::protocol::{TInputProtocol, TType};
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 
-use super::in_place::{expect_field, expect_stop, strictly_after, try_read};
+use super::in_place::{expect_field, expect_stop, read_last_consistency_level, strictly_after, try_read};
 use super::mutation::{column_cell, not_super, sort_cells};
 use crate::thrift::error::TResult;
 use crate::thrift::validate::{validate_key, validate_key_type};
@@ -168,13 +168,7 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<BatchInPlace<'a>> {
         }
         batch.rows.push(RowRef { key, families: first_family..batch.families.len() });
     }
-    // The consistency level, or its IDL default (ONE) when left out, as the generated reader.
-    match i.read_field_header()? {
-        (STOP, _) => return Some(batch),
-        (I32, 2) => batch.consistency_level = t::ConsistencyLevel(i.read_i32().ok()?),
-        _ => return None,
-    }
-    expect_stop(i)?;
+    batch.consistency_level = read_last_consistency_level(i, 2)?;
     Some(batch)
 }
 
@@ -223,7 +217,7 @@ mod tests {
     use thrift_idl::MessageOutput;
 
     use super::*;
-    use crate::thrift::convert::in_place::field;
+    use crate::thrift::convert::in_place::{encoded, field};
     use crate::thrift::convert::row_mutations;
     use crate::thrift::error::ire;
 
@@ -252,9 +246,7 @@ mod tests {
     }
 
     fn encode(args: &t::CassandraBatchMutateArgs) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        args.write_to_out_protocol(&mut MessageOutput::new(&mut bytes)).expect("encodes");
-        bytes
+        encoded(|o| args.write_to_out_protocol(o))
     }
 
     fn plain(name: &[u8], value: Option<&[u8]>, timestamp: Option<i64>, ttl: Option<i32>) -> t::Mutation {

@@ -3,9 +3,11 @@
 //! shape it takes before it takes anything, and answers `None` otherwise, leaving the message to
 //! the generated reader, its errors included: a call read in place behaves as it would decoded.
 
+use thrift::protocol::TInputProtocol;
+use thrift_idl as t;
 use thrift_idl::MessageInput;
 
-use crate::thrift::wire::ttype::STOP;
+use crate::thrift::wire::ttype::{I32, STOP, STRING, STRUCT};
 
 /// The next field header is `id` of wire type `field_type` (a [`crate::thrift::wire::ttype`]).
 #[inline]
@@ -17,6 +19,49 @@ pub(super) fn expect_field(i: &mut MessageInput<'_>, field_type: u8, id: i16) ->
 #[inline]
 pub(super) fn expect_stop(i: &mut MessageInput<'_>) -> Option<()> {
     (i.read_field_header()?.0 == STOP).then_some(())
+}
+
+/// A row key and a column parent, the column family's name a slice of the message.
+pub(super) struct KeyAndParent<'a> {
+    pub key: Vec<u8>,
+    pub column_family: &'a str,
+    pub super_column: Option<Vec<u8>>,
+}
+
+/// `1: binary key, 2: ColumnParent {3: string column_family, 4: binary super_column}`, the
+/// super column optional: how the arguments of get_slice and insert begin.
+#[inline]
+pub(super) fn read_key_and_parent<'a>(i: &mut MessageInput<'a>) -> Option<KeyAndParent<'a>> {
+    expect_field(i, STRING, 1)?;
+    let key = i.read_bytes().ok()?;
+    expect_field(i, STRUCT, 2)?;
+    expect_field(i, STRING, 3)?;
+    let column_family = i.read_str_ref().ok()?;
+    let super_column = match i.read_field_header()? {
+        (STOP, _) => None,
+        (STRING, 4) => {
+            let name = i.read_bytes().ok()?;
+            expect_stop(i)?;
+            Some(name)
+        }
+        _ => return None,
+    };
+    Some(KeyAndParent { key, column_family, super_column })
+}
+
+/// The arguments' last field, the consistency level of field `id` (its IDL default ONE when
+/// left out, as the generated reader), and their end.
+#[inline]
+pub(super) fn read_last_consistency_level(i: &mut MessageInput<'_>, id: i16) -> Option<t::ConsistencyLevel> {
+    match i.read_field_header()? {
+        (STOP, _) => Some(t::ConsistencyLevel::ONE),
+        (I32, field) if field == id => {
+            let level = t::ConsistencyLevel(i.read_i32().ok()?);
+            expect_stop(i)?;
+            Some(level)
+        }
+        _ => None,
+    }
 }
 
 /// What `read` takes from the front of `input`, if it has the shape `read` wants; `input` is
@@ -41,6 +86,14 @@ pub(super) fn strictly_after<'a, T: Ord + ?Sized>(last: &mut Option<&'a T>, next
     }
     *last = Some(next);
     true
+}
+
+/// What `write` writes, for tests.
+#[cfg(test)]
+pub(super) fn encoded(write: impl FnOnce(&mut thrift_idl::MessageOutput<'_>) -> thrift::Result<()>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    write(&mut thrift_idl::MessageOutput::new(&mut bytes)).expect("encodes");
+    bytes
 }
 
 /// A field header to write in tests.

@@ -11,8 +11,10 @@ use thrift::protocol::TInputProtocol;
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 
-use super::in_place::{expect_field, expect_stop, try_read};
-use crate::thrift::wire::ttype::{BOOL, I32, STOP, STRING, STRUCT};
+use super::in_place::{
+    expect_field, expect_stop, read_key_and_parent, read_last_consistency_level, try_read, KeyAndParent,
+};
+use crate::thrift::wire::ttype::{BOOL, I32, STRING, STRUCT};
 
 /// get_slice's arguments, however they were read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,20 +53,7 @@ impl From<t::CassandraGetSliceArgs> for GetSliceArgs<'_> {
 /// 4: i32 count}}, 4: i32 consistency_level}`, every field in id order; only the super column
 /// and the consistency level (ONE when left out, as the generated reader) may be missing.
 fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<GetSliceArgs<'a>> {
-    expect_field(i, STRING, 1)?;
-    let key = i.read_bytes().ok()?;
-    expect_field(i, STRUCT, 2)?;
-    expect_field(i, STRING, 3)?;
-    let column_family = i.read_str_ref().ok()?;
-    let super_column = match i.read_field_header()? {
-        (STOP, _) => None,
-        (STRING, 4) => {
-            let name = i.read_bytes().ok()?;
-            expect_stop(i)?;
-            Some(name)
-        }
-        _ => return None,
-    };
+    let KeyAndParent { key, column_family, super_column } = read_key_and_parent(i)?;
     expect_field(i, STRUCT, 3)?;
     expect_field(i, STRUCT, 2)?; // SlicePredicate.slice_range
     expect_field(i, STRING, 1)?;
@@ -77,15 +66,7 @@ fn read_plain<'a>(i: &mut MessageInput<'a>) -> Option<GetSliceArgs<'a>> {
     let count = i.read_i32().ok()?;
     expect_stop(i)?; // the SliceRange's end
     expect_stop(i)?; // the SlicePredicate's end
-    let consistency_level = match i.read_field_header()? {
-        (STOP, _) => t::ConsistencyLevel::ONE,
-        (I32, 4) => {
-            let level = t::ConsistencyLevel(i.read_i32().ok()?);
-            expect_stop(i)?;
-            level
-        }
-        _ => return None,
-    };
+    let consistency_level = read_last_consistency_level(i, 4)?;
     Some(GetSliceArgs {
         key,
         column_family: Cow::Borrowed(column_family),
@@ -105,12 +86,10 @@ mod tests {
     use thrift_idl::MessageOutput;
 
     use super::*;
-    use crate::thrift::convert::in_place::field;
+    use crate::thrift::convert::in_place::{encoded, field};
 
     fn encode(args: &t::CassandraGetSliceArgs) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        args.write_to_out_protocol(&mut MessageOutput::new(&mut bytes)).expect("encodes");
-        bytes
+        encoded(|o| args.write_to_out_protocol(o))
     }
 
     fn decoded(bytes: &[u8]) -> thrift::Result<GetSliceArgs<'static>> {
