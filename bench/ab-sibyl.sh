@@ -11,11 +11,12 @@
 #   e.g. bench/ab-sibyl.sh /var/tmp/old/release/sibyl target/release/sibyl 5
 #
 # Environment (optional): KEYS=100000, ROUND=8 (seconds), OPS="read insert", CARGO_TARGET_DIR
-# (where sibyl-stress is). Needs 2 or more CPUs, python3 and taskset. Installs nothing.
+# (where sibyl-stress is), WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see
+# bench/lib.sh). Needs 2 or more CPUs, python3 and taskset. Installs nothing.
 set -euo pipefail
 
 if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 A=$1

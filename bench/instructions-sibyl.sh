@@ -17,7 +17,8 @@
 #   for read.
 #
 # Environment (optional): KEYS=20000, COUNT=20000, OPS="read insert", CARGO_TARGET_DIR (where
-# sibyl-stress is), KEEP=1 (keep the callgrind files, to read with callgrind_annotate).
+# sibyl-stress is), KEEP=1 (keep the callgrind files, to read with callgrind_annotate),
+# WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see bench/lib.sh).
 # Needs valgrind (Debian package valgrind) and python3. Installs nothing. About 15 s per build
 # and operation.
 set -euo pipefail

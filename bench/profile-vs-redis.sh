@@ -18,13 +18,14 @@
 #
 # Environment (optional): KEYS=100000, ROUND=8 (seconds), PERF_SECONDS=4, TOP=25 (symbols shown),
 # PIN=0 (leave server and client wherever the scheduler puts them, as bench/redis-vs-sibyl.sh does),
-# SIBYL_BIN (default: the release build's), CARGO_TARGET_DIR (where sibyl-stress is), KEEP=1
+# SIBYL_BIN (default: the release build's), CARGO_TARGET_DIR (where sibyl-stress is),
+# WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see bench/lib.sh), KEEP=1
 # (keep the directory with perf.data for perf report). Needs perf (Debian package linux-perf),
 # taskset, python3 and, for redis, redis-server. Installs nothing.
 set -euo pipefail
 
 if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis)$ || ! $2 =~ ^(read|insert|read_sst)$ || $1$2 == redisread_sst ]]; then
-    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 SERVER=$1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Redis vs Sibyl with one load generator: sibyl-stress speaks RESP to Redis (SET/GET) and
-# Thrift to Sibyl (batch_mutate/get_slice of one 100-byte column), with the same runner, keys,
+# Thrift to Sibyl (insert/get_slice of one 100-byte column), with the same runner, keys,
 # value sizes, connections (one request in flight each, no pipelining) and round lengths.
 # Rounds are interleaved between the two servers, RUNS times, each run on fresh servers.
 # See bench/README.md for what each measure means and how to read the tables.
@@ -20,6 +20,8 @@
 #                        SSTable round reads the page cache in place and the block cache holds
 #                        only key-cache entries) or standard (pread through the block cache)
 #   EVENT_LOOPS=0        Sibyl's ThriftEventLoops (0: the sample's default, half the cores)
+#   WRITE_CALL=insert    the Thrift call of Sibyl's inserts: insert (of one column, Redis' SET's
+#                        counterpart) or batch_mutate (sibyl-stress's default)
 #   HALF_PEAK=1          also run the half-peak-rate rounds (0 skips them)
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
@@ -44,7 +46,7 @@ for arg in "$@"; do
     case $arg in
     --json) JSON=1 ;;
     -h | --help)
-        sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -282,6 +284,7 @@ runs, tck = $RUNS, $CLK_TCK
 meta = {
     "date": "$START_DATE", "keys": $KEYS, "value_size": $VALUE_SIZE, "connections": $CONNECTIONS,
     "round_s": $ROUND, "runs": runs, "block_cache_mb": $BLOCK_CACHE_MB, "disk_access": "$DISK_ACCESS", "event_loops": $EVENT_LOOPS, "cores": os.cpu_count(),
+    "write_call": "${WRITE_CALL:-insert}",
     "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
     "redis": "$(redis-server --version | sed 's/"//g')",
 }
@@ -355,6 +358,7 @@ def p(line=""):
     print(line, file=out)
 
 p(f"\nRedis vs Sibyl, one load generator (sibyl-stress: RESP to Redis, Thrift to Sibyl), {meta['date']}")
+p(f"SET and GET to Redis; {meta['write_call']} and get_slice of one column to Sibyl")
 p(f"{meta['keys']} keys, {meta['value_size']}-byte values, {meta['connections']} connections, no pipelining, "
   f"{meta['round_s']} s rounds interleaved, {runs} runs on fresh servers; {meta['cores']} cores; "
   f"load average {meta['load_before']} before, {meta['load_after']} after")
