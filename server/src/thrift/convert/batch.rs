@@ -184,6 +184,9 @@ fn read_plain_mutation<'a>(i: &mut MessageInput<'a>) -> Option<ColumnRef<'a>> {
 
 /// `Column {1: binary name, 2: binary value, 3: i64 timestamp, 4: i32 ttl}`, its fields in id
 /// order, each at most once, the name present.
+// Inlined into each reader (batch_mutate's and insert's): called, it cost a one-column
+// batch_mutate about 110 instructions.
+#[inline(always)]
 pub(super) fn read_column<'a>(i: &mut MessageInput<'a>) -> Option<ColumnRef<'a>> {
     let (mut name, mut value, mut timestamp, mut ttl) = (None, None, None, None);
     let mut last_id = 0;
