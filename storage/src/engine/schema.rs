@@ -13,6 +13,38 @@ use crate::cfs::ColumnFamilyStore;
 use crate::error::{Result, StorageError};
 use crate::schema::{CfDef, CfMetadata, KeyspaceDef};
 
+/// The column family a thread last asked its engine for, for as long as the schema does not
+/// change: a connection's requests nearly always name the same column family, and the lookup
+/// (the stores' lock, two hashed names) was about 230 instructions, paid twice by a read of
+/// 8,500 (its definition, then its data) and by an insert; the definition from the store was
+/// four atomic read-modify-writes more. The store is weak, so that a dropped column family's
+/// files are not kept open by an idle thread; the definition holds no file and is kept strong.
+struct LastColumnFamily {
+    generation: u64,
+    store: Weak<ColumnFamilyStore>,
+    metadata: Arc<CfMetadata>,
+}
+
+thread_local! {
+    static LAST: RefCell<Option<LastColumnFamily>> = const { RefCell::new(None) };
+}
+
+/// What `take` gives of this thread's last column family, if it is `keyspace`.`cf` of the
+/// schema at `generation`.
+fn remembered<T>(
+    generation: u64,
+    keyspace: &str,
+    cf: &str,
+    take: impl FnOnce(&LastColumnFamily) -> Option<T>,
+) -> Option<T> {
+    LAST.with_borrow(|last| match last {
+        Some(l) if l.generation == generation && l.metadata.name() == cf && l.metadata.keyspace() == keyspace => {
+            take(l)
+        }
+        _ => None,
+    })
+}
+
 impl Storage {
     pub fn schema(&self) -> crate::schema::Schema {
         self.inner.stores.read().schema.clone()
@@ -88,25 +120,14 @@ impl Storage {
     }
 
     /// A column family's definition with its comparator and validators, shared and immutable:
-    /// a later schema change makes a new one.
+    /// a later schema change makes a new one. Every request asks for it first; the thread's
+    /// last column family (`LastColumnFamily`) answers without a lookup.
     pub fn cf_metadata(&self, keyspace: &str, cf: &str) -> Result<Arc<CfMetadata>> {
-        thread_local! {
-            static LAST: RefCell<Option<(u64, Arc<CfMetadata>)>> = const { RefCell::new(None) };
-        }
-        // As `store` keeps a thread's last store, for the same reason (every request asks for
-        // its column family's definition first): a definition changes only with the schema.
-        // Kept strong: a dropped column family's definition holds no file and no memtable.
         let generation = self.schema_generation();
-        let hit = LAST.with_borrow(|last| match last {
-            Some((g, m)) if *g == generation && m.name() == cf && m.keyspace() == keyspace => Some(m.clone()),
-            _ => None,
-        });
-        if let Some(m) = hit {
+        if let Some(m) = remembered(generation, keyspace, cf, |last| Some(last.metadata.clone())) {
             return Ok(m);
         }
-        let meta = self.store(keyspace, cf)?.metadata();
-        LAST.set(Some((generation, meta.clone())));
-        Ok(meta)
+        Ok(self.store(keyspace, cf)?.metadata())
     }
 
     /// Every column family as (keyspace, name), in that order.
@@ -118,28 +139,18 @@ impl Storage {
         names
     }
 
-    /// A column family's store. Each thread remembers the last one it was given, for as long as
-    /// the schema does not change: a connection's requests nearly always name the same column
-    /// family, and the lookup (the stores' lock, two hashed names) was about 230 instructions,
-    /// paid twice by a read of 8,500 (its metadata, then its data) and by an insert. The entry
-    /// is weak, so that a dropped column family's files are not kept open by an idle thread.
+    /// A column family's store; the thread's last column family (`LastColumnFamily`) answers
+    /// without a lookup.
     pub(crate) fn store(&self, keyspace: &str, cf: &str) -> Result<Arc<ColumnFamilyStore>> {
-        thread_local! {
-            static LAST: RefCell<Option<(u64, Weak<ColumnFamilyStore>)>> = const { RefCell::new(None) };
-        }
         // Read before the lookup (see schema_generation). Generations are unique in the
         // process, so another engine's entry never matches.
         let generation = self.schema_generation();
-        let hit = LAST.with_borrow(|last| match last {
-            Some((g, s)) if *g == generation => s.upgrade().filter(|s| s.name == cf && s.keyspace == keyspace),
-            _ => None,
-        });
-        if let Some(s) = hit {
+        if let Some(s) = remembered(generation, keyspace, cf, |last| last.store.upgrade()) {
             return Ok(s);
         }
         let stores = self.inner.stores.read();
         if let Some(s) = stores.by_name.get(keyspace).and_then(|k| k.get(cf)) {
-            LAST.set(Some((generation, Arc::downgrade(s))));
+            LAST.set(Some(LastColumnFamily { generation, store: Arc::downgrade(s), metadata: s.metadata() }));
             return Ok(s.clone());
         }
         if stores.schema.keyspaces.contains_key(keyspace) {
