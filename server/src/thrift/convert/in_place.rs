@@ -98,6 +98,18 @@ pub(super) fn encoded(write: impl FnOnce(&mut thrift_idl::MessageOutput<'_>) -> 
     bytes
 }
 
+/// Writes, for tests, what [`read_key_and_parent`] reads: key `k`, column family `Standard1`.
+#[cfg(test)]
+pub(super) fn write_key_and_parent(o: &mut thrift_idl::MessageOutput<'_>) -> thrift::Result<()> {
+    use thrift::protocol::{TOutputProtocol, TType};
+    o.write_field_begin(&field(TType::String, 1))?;
+    o.write_bytes(b"k")?;
+    o.write_field_begin(&field(TType::Struct, 2))?;
+    o.write_field_begin(&field(TType::String, 3))?;
+    o.write_string("Standard1")?;
+    o.write_field_stop()
+}
+
 /// A field header to write in tests.
 #[cfg(test)]
 pub(super) fn field(field_type: thrift::protocol::TType, id: i16) -> thrift::protocol::TFieldIdentifier {

@@ -100,7 +100,7 @@ mod tests {
     use thrift_idl::MessageOutput;
 
     use super::*;
-    use crate::thrift::convert::in_place::{encoded, field};
+    use crate::thrift::convert::in_place::{encoded, field, write_key_and_parent};
 
     fn encode(args: &t::CassandraInsertArgs) -> Vec<u8> {
         encoded(|o| args.write_to_out_protocol(o))
@@ -159,12 +159,7 @@ mod tests {
         let mut bytes = Vec::new();
         let mut o = MessageOutput::new(&mut bytes);
         let w = |r: thrift::Result<()>| r.expect("writes");
-        w(o.write_field_begin(&field(TType::String, 1)));
-        w(o.write_bytes(b"k"));
-        w(o.write_field_begin(&field(TType::Struct, 2)));
-        w(o.write_field_begin(&field(TType::String, 3)));
-        w(o.write_string("Standard1"));
-        w(o.write_field_stop());
+        w(write_key_and_parent(&mut o));
         w(o.write_field_begin(&field(TType::Struct, 3)));
         for (ty, id) in fields {
             w(o.write_field_begin(&field(*ty, *id)));
