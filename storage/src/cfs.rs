@@ -1,7 +1,6 @@
 //! One column family's data on this node: its memtables and SSTables (Cassandra's
 //! ColumnFamilyStore), and the read path that merges them.
 
-use std::borrow::Cow;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +16,7 @@ use crate::dht::{DecoratedKey, KeyBound};
 use crate::directories::FreeSpace;
 use crate::engine::LatencyTotals;
 use crate::error::Result;
-use crate::filter::{collect_live, merge_rows, take_live, ReadFilter};
+use crate::filter::{merge_rows, take_live, ReadFilter};
 use crate::index::SecondaryIndex;
 use crate::memtable::{Memtable, MemtableScan};
 use crate::schema::{CfDef, CfMetadata};
@@ -400,14 +399,9 @@ impl ColumnFamilyStore {
     pub fn read(&self, key: &DecoratedKey, filter: &ReadFilter, now: i32) -> Result<Vec<Cell>> {
         let started = LatencySamples::start(&self.counters.reads);
         let cells = match self.sources(key) {
-            // One version only: its selected live cells are copied straight out of the memtable
-            // (or moved out of a packed partition's unpacked copy), with no merge.
-            Sources::Memtable(m) => m
-                .with_row(key, |row| match row {
-                    Cow::Borrowed(row) => collect_live(&self.cmp, row, filter, now),
-                    Cow::Owned(row) => take_live(&self.cmp, row, filter, now),
-                })
-                .unwrap_or_default(),
+            // One version only: its selected live cells are copied straight out of the
+            // memtable, with no merge.
+            Sources::Memtable(m) => m.read_live(&self.cmp, key, filter, now).unwrap_or_default(),
             Sources::Merged { memtables, sstables } => {
                 take_live(&self.cmp, self.merged_row(key, filter, &memtables, &sstables)?, filter, now)
             }

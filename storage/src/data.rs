@@ -82,6 +82,15 @@ pub enum CellKind {
 }
 
 impl CellKind {
+    /// See [`Cell::is_live`].
+    pub fn is_live(self, now: i32) -> bool {
+        match self {
+            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => true,
+            CellKind::Expiring { expires_at, .. } => i64::from(now) < expires_at,
+            CellKind::Tombstone { .. } => false,
+        }
+    }
+
     /// See [`Cell::local_deletion_time`].
     pub fn local_deletion_time(self) -> Option<i32> {
         match self {
@@ -137,11 +146,7 @@ impl Cell {
 
     /// True when the cell reads as a value at `now` (not deleted, not expired).
     pub fn is_live(&self, now: i32) -> bool {
-        match self.kind {
-            CellKind::Live | CellKind::Counter | CellKind::CounterUpdate { .. } => true,
-            CellKind::Expiring { expires_at, .. } => i64::from(now) < expires_at,
-            CellKind::Tombstone { .. } => false,
-        }
+        self.kind.is_live(now)
     }
 
     /// The node time from which this cell counts as a tombstone, if it is or will become one; an

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use smallvec::SmallVec;
 
 use crate::comparator::CellComparator;
-use crate::data::{resolve, split_super, Cell, Resolution, Row};
+use crate::data::{resolve, split_super, Cell, DeletionTime, RangeTombstone, Resolution, Row, Version};
 
 /// What a count limit counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,32 +174,102 @@ pub fn merge_rows(cmp: &CellComparator, mut versions: Vec<Row>) -> Row {
 
 /// True when a tombstone in `row` (row deletion or range tombstone) shadows `cell`.
 pub fn is_shadowed(cmp: &CellComparator, row: &Row, cell: &Cell) -> bool {
-    row.deletion.deletes(cell.timestamp)
-        || row
-            .range_tombstones
-            .iter()
-            .any(|rt| rt.deletion.deletes(cell.timestamp) && cmp.in_range(&cell.name, &rt.start, &rt.end))
+    Tombstones::of(row).shadow(cmp, cell)
 }
 
-/// Walks the cells of `row` that `filter`'s ranges hold, in iteration order, handing each to
-/// `f` (with its position in `row.cells`) with whether it is live (not expired, not shadowed by a tombstone of the row), until the
-/// filter's count of live cells (or super columns) is reached: with cells, the walk ends with the
+/// What a read reads of one cell, wherever the cell is kept: a [`Cell`] of a row, or a
+/// [`CellRef`] borrowed from encoded bytes.
+pub trait CellView {
+    fn name(&self) -> &[u8];
+    fn timestamp(&self) -> i64;
+    fn is_live(&self, now: i32) -> bool;
+    /// The cell, owned.
+    fn to_cell(&self) -> Cell;
+}
+
+impl CellView for Cell {
+    fn name(&self) -> &[u8] {
+        &self.name
+    }
+    fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+    fn is_live(&self, now: i32) -> bool {
+        Cell::is_live(self, now)
+    }
+    fn to_cell(&self) -> Cell {
+        self.clone()
+    }
+}
+
+/// A cell borrowed from encoded bytes ([`crate::data::decode_cell_version`]): a packed memtable
+/// partition is read through these, and only the cells a read returns are copied.
+#[derive(Clone, Copy, Debug)]
+pub struct CellRef<'a> {
+    pub name: &'a [u8],
+    pub version: Version<'a>,
+}
+
+impl CellView for CellRef<'_> {
+    fn name(&self) -> &[u8] {
+        self.name
+    }
+    fn timestamp(&self) -> i64 {
+        self.version.timestamp
+    }
+    fn is_live(&self, now: i32) -> bool {
+        self.version.kind.is_live(now)
+    }
+    fn to_cell(&self) -> Cell {
+        Cell {
+            name: self.name.to_vec(),
+            value: self.version.value.to_vec(),
+            timestamp: self.version.timestamp,
+            kind: self.version.kind,
+        }
+    }
+}
+
+/// A partition's row deletion and range tombstones: what may shadow its cells.
+#[derive(Clone, Copy)]
+pub struct Tombstones<'r> {
+    pub deletion: DeletionTime,
+    pub ranges: &'r [RangeTombstone],
+}
+
+impl<'r> Tombstones<'r> {
+    pub fn of(row: &'r Row) -> Tombstones<'r> {
+        Tombstones { deletion: row.deletion, ranges: &row.range_tombstones }
+    }
+
+    /// True when one of these shadows `cell`.
+    fn shadow(&self, cmp: &CellComparator, cell: &impl CellView) -> bool {
+        let ts = cell.timestamp();
+        self.deletion.deletes(ts)
+            || self.ranges.iter().any(|rt| rt.deletion.deletes(ts) && cmp.in_range(cell.name(), &rt.start, &rt.end))
+    }
+}
+
+/// Walks the cells of a partition (`cells`, sorted) that `filter`'s ranges hold, in iteration
+/// order, handing each to `f` (with its position in `cells`) with whether it is live (not
+/// expired, not shadowed by `tombstones`), until the filter's count of live cells (or super columns) is reached: with cells, the walk ends with the
 /// cell that completes the count; with super columns, at the first live cell of one more super
 /// column than the count allows.
-fn for_each_selected<'r>(
+fn for_each_selected<'r, C: CellView>(
     cmp: &CellComparator,
-    row: &'r Row,
+    cells: &'r [C],
+    tombstones: Tombstones<'_>,
     filter: &ReadFilter,
     now: i32,
-    mut f: impl FnMut(usize, &'r Cell, bool),
+    mut f: impl FnMut(usize, &'r C, bool),
 ) {
     // Inline for the usual one range (a slice) or a few names: a point read allocates only
     // the cells it returns.
     let mut spans: SmallVec<[(usize, usize); 4]> = SmallVec::with_capacity(filter.ranges.len());
     let mut floor = 0;
     for (lo, hi) in &filter.ranges {
-        let start = floor + row.cells[floor..].partition_point(|c| cmp.before_start(&c.name, lo));
-        let end = start + row.cells[start..].partition_point(|c| !cmp.after_end(&c.name, hi));
+        let start = floor + cells[floor..].partition_point(|c| cmp.before_start(c.name(), lo));
+        let end = start + cells[start..].partition_point(|c| !cmp.after_end(c.name(), hi));
         if end > start {
             spans.push((start, end));
         }
@@ -208,8 +278,8 @@ fn for_each_selected<'r>(
     let mut counted = 0usize;
     let mut last_super: Option<&[u8]> = None;
     let mut visit = |at: usize| -> bool {
-        let cell = &row.cells[at];
-        let live = cell.is_live(now) && !is_shadowed(cmp, row, cell);
+        let cell = &cells[at];
+        let live = cell.is_live(now) && !tombstones.shadow(cmp, cell);
         if live {
             match filter.count_unit {
                 CountUnit::Cells => {
@@ -222,7 +292,7 @@ fn for_each_selected<'r>(
                 }
                 CountUnit::SuperColumns => {
                     // The last super column's later cells still belong to the answer.
-                    let (sc, _) = split_super(&cell.name);
+                    let (sc, _) = split_super(cell.name());
                     if last_super != Some(sc) {
                         if counted >= filter.count {
                             return false;
@@ -255,20 +325,32 @@ fn for_each_selected<'r>(
     }
 }
 
-/// Room for the cells a read of `row` will select, reserved at once (a point read then grows no
-/// vector): no more than the row holds or the filter counts, and at most 16, as a slice's count
+/// Room for the cells a read of `cells` will select, reserved at once (a point read then grows
+/// no vector): no more than there are or the filter counts, and at most 16, as a slice's count
 /// is often far above what it finds and the vector grows as usual past that.
-fn first_capacity(row: &Row, filter: &ReadFilter) -> usize {
-    row.cells.len().min(filter.count).min(16)
+fn first_capacity(cells: usize, filter: &ReadFilter) -> usize {
+    cells.min(filter.count).min(16)
 }
 
 /// The live cells of a merged partition that `filter` selects, in iteration order, cut at the
 /// filter's count.
 pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
-    let mut out = Vec::with_capacity(first_capacity(row, filter));
-    for_each_selected(cmp, row, filter, now, |_, cell, live| {
+    collect_live_cells(cmp, &row.cells, Tombstones::of(row), filter, now)
+}
+
+/// [`collect_live`] of a partition given as its sorted cells and its tombstones, wherever they
+/// are kept: only the cells returned are copied.
+pub fn collect_live_cells<C: CellView>(
+    cmp: &CellComparator,
+    cells: &[C],
+    tombstones: Tombstones<'_>,
+    filter: &ReadFilter,
+    now: i32,
+) -> Vec<Cell> {
+    let mut out = Vec::with_capacity(first_capacity(cells.len(), filter));
+    for_each_selected(cmp, cells, tombstones, filter, now, |_, cell, live| {
         if live {
-            out.push(cell.clone());
+            out.push(cell.to_cell());
         }
     });
     out
@@ -278,7 +360,7 @@ pub fn collect_live(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i
 /// it, not copied (a point read's row was already copied out of its memtable).
 pub fn take_live(cmp: &CellComparator, mut row: Row, filter: &ReadFilter, now: i32) -> Vec<Cell> {
     let mut picked: SmallVec<[usize; 16]> = SmallVec::new();
-    for_each_selected(cmp, &row, filter, now, |at, _, live| {
+    for_each_selected(cmp, &row.cells, Tombstones::of(&row), filter, now, |at, _, live| {
         if live {
             picked.push(at);
         }
@@ -297,8 +379,8 @@ pub fn take_live(cmp: &CellComparator, mut row: Row, filter: &ReadFilter, now: i
 /// that they can shadow other replicas' data. [`collect_live`] on the merged answers gives the
 /// client's result.
 pub fn slice_row(cmp: &CellComparator, row: &Row, filter: &ReadFilter, now: i32) -> Row {
-    let mut cells: Vec<Cell> = Vec::with_capacity(first_capacity(row, filter));
-    for_each_selected(cmp, row, filter, now, |_, cell, _| cells.push(cell.clone()));
+    let mut cells: Vec<Cell> = Vec::with_capacity(first_capacity(row.cells.len(), filter));
+    for_each_selected(cmp, &row.cells, Tombstones::of(row), filter, now, |_, cell, _| cells.push(cell.clone()));
     if filter.reversed {
         cells.reverse();
     }

@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 use crate::comparator::CellComparator;
 use crate::data::{Cell, DeletionTime, Row};
 use crate::dht::DecoratedKey;
-use crate::filter::add_to_row;
+use crate::filter::{add_to_row, collect_live, ReadFilter};
 use packed::Packed;
 
 const SHARDS: usize = 256;
@@ -87,7 +87,10 @@ impl Bucket {
 
     fn get(&self, key: &DecoratedKey) -> Option<Stored<'_>> {
         match self {
-            Bucket::Packed(p) => same_partition(p.key(), key).then_some(Stored::Packed(p)),
+            Bucket::Packed(p) => {
+                p.prefetch();
+                same_partition(p.key(), key).then_some(Stored::Packed(p))
+            }
             Bucket::Rows(rows) => match &**rows {
                 Rows::One(k, row) => same_partition(&k.key, key).then_some(Stored::Row(row)),
                 Rows::Many(rows) => rows.get(key).map(Stored::Row),
@@ -246,10 +249,26 @@ impl Memtable {
 
     /// What `f` makes of partition `key` (under its shard's lock, so `f` should be short):
     /// the row borrowed in place, or an unpacked copy that `f` may take apart. `None` when the
-    /// partition is absent. Every point lookup goes through here.
+    /// partition is absent.
     pub fn with_row<R>(&self, key: &DecoratedKey, f: impl FnOnce(Cow<'_, Row>) -> R) -> Option<R> {
         let shard = self.shards[shard_of(key)].lock();
         shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(|stored| f(stored.row()))
+    }
+
+    /// The live cells of partition `key` that `filter` selects, copied out under its shard's
+    /// lock; `None` when the partition is absent. A point read served by this memtable alone.
+    pub fn read_live(
+        &self,
+        cmp: &CellComparator,
+        key: &DecoratedKey,
+        filter: &ReadFilter,
+        now: i32,
+    ) -> Option<Vec<Cell>> {
+        let shard = self.shards[shard_of(key)].lock();
+        shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(|stored| match stored {
+            Stored::Packed(p) => p.live_cells(cmp, filter, now),
+            Stored::Row(row) => collect_live(cmp, row, filter, now),
+        })
     }
 
     /// A copy of the partition `key`, if this memtable has it.

@@ -14,18 +14,24 @@
 //! Layout: `key_len:u16 key token_len:u16 token` and then the row in the codec the commit log
 //! and SSTables share ([`crate::data::encode_row`]).
 
+use smallvec::SmallVec;
+
+use crate::comparator::CellComparator;
 use crate::counter;
 use crate::data::{
-    decode_cell_version, decode_deletion, decode_row, encode_row, encoded_row_len, second_version_wins, CellKind,
-    Reader, Row,
+    decode_cell_version, decode_deletion, decode_row, encode_row, encoded_row_len, second_version_wins, Cell, CellKind,
+    DeletionTime, Reader, Row,
 };
 use crate::dht::{DecoratedKey, Token};
 use crate::error::CorruptData;
+use crate::filter::{collect_live_cells, CellRef, ReadFilter, Tombstones};
 
 /// At most this many cells are packed.
 const MAX_CELLS: usize = 8;
 /// At most this many bytes in all.
 const MAX_BYTES: usize = 1024;
+/// Lines [`Packed::prefetch`] asks for past the first: a few small cells.
+const PREFETCHED_LINES: usize = 3;
 
 /// A partition packed by [`Packed::new`].
 pub(super) struct Packed(Box<[u8]>);
@@ -69,6 +75,31 @@ impl Packed {
         Some(Packed(out.into_boxed_slice()))
     }
 
+    /// Starts loading the buffer's cache lines past its first, so that they arrive while the
+    /// first is waited for. A point read reads the key from the first line and the cells from
+    /// the next two or three; at a few hundred thousand partitions each is a miss to memory,
+    /// and waited for one after the other they were a fifth of a memtable read's user time.
+    /// The length is known from the tree's pointer, without touching the buffer.
+    #[inline]
+    pub(super) fn prefetch(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let start = self.0.as_ptr() as usize;
+            let last_line = (start + self.0.len().saturating_sub(1)) & !63;
+            let mut line = (start & !63) + 64;
+            for _ in 0..PREFETCHED_LINES {
+                if line > last_line {
+                    break;
+                }
+                // SAFETY: a prefetch is a hint that never faults or reads into the program, and
+                // SSE, which it needs, is part of every x86-64 CPU. The address is in the buffer.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(self.0.as_ptr().wrapping_add(line - start).cast()) };
+                line += 64;
+            }
+        }
+    }
+
     /// A reader past the key and token, and the two.
     fn parts(&self) -> (&[u8], &[u8], Reader<'_>) {
         let mut r = Reader::new(&self.0);
@@ -91,6 +122,28 @@ impl Packed {
     /// The partition's data, unpacked.
     pub(super) fn row(&self) -> Row {
         decode_row(&mut self.parts().2).unwrap_or_else(|e| unreadable(e))
+    }
+
+    /// The live cells `filter` selects, read where they are packed: only those returned are
+    /// copied out (a point read of an unpacked copy allocated every cell and then the list).
+    pub(super) fn live_cells(&self, cmp: &CellComparator, filter: &ReadFilter, now: i32) -> Vec<Cell> {
+        let mut r = self.parts().2;
+        let mut cells: SmallVec<[CellRef<'_>; MAX_CELLS]> = SmallVec::new();
+        let mut read = || -> Result<DeletionTime, CorruptData> {
+            let deletion = decode_deletion(&mut r)?;
+            // No range tombstones: a row with any is never packed.
+            match r.u32()? {
+                0 => {}
+                n => return Err(CorruptData::BadValue { what: "packed range tombstone count", value: n.into() }),
+            }
+            for _ in 0..r.u32()? {
+                let (name, version) = decode_cell_version(&mut r)?;
+                cells.push(CellRef { name, version });
+            }
+            Ok(deletion)
+        };
+        let deletion = read().unwrap_or_else(|e| unreadable(e));
+        collect_live_cells(cmp, &cells, Tombstones { deletion, ranges: &[] }, filter, now)
     }
 
     /// Whether merging `update` into this partition gives `update` itself: neither has a
@@ -128,7 +181,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::data::{Cell, DeletionTime, RangeTombstone};
+    use crate::data::RangeTombstone;
+    use crate::filter::{collect_live, CountUnit};
+    use crate::marshal::AbstractType;
 
     fn cell_strategy() -> impl Strategy<Value = Cell> {
         let kind = prop_oneof![
@@ -169,6 +224,54 @@ mod tests {
                     let size = 24 + key.key.len() + key.token.0.len() + row.cells.iter().map(Cell::size).sum::<usize>();
                     prop_assert!(row.cells.len() > MAX_CELLS || size > MAX_BYTES, "{size} bytes refused");
                 }
+            }
+        }
+    }
+
+    fn filter_strategy() -> impl Strategy<Value = ReadFilter> {
+        let name = || prop::collection::vec(any::<u8>(), 0..3);
+        prop_oneof![
+            (name(), name(), any::<bool>(), 1..12usize).prop_map(|(start, finish, reversed, count)| {
+                ReadFilter::slice(start, finish, reversed, count, CountUnit::Cells)
+            }),
+            prop::collection::vec(name(), 0..5).prop_map(|names| ReadFilter::names(
+                &bytes_cmp(),
+                names,
+                CountUnit::Cells
+            )),
+        ]
+    }
+
+    fn bytes_cmp() -> CellComparator {
+        CellComparator::standard(AbstractType::Bytes)
+    }
+
+    proptest! {
+        /// A read of the cells where they are packed returns what the same read of the row
+        /// returns: the same cells, order, count limit, expiry and row deletion.
+        #[test]
+        fn live_cells_read_in_place_are_those_of_the_row(
+            cells in prop::collection::vec(cell_strategy(), 0..10),
+            deleted_at in prop_oneof![Just(None), (0i64..40).prop_map(Some)],
+            filter in filter_strategy(),
+            now in 0i32..3,
+        ) {
+            let cmp = bytes_cmp();
+            let mut row = Row::new();
+            for mut c in cells {
+                c.name.truncate(2);
+                c.timestamp = c.timestamp.rem_euclid(50);
+                if let CellKind::Expiring { ttl, .. } = c.kind {
+                    c.kind = CellKind::Expiring { ttl, expires_at: i64::from(ttl.rem_euclid(4)) };
+                }
+                crate::filter::insert_cell(&cmp, &mut row.cells, c);
+            }
+            if let Some(at) = deleted_at {
+                row.deletion = DeletionTime::new(at, 1);
+            }
+            let key = DecoratedKey::new(Token::from_bytes(&[7]), b"k".to_vec());
+            if let Some(p) = Packed::new(&key, &row) {
+                prop_assert_eq!(p.live_cells(&cmp, &filter, now), collect_live(&cmp, &row, &filter, now));
             }
         }
     }
