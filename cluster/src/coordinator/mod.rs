@@ -22,6 +22,7 @@ mod counter;
 mod index;
 mod leave;
 mod moving;
+mod placements;
 mod plan;
 mod range;
 mod read;
@@ -41,8 +42,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::RwLock;
-use rustc_hash::FxHashMap;
 use storage::data::{now_micros, now_seconds};
 use storage::dht::{KeyBound, Partitioner, Token};
 use storage::engine::Storage;
@@ -60,6 +59,7 @@ use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::schema_sync::SchemaSync;
 use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
+use placements::{Placement, Placements};
 
 pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use index::IndexCommand;
@@ -176,24 +176,13 @@ pub struct Coordinator {
     settings: Settings,
     snitch_name: String,
     /// Each keyspace's strategy and replicas, kept while the schema and the ring stay as they
-    /// were: parsing the strategy and finding its map on every request cost a read a fifth of a
-    /// microsecond of its CPU.
-    placements: RwLock<FxHashMap<String, Arc<Placement>>>,
+    /// were.
+    placements: Placements,
     local_dc: String,
     stream_throttle: StreamThrottle,
     /// Whether writes keep hints for down replicas: HintedHandoffEnabled at start, then
     /// `sibyltool disablehandoff`/`enablehandoff`.
     hinted_handoff: AtomicBool,
-}
-
-/// Where one keyspace's data lives, as of one schema and one ring.
-struct Placement {
-    schema_generation: u64,
-    ring_version: u64,
-    strategy: ReplicationStrategy,
-    map: Arc<ReplicaMap>,
-    /// This node is every range's only replica: requests skip choosing replicas.
-    local_only: bool,
 }
 
 impl Coordinator {
@@ -219,7 +208,7 @@ impl Coordinator {
             hinted_handoff: AtomicBool::new(Settings::default().hinted_handoff),
             settings: Settings::default(),
             snitch_name: node.snitch,
-            placements: RwLock::default(),
+            placements: Placements::new(),
             local_dc,
         }))
     }
@@ -249,7 +238,7 @@ impl Coordinator {
                 hinted_handoff: AtomicBool::new(settings.hinted_handoff),
                 settings,
                 snitch_name,
-                placements: RwLock::default(),
+                placements: Placements::new(),
                 local_dc,
             }
         })
@@ -352,10 +341,8 @@ impl Coordinator {
         // an entry that the next request finds out of date.
         let schema_generation = self.storage.schema_generation();
         let ring_version = self.membership.ring_version();
-        if let Some(p) = self.placements.read().get(keyspace) {
-            if p.schema_generation == schema_generation && p.ring_version == ring_version {
-                return Ok(p.clone());
-            }
+        if let Some(p) = self.placements.get(keyspace, schema_generation, ring_version) {
+            return Ok(p);
         }
         let strategy = self
             .storage
@@ -365,7 +352,7 @@ impl Coordinator {
         let map = self.membership.replica_map_of(keyspace, &strategy);
         let local_only = map.sole_replica() == Some(self.membership.local());
         let placement = Arc::new(Placement { schema_generation, ring_version, strategy, map, local_only });
-        self.placements.write().insert(keyspace.to_string(), placement.clone());
+        self.placements.put(keyspace, &placement);
         Ok(placement)
     }
 

@@ -69,3 +69,22 @@ async fn a_changed_replication_factor_is_seen_by_the_next_request() {
     storage.drop_keyspace("ks").expect("drops");
     assert!(matches!(c.mutate(write("d"), One).await, Err(CoordinatorError::Invalid(_))));
 }
+
+/// Each thread remembers its last placement; two nodes served by one thread (as in tests, or
+/// a process hosting two coordinators) each get their own keyspace's replication.
+#[tokio::test]
+async fn a_thread_remembers_each_coordinators_own_placement() {
+    let (one_dir, three_dir) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (_, rf1) = single_node(one_dir.path());
+    let (three_storage, rf3) = single_node(three_dir.path());
+    with_rf(&three_storage, "3");
+    for _ in 0..3 {
+        rf1.mutate(write("a"), Quorum).await.expect("QUORUM of one replica");
+        assert!(
+            matches!(rf3.mutate(write("a"), Quorum).await, Err(CoordinatorError::Unavailable { required: 2, .. })),
+            "the RF 3 keyspace was placed as the other coordinator's RF 1"
+        );
+        assert!(matches!(rf3.read(read(), Quorum).await, Err(CoordinatorError::Unavailable { required: 2, .. })));
+        assert_eq!(rf1.read(read(), Quorum).await.expect("read").concat().len(), 1);
+    }
+}
