@@ -122,6 +122,9 @@ impl Bucket {
 
     /// Merges `update` into partition `key`; true if that partition is new here.
     fn apply(&mut self, cmp: &CellComparator, key: &DecoratedKey, update: Row) -> bool {
+        if let Bucket::Packed(p) = self {
+            p.prefetch(); // the stored cells are compared with the update's below
+        }
         match self {
             Bucket::Packed(p) if same_partition(p.key(), key) => {
                 let row = if p.superseded_by(&update) {
