@@ -18,7 +18,9 @@
 #
 # Environment (optional): KEYS=20000, COUNT=20000, OPS="read insert", CARGO_TARGET_DIR (where
 # sibyl-stress is), KEEP=1 (keep the callgrind files, to read with callgrind_annotate),
-# WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see bench/lib.sh).
+# WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see bench/lib.sh),
+# CALLGRIND_ARGS (more callgrind options: "--cache-sim=yes --LL=2097152,16,64" also counts each
+# function's simulated cache misses, to read with callgrind_annotate from a KEEP=1 directory).
 # Needs valgrind (Debian package valgrind) and python3. Installs nothing. About 15 s per build
 # and operation.
 set -euo pipefail
@@ -68,14 +70,16 @@ count() {
     local ready
     local -a protocol
     if [[ $bin == redis ]]; then
-        valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" redis-server --bind 127.0.0.1 \
+        # shellcheck disable=SC2086 # CALLGRIND_ARGS is a list of options
+        valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file="$dir/callgrind.out" redis-server --bind 127.0.0.1 \
             --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec --save "" --daemonize no \
             >"$dir/log" 2>&1 &
         ready="Ready to accept connections"
         protocol=(--protocol resp)
     else
         private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" || exit 1
-        valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
+        # shellcheck disable=SC2086 # CALLGRIND_ARGS is a list of options
+        valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
             >"$dir/log" 2>&1 &
         ready="Listening for thrift clients on"
         protocol=("${THRIFT_LOAD[@]}")
