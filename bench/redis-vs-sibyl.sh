@@ -26,6 +26,9 @@
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
 #   CARGO_TARGET_DIR     where the release binaries are (default: <repo>/target)
+#   PGO=1                measure the daemon built with profile-guided optimization: builds
+#                        it with scripts/build-pgo.sh (about 12 minutes; needs llvm-profdata of
+#                        rustc's LLVM) unless SIBYL_BIN names one already built
 #   SIBYL_BIN=PATH       the sibyl daemon to measure (default: the release build's), e.g. an
 #                        older commit's build, to compare two versions with the same client
 #
@@ -91,8 +94,13 @@ fi
 for b in sibyl sibyl-stress sibyltool; do
     [[ -x $BIN/$b ]] || die "$BIN/$b not found (build it, or set CARGO_TARGET_DIR)"
 done
+if [[ ${PGO:-} == 1 && -z ${SIBYL_BIN:-} ]]; then
+    say "building sibyl with profile-guided optimization (scripts/build-pgo.sh)"
+    SIBYL_BIN=$("$ROOT/scripts/build-pgo.sh") || die "scripts/build-pgo.sh failed"
+fi
 SIBYL_BIN=${SIBYL_BIN:-$BIN/sibyl}
 [[ -x $SIBYL_BIN ]] || die "SIBYL_BIN=$SIBYL_BIN is not an executable"
+say "sibyl daemon measured: $SIBYL_BIN"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sibyl-bench.XXXXXX")
 REDIS_PID=
