@@ -64,7 +64,7 @@ trap 'exit 130' INT TERM
 
 # count N BIN OP: prints the instructions per request of BIN serving COUNT requests of OP
 count() {
-    local n=$1 bin=$2 op=$3 dir=$WORK/$1-$3 port i
+    local n=$1 bin=$2 op=$3 dir=$WORK/$1-$3 port
     mkdir -p "$dir"
     port=$(free_port)
     local ready
@@ -85,14 +85,8 @@ count() {
         protocol=("${THRIFT_LOAD[@]}")
     fi
     PID=$!
-    for ((i = 0; i < 1200; i++)); do
-        grep -qs "$ready" "$dir/log" && break
-        kill -0 "$PID" 2>/dev/null || {
-            cat "$dir/log" >&2
-            die "$bin exited at startup under valgrind; its log is above"
-        }
-        sleep 0.1
-    done
+    await_log "$PID" "$dir/log" "$ready" 1200 ||
+        die "$bin did not start under valgrind (its log, if it exited, is above; $dir/log)"
     local -a stress=("$STRESS" "${protocol[@]}" --host 127.0.0.1 --port "$port"
         --num-keys "$KEYS" --threads 16 --value-size 100 --timeout 60 --json --quiet)
     timeout 600 "${stress[@]}" --operation insert --distribution sequential --count "$KEYS" >/dev/null 2>&1 ||

@@ -28,3 +28,19 @@ private_conf() {
         return 1
     }
 }
+
+# await_log PID LOG PATTERN [TENTHS]: waits until LOG holds PATTERN (a server's "ready" line),
+# at most TENTHS tenths of a second (default 600). Fails, after printing LOG to stderr, if
+# process PID exits first; fails quietly if the time runs out.
+await_log() {
+    local pid=$1 log=$2 pattern=$3 tenths=${4:-600} i
+    for ((i = 0; i < tenths; i++)); do
+        grep -qs "$pattern" "$log" && return 0
+        kill -0 "$pid" 2>/dev/null || {
+            cat "$log" >&2
+            return 1
+        }
+        sleep 0.1
+    done
+    return 1
+}

@@ -86,14 +86,8 @@ ADMIN_PORT=$(free_port)
 private_conf "$WORK/conf.xml" "$WORK" "$PORT" "$ADMIN_PORT" || exit 1
 "$PGO_DIR/generate/release/sibyl" --config "$WORK/conf.xml" >"$WORK/server.log" 2>&1 &
 PID=$!
-for ((i = 0; i < 600; i++)); do
-    grep -qs "Listening for thrift clients on" "$WORK/server.log" && break
-    kill -0 "$PID" 2>/dev/null || {
-        cat "$WORK/server.log" >&2
-        die "the instrumented sibyl exited at startup; its log is above"
-    }
-    sleep 0.1
-done
+await_log "$PID" "$WORK/server.log" "Listening for thrift clients on" ||
+    die "the instrumented sibyl did not start (its log, if it exited, is above; $WORK/server.log)"
 
 stress() {
     say "training: sibyl-stress $*"
