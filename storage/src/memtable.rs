@@ -254,8 +254,13 @@ impl Memtable {
     /// the row borrowed in place, or an unpacked copy that `f` may take apart. `None` when the
     /// partition is absent.
     pub fn with_row<R>(&self, key: &DecoratedKey, f: impl FnOnce(Cow<'_, Row>) -> R) -> Option<R> {
+        self.with_stored(key, |stored| f(stored.row()))
+    }
+
+    /// What `f` makes of partition `key` as it is stored, under its shard's lock.
+    fn with_stored<R>(&self, key: &DecoratedKey, f: impl FnOnce(Stored<'_>) -> R) -> Option<R> {
         let shard = self.shards[shard_of(key)].lock();
-        shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(|stored| f(stored.row()))
+        shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(f)
     }
 
     /// The live cells of partition `key` that `filter` selects, copied out under its shard's
@@ -267,8 +272,7 @@ impl Memtable {
         filter: &ReadFilter,
         now: i32,
     ) -> Option<Vec<Cell>> {
-        let shard = self.shards[shard_of(key)].lock();
-        shard.get(&key.token_prefix()).and_then(|b| b.get(key)).map(|stored| match stored {
+        self.with_stored(key, |stored| match stored {
             Stored::Packed(p) => p.live_cells(cmp, filter, now),
             Stored::Row(row) => collect_live(cmp, row, filter, now),
         })
@@ -296,8 +300,7 @@ impl Memtable {
     }
 
     pub fn contains(&self, key: &DecoratedKey) -> bool {
-        let shard = self.shards[shard_of(key)].lock();
-        shard.get(&key.token_prefix()).is_some_and(|b| b.get(key).is_some())
+        self.with_stored(key, |_| ()).is_some()
     }
 
     /// Partitions from `start` on, in key order, copied one at a time.
