@@ -34,6 +34,9 @@ use packed::Packed;
 
 const SHARDS: usize = 256;
 
+/// Partitions [`Memtable::range`] copies per hold of a shard's lock.
+const RANGE_CHUNK: usize = 64;
+
 /// The partitions whose tokens start with the same eight bytes: two words in the tree.
 enum Bucket {
     /// One partition, small enough to pack: nearly all of them.
@@ -98,8 +101,8 @@ impl Bucket {
         }
     }
 
-    /// Its first partition within `from`, if any, copied.
-    fn first_from(&self, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
+    /// Its partitions within `from`, in key order, copied onto `out` until it holds `limit`.
+    fn copy_from(&self, from: &Bound<DecoratedKey>, out: &mut Vec<(DecoratedKey, Row)>, limit: usize) {
         let inside = |k: &DecoratedKey| match from {
             Bound::Included(f) => k >= f,
             Bound::Excluded(f) => k > f,
@@ -108,14 +111,21 @@ impl Bucket {
         match self {
             Bucket::Packed(p) => {
                 let k = p.decorated_key();
-                inside(&k).then(|| (k, p.row()))
+                if inside(&k) {
+                    out.push((k, p.row()));
+                }
             }
             Bucket::Rows(rows) => match &**rows {
-                Rows::One(k, row) => inside(k).then(|| (k.clone(), row.clone())),
-                Rows::Many(rows) => rows
-                    .range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded))
-                    .next()
-                    .map(|(k, r)| (k.clone(), r.clone())),
+                Rows::One(k, row) => {
+                    if inside(k) {
+                        out.push((k.clone(), row.clone()));
+                    }
+                }
+                Rows::Many(rows) => {
+                    let room = limit.saturating_sub(out.len());
+                    let within = rows.range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded));
+                    out.extend(within.take(room).map(|(k, r)| (k.clone(), r.clone())));
+                }
             },
         }
     }
@@ -180,14 +190,21 @@ fn new_row(cmp: &CellComparator, update: Row) -> Row {
     row
 }
 
-/// The first partition of `shard` within `from`.
-fn first_in(shard: &Shard, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
+/// Up to `limit` partitions of `shard` within `from`, in key order, copied.
+fn copy_in(shard: &Shard, from: &Bound<DecoratedKey>, limit: usize) -> Vec<(DecoratedKey, Row)> {
     let start = match from {
         Bound::Included(k) | Bound::Excluded(k) => k.token_prefix(),
         Bound::Unbounded => 0,
     };
+    let mut out = Vec::with_capacity(limit.min(RANGE_CHUNK));
     // Only the bucket of `from`'s own prefix can hold partitions before it.
-    shard.range(start..).find_map(|(_, bucket)| bucket.first_from(from))
+    for (_, bucket) in shard.range(start..) {
+        if out.len() >= limit {
+            break;
+        }
+        bucket.copy_from(from, &mut out, limit);
+    }
+    out
 }
 
 pub struct Memtable {
@@ -303,13 +320,33 @@ impl Memtable {
         self.with_stored(key, |_| ()).is_some()
     }
 
-    /// Partitions from `start` on, in key order, copied one at a time.
+    /// Partitions from `start` on, in key order, copied [`RANGE_CHUNK`] at a time: one descent
+    /// of a shard's tree and one hold of its lock serve a chunk (a flush walks every partition,
+    /// and a descent per partition was a third of its CPU).
     pub fn range(&self, start: Bound<DecoratedKey>) -> impl Iterator<Item = (DecoratedKey, Row)> + '_ {
+        let mut shard = match &start {
+            Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
+            Bound::Unbounded => 0,
+        };
         let mut from = start;
-        std::iter::from_fn(move || {
-            let (key, row) = self.next_after(&from)?;
-            from = Bound::Excluded(key.clone());
-            Some((key, row))
+        let mut chunk = Vec::new().into_iter();
+        std::iter::from_fn(move || loop {
+            if let Some(next) = chunk.next() {
+                return Some(next);
+            }
+            if shard == SHARDS {
+                return None;
+            }
+            let copied = copy_in(&self.shards[shard].lock(), &from, RANGE_CHUNK);
+            match copied.last() {
+                Some((last, _)) if copied.len() == RANGE_CHUNK => from = Bound::Excluded(last.clone()),
+                // Fewer than asked for: the shard has no more.
+                _ => {
+                    shard += 1;
+                    from = Bound::Unbounded;
+                }
+            }
+            chunk = copied.into_iter();
         })
     }
 
@@ -319,6 +356,7 @@ impl Memtable {
             Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
             Bound::Unbounded => 0,
         };
+        let first_in = |shard: &Shard, from: &Bound<DecoratedKey>| copy_in(shard, from, 1).pop();
         if let Some(found) = first_in(&self.shards[first].lock(), from) {
             return Some(found);
         }
@@ -425,6 +463,36 @@ mod tests {
         }
         let from_included: Vec<_> = m.range(Bound::Included(key(&[0x7f], "m"))).map(|(k, _)| k).collect();
         assert_eq!(from_included.len(), 4, "{from_included:?}");
+    }
+
+    /// A range copies partitions a chunk at a time: shards holding several chunks, a bucket of
+    /// partitions sharing a token prefix cut by a chunk's end, and empty shards between them.
+    #[test]
+    fn a_range_in_chunks_misses_and_repeats_nothing() {
+        let m = Memtable::new();
+        let cmp = CellComparator::standard(crate::marshal::AbstractType::Bytes);
+        let mut keys = Vec::new();
+        for i in 0..3 * RANGE_CHUNK as u16 {
+            // Shard 0x10 gets three chunks of distinct prefixes; shard 0x11 a run of keys under one
+            // prefix, longer than a chunk; shard 0x90 one key.
+            keys.push(key(&[0x10, (i >> 8) as u8, i as u8], &format!("a{i}")));
+            if i < RANGE_CHUNK as u16 + 7 {
+                keys.push(key(&[0x11, 5], &format!("b{i:03}")));
+            }
+        }
+        keys.push(key(&[0x90], "c"));
+        for k in &keys {
+            m.apply(&cmp, k, row("c", 1));
+        }
+        keys.sort();
+        let all: Vec<_> = m.range(Bound::Unbounded).map(|(k, _)| k).collect();
+        assert_eq!(all, keys);
+        for from in [RANGE_CHUNK - 1, RANGE_CHUNK, 3 * RANGE_CHUNK + 20, keys.len() - 1] {
+            let included: Vec<_> = m.range(Bound::Included(keys[from].clone())).map(|(k, _)| k).collect();
+            assert_eq!(included, keys[from..], "from {from} included");
+            let excluded: Vec<_> = m.range(Bound::Excluded(keys[from].clone())).map(|(k, _)| k).collect();
+            assert_eq!(excluded, keys[from + 1..], "from {from} excluded");
+        }
     }
 
     proptest::proptest! {
