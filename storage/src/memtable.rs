@@ -248,7 +248,11 @@ impl Memtable {
         let added = update.size() + key.key.len() + key.token.0.len();
         let columns = update.cells.len().max(1);
         if let Some(ts) = update.cells.iter().map(|c| c.timestamp).min() {
-            self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
+            // Timestamps mostly grow, so the minimum rarely moves: a plain load first spares
+            // most writes a locked update (the minimum only falls, so skipping is safe).
+            if ts < self.min_timestamp.load(Ordering::Relaxed) {
+                self.min_timestamp.fetch_min(ts, Ordering::Relaxed);
+            }
         }
         let created = {
             let mut shard = self.shards[shard_of(key)].lock();

@@ -1,5 +1,5 @@
 //! Engine-level behaviour: truncate and drop are durable, corruption is reported with the file
-//! name, a torn commit log tail keeps what came before it, super column slices.
+//! name, a torn commit log tail keeps what came before it, durable_writes, super column slices.
 #![expect(clippy::unwrap_used, reason = "test")]
 
 use std::fs::OpenOptions;
@@ -139,6 +139,29 @@ fn torn_commit_log_tail_keeps_earlier_writes() {
     let s = Storage::open(config(dir.path())).unwrap();
     let present = (0..100).filter(|i| !get(&s, &format!("key{i}")).is_empty()).count();
     assert_eq!(present, 99, "everything before the torn record must be replayed");
+    s.shutdown().unwrap();
+}
+
+/// `durable_writes` decides whether a write reaches the commit log, and a change of it counts
+/// from the next write: a crash loses only what was written while it was off.
+#[test]
+fn durable_writes_off_skips_the_commit_log_until_turned_back_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(config(dir.path())).unwrap();
+    let mut attributes = KeyspaceDef::new("ks");
+    attributes.durable_writes = false;
+    s.update_keyspace(attributes.clone()).unwrap();
+    put(&s, "cf", "a", b"c", "not logged");
+    // Turned back on by another thread, as a schema change from another node would be: this
+    // thread's own memory of the column family must not outlive it.
+    attributes.durable_writes = true;
+    std::thread::scope(|t| t.spawn(|| s.update_keyspace(attributes)).join().unwrap()).unwrap();
+    put(&s, "cf", "b", b"c", "logged");
+    assert_eq!(get(&s, "a"), vec![b"not logged".to_vec()]);
+    s.abandon(); // crash: nothing flushed
+    let s = Storage::open(config(dir.path())).unwrap();
+    assert!(get(&s, "a").is_empty(), "a write made with durable_writes off was replayed");
+    assert_eq!(get(&s, "b"), vec![b"logged".to_vec()], "a write made after turning it back on was lost");
     s.shutdown().unwrap();
 }
 

@@ -23,6 +23,8 @@ struct LastColumnFamily {
     generation: u64,
     store: Weak<ColumnFamilyStore>,
     metadata: Arc<CfMetadata>,
+    /// Its keyspace's `durable_writes`, asked by every write.
+    durable_writes: bool,
 }
 
 thread_local! {
@@ -130,6 +132,17 @@ impl Storage {
         Ok(self.store(keyspace, cf)?.metadata())
     }
 
+    /// Whether writes to `keyspace` go through the commit log (its `durable_writes`; true for a
+    /// keyspace this engine does not know). The thread's last column family, `cf` of that
+    /// keyspace, answers without taking the schema lock.
+    pub(crate) fn durable_writes(&self, keyspace: &str, cf: &str) -> bool {
+        let generation = self.schema_generation();
+        if let Some(durable) = remembered(generation, keyspace, cf, |last| Some(last.durable_writes)) {
+            return durable;
+        }
+        self.inner.stores.read().schema.keyspaces.get(keyspace).is_none_or(|k| k.durable_writes)
+    }
+
     /// Every column family as (keyspace, name), in that order.
     pub fn column_families(&self) -> Vec<(String, String)> {
         let stores = self.inner.stores.read();
@@ -150,7 +163,13 @@ impl Storage {
         }
         let stores = self.inner.stores.read();
         if let Some(s) = stores.by_name.get(keyspace).and_then(|k| k.get(cf)) {
-            LAST.set(Some(LastColumnFamily { generation, store: Arc::downgrade(s), metadata: s.metadata() }));
+            let durable_writes = stores.schema.keyspaces.get(keyspace).is_none_or(|k| k.durable_writes);
+            LAST.set(Some(LastColumnFamily {
+                generation,
+                store: Arc::downgrade(s),
+                metadata: s.metadata(),
+                durable_writes,
+            }));
             return Ok(s.clone());
         }
         if stores.schema.keyspaces.contains_key(keyspace) {

@@ -73,10 +73,7 @@ impl Storage {
             targets.push((store, row));
         }
         let started = targets.first().and_then(|(store, _)| LatencySamples::start(&store.counters.writes));
-        let durable = {
-            let stores = self.inner.stores.read();
-            stores.schema.keyspaces.get(&m.keyspace).map(|k| k.durable_writes).unwrap_or(true)
-        };
+        let durable = targets.last().is_none_or(|(store, _)| self.durable_writes(&m.keyspace, &store.name));
         let dk = DecoratedKey::new(token, m.key);
         let mut fill: SmallVec<[(usize, usize); 1]> = SmallVec::with_capacity(targets.len());
         {
