@@ -5,8 +5,8 @@
 # allocator: far more code than a 32 KB instruction cache holds. Built plainly, a memtable read
 # missed that cache about 300 times (callgrind's simulation; a Redis GET 45). Built with a
 # profile of the daemon under load, the compiler lays the hot paths out together and inlines
-# along them: the misses fall to about 30 and the instructions by a fifth (docs/benchmarks.md,
-# "29 November, morning").
+# along them: the misses fall to 7-24 in the builds measured and the instructions by a fifth
+# (docs/benchmarks.md, "29 November, morning").
 #
 # Three steps, each in its own target directory under PGO_DIR (the flags differ, so nothing is
 # shared with the plain build):
