@@ -149,6 +149,18 @@ cpu_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo -1
 }
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# Each thread's CPU ticks so far, one "TID TICKS" line per thread.
+thread_ticks() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        awk -v tid="${t##*/}" '{ sub(/^.*\) /, ""); print tid, $12 + $13 }' "$t/stat" 2>/dev/null
+    done
+}
+# The largest CPU ticks any one thread used between two thread_ticks listings (files BEFORE
+# AFTER): the event loop for both servers, whose share of a core tells whether it was the limit.
+busiest_thread() {
+    awk 'NR == FNR { before[$1] = $2; next } { d = $2 - before[$1]; if (d > max) max = d } END { print max + 0 }' "$1" "$2"
+}
 # Times the process's threads have gone to sleep waiting (voluntary context switches) so far.
 sleeps() {
     cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
@@ -215,11 +227,14 @@ stress() {
     fi
     before=$(cpu_ticks "$pid")
     sleeps_before=$(sleeps "$pid")
+    thread_ticks "$pid" >"$out.threads-before"
     timeout $((ROUND + 120)) "$BIN/sibyl-stress" "${proto[@]}" --host 127.0.0.1 --port "$port" \
         --num-keys "$KEYS" --threads "$CONNECTIONS" --value-size "$VALUE_SIZE" --timeout 10 \
         --json --quiet "$@" >"$out.json" 2>"$out.err" ||
         die "sibyl-stress against $server failed (exit $?); see $out.err"
     after=$(cpu_ticks "$pid")
+    thread_ticks "$pid" >"$out.threads-after"
+    busiest_thread "$out.threads-before" "$out.threads-after" >"$out.busiest"
     echo $(($(sleeps "$pid") - sleeps_before)) >"$out.sleeps"
     ((before >= 0 && after >= 0)) || die "cannot read /proc/$pid/stat: is the $server server still running?"
     echo $((after - before)) >"$out.ticks"
@@ -319,7 +334,12 @@ def load(run, measure, server):
         server_sleeps = int(open(base + ".sleeps").read())
     except (OSError, ValueError):
         server_sleeps = None
+    try:
+        busiest = int(open(base + ".busiest").read())
+    except (OSError, ValueError):
+        busiest = None
     ops = s["ops"]
+    elapsed = s.get("elapsed_s") or 0
     return {
         "ops_s": s["op_rate"], "ops": ops, "errors": s["errors"], "p50_ms": s["p50_ms"], "p99_ms": s["p99_ms"],
         "target_rate": s.get("target_rate"),
@@ -327,6 +347,8 @@ def load(run, measure, server):
         "client_cpu_us_per_op": s["client_cpu_s"] * 1e6 / ops if ops and s.get("client_cpu_s") is not None else None,
         "server_sleeps_per_op": server_sleeps / ops if ops and server_sleeps is not None else None,
         "client_sleeps_per_op": s["client_sleeps"] / ops if ops and s.get("client_sleeps") is not None else None,
+        "busiest_thread_share": busiest / tck / elapsed if elapsed and busiest is not None else None,
+        "client_share": s["client_cpu_s"] / elapsed if elapsed and s.get("client_cpu_s") is not None else None,
         "aborted": s.get("aborted"), "error_kinds": s.get("error_kinds"),
     }
 
@@ -357,7 +379,7 @@ for m, _ in MEASURES + HALVES:
         f"{srv}_{k}": spread([row[srv][k] for row in rows])
         for srv in ("redis", "sibyl")
         for k in ("ops_s", "p50_ms", "p99_ms", "server_cpu_us_per_op", "client_cpu_us_per_op",
-                  "server_sleeps_per_op", "client_sleeps_per_op")
+                  "server_sleeps_per_op", "client_sleeps_per_op", "busiest_thread_share", "client_share")
     }
     doc["summary"][m]["ratio"] = spread([row["ratio"] for row in rows])
 
@@ -419,6 +441,10 @@ for m, title in MEASURES:
         "sibyl_max_over_min": spread_s, "spread_met": bool(spread_s and spread_s <= SPREAD_TARGET),
     }
     verdict = lambda ok: "met" if ok else "NOT met"
+    pct = lambda key: f((s[key] or {}).get("median") and 100 * s[key]["median"], ".0f")
+    p(f"share of a core, median: busiest server thread Redis {pct('redis_busiest_thread_share')}%, "
+      f"Sibyl {pct('sibyl_busiest_thread_share')}%; client {pct('redis_client_share')}% / "
+      f"{pct('sibyl_client_share')}% (two cores in all)")
     p(f"max/min over the runs: Sibyl {f(spread_s, '.2f')}, Redis {f(spread_r, '.2f')}")
     p(f"targets: median ratio >= {RATIO_TARGET[m]}x: {verdict(s['targets']['ratio_met'])}; "
       f"Sibyl max/min <= {SPREAD_TARGET}: {verdict(s['targets']['spread_met'])}")
