@@ -101,8 +101,9 @@ impl Bucket {
         }
     }
 
-    /// Its partitions within `from`, in key order, copied onto `out` until it holds `limit`.
-    fn copy_from(&self, from: &Bound<DecoratedKey>, out: &mut Vec<(DecoratedKey, Row)>, limit: usize) {
+    /// Its partitions within `from`, in key order, each copied and handed to `take` until `take`
+    /// answers false; false if it did.
+    fn copy_from(&self, from: &Bound<DecoratedKey>, take: &mut impl FnMut((DecoratedKey, Row)) -> bool) -> bool {
         let inside = |k: &DecoratedKey| match from {
             Bound::Included(f) => k >= f,
             Bound::Excluded(f) => k > f,
@@ -111,21 +112,13 @@ impl Bucket {
         match self {
             Bucket::Packed(p) => {
                 let k = p.decorated_key();
-                if inside(&k) {
-                    out.push((k, p.row()));
-                }
+                !inside(&k) || take((k, p.row()))
             }
             Bucket::Rows(rows) => match &**rows {
-                Rows::One(k, row) => {
-                    if inside(k) {
-                        out.push((k.clone(), row.clone()));
-                    }
-                }
-                Rows::Many(rows) => {
-                    let room = limit.saturating_sub(out.len());
-                    let within = rows.range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded));
-                    out.extend(within.take(room).map(|(k, r)| (k.clone(), r.clone())));
-                }
+                Rows::One(k, row) => !inside(k) || take((k.clone(), row.clone())),
+                Rows::Many(rows) => rows
+                    .range::<DecoratedKey, _>((from.as_ref(), Bound::Unbounded))
+                    .all(|(k, r)| take((k.clone(), r.clone()))),
             },
         }
     }
@@ -190,21 +183,37 @@ fn new_row(cmp: &CellComparator, update: Row) -> Row {
     row
 }
 
-/// Up to `limit` partitions of `shard` within `from`, in key order, copied.
-fn copy_in(shard: &Shard, from: &Bound<DecoratedKey>, limit: usize) -> Vec<(DecoratedKey, Row)> {
+/// The partitions of `shard` within `from`, in key order, each copied and handed to `take`
+/// until `take` answers false.
+fn copy_in(shard: &Shard, from: &Bound<DecoratedKey>, mut take: impl FnMut((DecoratedKey, Row)) -> bool) {
     let start = match from {
         Bound::Included(k) | Bound::Excluded(k) => k.token_prefix(),
         Bound::Unbounded => 0,
     };
-    let mut out = Vec::with_capacity(limit.min(RANGE_CHUNK));
     // Only the bucket of `from`'s own prefix can hold partitions before it.
     for (_, bucket) in shard.range(start..) {
-        if out.len() >= limit {
+        if !bucket.copy_from(from, &mut take) {
             break;
         }
-        bucket.copy_from(from, &mut out, limit);
     }
-    out
+}
+
+/// The first partition of `shard` within `from`, copied.
+fn first_in(shard: &Shard, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
+    let mut first = None;
+    copy_in(shard, from, |p| {
+        first = Some(p);
+        false
+    });
+    first
+}
+
+/// The shard holding the first partitions within `from`.
+fn first_shard(from: &Bound<DecoratedKey>) -> usize {
+    match from {
+        Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
+        Bound::Unbounded => 0,
+    }
 }
 
 pub struct Memtable {
@@ -328,10 +337,7 @@ impl Memtable {
     /// of a shard's tree and one hold of its lock serve a chunk (a flush walks every partition,
     /// and a descent per partition was a third of its CPU).
     pub fn range(&self, start: Bound<DecoratedKey>) -> impl Iterator<Item = (DecoratedKey, Row)> + '_ {
-        let mut shard = match &start {
-            Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
-            Bound::Unbounded => 0,
-        };
+        let mut shard = first_shard(&start);
         let mut from = start;
         let mut chunk = Vec::new().into_iter();
         std::iter::from_fn(move || loop {
@@ -341,7 +347,11 @@ impl Memtable {
             if shard == SHARDS {
                 return None;
             }
-            let copied = copy_in(&self.shards[shard].lock(), &from, RANGE_CHUNK);
+            let mut copied = Vec::with_capacity(RANGE_CHUNK);
+            copy_in(&self.shards[shard].lock(), &from, |p| {
+                copied.push(p);
+                copied.len() < RANGE_CHUNK
+            });
             match copied.last() {
                 Some((last, _)) if copied.len() == RANGE_CHUNK => from = Bound::Excluded(last.clone()),
                 // Fewer than asked for: the shard has no more.
@@ -356,11 +366,7 @@ impl Memtable {
 
     /// The first partition after `from`, copied.
     pub fn next_after(&self, from: &Bound<DecoratedKey>) -> Option<(DecoratedKey, Row)> {
-        let first = match from {
-            Bound::Included(k) | Bound::Excluded(k) => shard_of(k),
-            Bound::Unbounded => 0,
-        };
-        let first_in = |shard: &Shard, from: &Bound<DecoratedKey>| copy_in(shard, from, 1).pop();
+        let first = first_shard(from);
         if let Some(found) = first_in(&self.shards[first].lock(), from) {
             return Some(found);
         }
