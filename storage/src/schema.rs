@@ -357,6 +357,14 @@ pub struct Schema {
     pub version: Uuid,
 }
 
+impl Schema {
+    /// Whether writes to `keyspace` go through the commit log: its `durable_writes`, true for a
+    /// keyspace this schema does not hold.
+    pub fn durable_writes(&self, keyspace: &str) -> bool {
+        self.keyspaces.get(keyspace).is_none_or(|k| k.durable_writes)
+    }
+}
+
 /// A column family's definition with what every request needs parsed once per schema change:
 /// the cell comparator and the value validators (Cassandra's CFMetaData). Front ends validate
 /// and convert requests against it; the engine hands out a shared, immutable copy

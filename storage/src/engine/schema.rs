@@ -132,15 +132,15 @@ impl Storage {
         Ok(self.store(keyspace, cf)?.metadata())
     }
 
-    /// Whether writes to `keyspace` go through the commit log (its `durable_writes`; true for a
-    /// keyspace this engine does not know). The thread's last column family, `cf` of that
-    /// keyspace, answers without taking the schema lock.
+    /// [`crate::schema::Schema::durable_writes`] of `keyspace`. When `cf` of that keyspace is the
+    /// thread's last column family (as after [`Storage::store`] of it), that answers without
+    /// taking the schema lock.
     pub(crate) fn durable_writes(&self, keyspace: &str, cf: &str) -> bool {
         let generation = self.schema_generation();
         if let Some(durable) = remembered(generation, keyspace, cf, |last| Some(last.durable_writes)) {
             return durable;
         }
-        self.inner.stores.read().schema.keyspaces.get(keyspace).is_none_or(|k| k.durable_writes)
+        self.inner.stores.read().schema.durable_writes(keyspace)
     }
 
     /// Every column family as (keyspace, name), in that order.
@@ -163,7 +163,7 @@ impl Storage {
         }
         let stores = self.inner.stores.read();
         if let Some(s) = stores.by_name.get(keyspace).and_then(|k| k.get(cf)) {
-            let durable_writes = stores.schema.keyspaces.get(keyspace).is_none_or(|k| k.durable_writes);
+            let durable_writes = stores.schema.durable_writes(keyspace);
             LAST.set(Some(LastColumnFamily {
                 generation,
                 store: Arc::downgrade(s),

@@ -73,6 +73,7 @@ impl Storage {
             targets.push((store, row));
         }
         let started = targets.first().and_then(|(store, _)| LatencySamples::start(&store.counters.writes));
+        // Asked with the column family looked up last, which the thread remembers.
         let durable = targets.last().is_none_or(|(store, _)| self.durable_writes(&m.keyspace, &store.name));
         let dk = DecoratedKey::new(token, m.key);
         let mut fill: SmallVec<[(usize, usize); 1]> = SmallVec::with_capacity(targets.len());
