@@ -23,6 +23,12 @@
 #   WRITE_CALL=insert    the Thrift call of Sibyl's inserts: insert (of one column, Redis' SET's
 #                        counterpart) or batch_mutate (sibyl-stress's default)
 #   HALF_PEAK=1          also run the half-peak-rate rounds (0 skips them)
+#   FLOOR=1              also measure bench/null-server in the same rounds (0 skips it), once
+#                        speaking RESP and once Thrift as Sibyl does: a server that stores
+#                        nothing, one thread on a tokio runtime as each of Sibyl's event loops
+#                        is, one read and one write per request. Its rate against Redis is the
+#                        most any server built this way reaches on this machine with this
+#                        client: the physical limit the ratios sit under.
 #   SKIP_BUILD=1         use the existing release binaries instead of running cargo build
 #   KEEP=1               keep the temporary directory (logs, data, raw JSON) for inspection
 #   CARGO_TARGET_DIR     where the release binaries are (default: <repo>/target)
@@ -43,6 +49,7 @@ RUNS=${RUNS:-5}
 BLOCK_CACHE_MB=${BLOCK_CACHE_MB:-4}
 DISK_ACCESS=${DISK_ACCESS:-auto}
 HALF_PEAK=${HALF_PEAK:-1}
+FLOOR=${FLOOR:-1}
 EVENT_LOOPS=${EVENT_LOOPS:-0}
 JSON=0
 for arg in "$@"; do
@@ -83,15 +90,18 @@ fi
 for v in KEYS VALUE_SIZE CONNECTIONS ROUND RUNS BLOCK_CACHE_MB; do
     [[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "$v must be a positive whole number, not '${!v}'"
 done
+[[ $FLOOR =~ ^[01]$ ]] || die "FLOOR must be 0 or 1, not '$FLOOR'"
 [[ $EVENT_LOOPS =~ ^[0-9]+$ ]] || die "EVENT_LOOPS must be a whole number, not '$EVENT_LOOPS'"
 [[ $DISK_ACCESS =~ ^(auto|mmap|mmap_index_only|standard)$ ]] ||
     die "DISK_ACCESS must be auto, mmap, mmap_index_only or standard, not '$DISK_ACCESS'"
 
 if [[ ${SKIP_BUILD:-} != 1 ]]; then
-    say "building release binaries (cargo build --release -p server -p sibyl-stress -p sibyltool)"
-    (cd "$ROOT" && cargo build --release -p server -p sibyl-stress -p sibyltool >&2)
+    say "building release binaries (cargo build --release -p server -p sibyl-stress -p sibyltool -p null-server)"
+    (cd "$ROOT" && cargo build --release -p server -p sibyl-stress -p sibyltool -p null-server >&2)
 fi
-for b in sibyl sibyl-stress sibyltool; do
+bins=(sibyl sibyl-stress sibyltool)
+if ((FLOOR)); then bins+=(null-server); fi
+for b in "${bins[@]}"; do
     [[ -x $BIN/$b ]] || die "$BIN/$b not found (build it, or set CARGO_TARGET_DIR)"
 done
 if [[ ${PGO:-} == 1 && -z ${SIBYL_BIN:-} ]]; then
@@ -105,6 +115,7 @@ say "sibyl daemon measured: $SIBYL_BIN"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sibyl-bench.XXXXXX")
 REDIS_PID=
 SIBYL_PID=
+FLOOR_PIDS=()
 # Stops a server: SIGTERM, at most 30 s to exit, then SIGKILL.
 stop_pid() {
     local pid=$1 i
@@ -122,6 +133,9 @@ stop_servers() {
     SIBYL_PID=
     stop_pid "$REDIS_PID"
     REDIS_PID=
+    local pid
+    for pid in "${FLOOR_PIDS[@]}"; do stop_pid "$pid"; done
+    FLOOR_PIDS=()
 }
 cleanup() {
     stop_servers
@@ -177,6 +191,20 @@ start_redis() {
     wait_port "$REDIS_PORT" 30 || die "redis-server did not start within 30 s; see $dir/redis.log"
 }
 
+# start_floor RUN: null-server twice, speaking RESP (floor_resp) and Thrift (floor_thrift).
+start_floor() {
+    local log=$WORK/run$1/null-server
+    FLOOR_RESP_PORT=$(free_port)
+    "$BIN/null-server" --port "$FLOOR_RESP_PORT" --protocol resp --value-size "$VALUE_SIZE" >"$log-resp.log" 2>&1 &
+    FLOOR_RESP_PID=$!
+    FLOOR_THRIFT_PORT=$(free_port)
+    "$BIN/null-server" --port "$FLOOR_THRIFT_PORT" --protocol thrift --value-size "$VALUE_SIZE" >"$log-thrift.log" 2>&1 &
+    FLOOR_THRIFT_PID=$!
+    FLOOR_PIDS=("$FLOOR_RESP_PID" "$FLOOR_THRIFT_PID")
+    wait_port "$FLOOR_RESP_PORT" 30 || die "null-server did not start within 30 s; see $log-resp.log"
+    wait_port "$FLOOR_THRIFT_PORT" 30 || die "null-server did not start within 30 s; see $log-thrift.log"
+}
+
 start_sibyl() {
     local dir=$WORK/run$1/sibyl i
     mkdir -p "$dir"
@@ -209,7 +237,7 @@ start_sibyl() {
     die "sibyl did not start within 60 s; see $dir/sibyl.log"
 }
 
-# stress SERVER OUT ARGS...: one sibyl-stress run against SERVER (redis|sibyl), its JSON summary
+# stress SERVER OUT ARGS...: one sibyl-stress run against SERVER (redis|sibyl|floor_resp|floor_thrift), its JSON summary
 # in OUT.json and the server's CPU ticks over the run in OUT.ticks. Bounded by its own stop rule
 # and, should that fail, by timeout(1).
 stress() {
@@ -220,6 +248,14 @@ stress() {
         pid=$REDIS_PID
         port=$REDIS_PORT
         proto=(--protocol resp)
+    elif [[ $server == floor_resp ]]; then
+        pid=$FLOOR_RESP_PID
+        port=$FLOOR_RESP_PORT
+        proto=(--protocol resp)
+    elif [[ $server == floor_thrift ]]; then
+        pid=$FLOOR_THRIFT_PID
+        port=$FLOOR_THRIFT_PORT
+        proto=("${THRIFT_LOAD[@]}")
     else
         pid=$SIBYL_PID
         port=$SIBYL_PORT
@@ -268,17 +304,27 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 START_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for ((run = 1; run <= RUNS; run++)); do
     # Alternate which server goes first in each round, so neither always follows the other.
-    if ((run % 2)); then order="redis sibyl"; else order="sibyl redis"; fi
+    # (The floors, when measured, take their rounds last in odd runs and first in even ones;
+    # they need no preload, and have no half-peak rounds.)
+    if ((run % 2)); then pair="redis sibyl"; else pair="sibyl redis"; fi
+    order=$pair
+    if ((FLOOR)); then
+        if ((run % 2)); then order="$pair floor_resp floor_thrift"; else order="floor_thrift floor_resp $pair"; fi
+    fi
     mkdir -p "$WORK/run$run"
     start_redis "$run"
     start_sibyl "$run"
     say "run $run/$RUNS: redis on $REDIS_PORT (pid $REDIS_PID), sibyl on $SIBYL_PORT (pid $SIBYL_PID)"
+    if ((FLOOR)); then
+        start_floor "$run"
+        say "run $run/$RUNS: null-server on $FLOOR_RESP_PORT (RESP, pid $FLOOR_RESP_PID) and $FLOOR_THRIFT_PORT (Thrift, pid $FLOOR_THRIFT_PID)"
+    fi
     # Every key written once, so that every read finds its key.
-    round "$run" preload "$order" --operation insert --distribution sequential --count "$KEYS"
+    round "$run" preload "$pair" --operation insert --distribution sequential --count "$KEYS"
     # Right after the preload Sibyl holds everything in its memtable.
     round "$run" read_mem "$order" --operation read --distribution uniform --duration "${ROUND}s"
     if [[ $HALF_PEAK == 1 ]]; then
-        half "$run" read_mem_half read_mem "$order" --operation read --distribution uniform --duration "${ROUND}s"
+        half "$run" read_mem_half read_mem "$pair" --operation read --distribution uniform --duration "${ROUND}s"
     fi
     say "run $run/$RUNS: sibyltool flush Stress"
     timeout 180 "$BIN/sibyltool" -h 127.0.0.1 -p "$ADMIN_PORT" --timeout 120 flush Stress \
@@ -293,7 +339,7 @@ for ((run = 1; run <= RUNS; run++)); do
     round "$run" read_sst "$order" --operation read --distribution uniform --duration "${ROUND}s"
     round "$run" insert "$order" --operation insert --distribution uniform --duration "${ROUND}s"
     if [[ $HALF_PEAK == 1 ]]; then
-        half "$run" insert_half insert "$order" --operation insert --distribution uniform --duration "${ROUND}s"
+        half "$run" insert_half insert "$pair" --operation insert --distribution uniform --duration "${ROUND}s"
     fi
     stop_servers
 done
@@ -359,6 +405,12 @@ for run in range(1, runs + 1):
         pair = {srv: load(run, m, srv) for srv in ("redis", "sibyl")}
         if pair["redis"] and pair["sibyl"]:
             pair["ratio"] = pair["sibyl"]["ops_s"] / pair["redis"]["ops_s"] if pair["redis"]["ops_s"] else None
+            for name in ("floor_resp", "floor_thrift"):
+                floor = load(run, m, name)
+                if floor and floor["ops_s"]:
+                    pair[name] = floor
+                    pair[name + "_ratio"] = floor["ops_s"] / pair["redis"]["ops_s"] if pair["redis"]["ops_s"] else None
+                    pair["sibyl_of_" + name] = pair["sibyl"]["ops_s"] / floor["ops_s"]
             r[m] = pair
     try:
         n, size = open(os.path.join(work, f"run{run}", "sstables")).read().split()
@@ -382,6 +434,15 @@ for m, _ in MEASURES + HALVES:
                   "server_sleeps_per_op", "client_sleeps_per_op", "busiest_thread_share", "client_share")
     }
     doc["summary"][m]["ratio"] = spread([row["ratio"] for row in rows])
+    for name in ("floor_resp", "floor_thrift"):
+        floors = [row for row in rows if name in row]
+        if floors:
+            doc["summary"][m][name] = {
+                **{k: spread([row[name][k] for row in floors])
+                   for k in ("ops_s", "server_cpu_us_per_op", "client_cpu_us_per_op", "busiest_thread_share")},
+                "ratio_to_redis": spread([row[name + "_ratio"] for row in floors]),
+                "sibyl_of_floor": spread([row["sibyl_of_" + name] for row in floors]),
+            }
 
 out = sys.stderr if as_json else sys.stdout
 def p(line=""):
@@ -446,6 +507,17 @@ for m, title in MEASURES:
       f"Sibyl {pct('sibyl_busiest_thread_share')}%; client {pct('redis_client_share')}% / "
       f"{pct('sibyl_client_share')}% (two cores in all)")
     p(f"max/min over the runs: Sibyl {f(spread_s, '.2f')}, Redis {f(spread_r, '.2f')}")
+    mmm = lambda x, spec: f"{f(x['median'], spec)} ({f(x['min'], spec)}-{f(x['max'], spec)})"
+    for name, proto in (("floor_resp", "RESP"), ("floor_thrift", "Thrift")):
+        fl = s.get(name)
+        if not fl:
+            continue
+        p(f"floor over {proto} (null-server, stores nothing), op/s per run: "
+          f"{' '.join(f(r[m][name]['ops_s'], '.0f') for r in doc['runs'] if name in r.get(m, {}))}; "
+          f"floor/Redis {mmm(fl['ratio_to_redis'], '.2f')}x, Sibyl/floor {mmm(fl['sibyl_of_floor'], '.2f')}x; "
+          f"its server CPU {f(fl['server_cpu_us_per_op']['median'], '.2f')} us/op, client "
+          f"{f(fl['client_cpu_us_per_op']['median'], '.2f')} us/op, its thread "
+          f"{f(fl['busiest_thread_share']['median'] and 100 * fl['busiest_thread_share']['median'], '.0f')}% of a core")
     p(f"targets: median ratio >= {RATIO_TARGET[m]}x: {verdict(s['targets']['ratio_met'])}; "
       f"Sibyl max/min <= {SPREAD_TARGET}: {verdict(s['targets']['spread_met'])}")
 
