@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Where one server's CPU goes per request: Sibyl or Redis under the same load, profiled with perf.
+# Where one server's CPU goes per request: Sibyl, Redis or the floor (bench/null-server speaking
+# Thrift, which stores nothing) under the same load, profiled with perf.
 #
 # Starts a fresh server pinned to CPU 1 (Sibyl on the sample configuration with private ports and
 # directories and its commit log synced every second; Redis with appendonly and appendfsync
@@ -12,7 +13,7 @@
 # quarter from round to round on this kind of machine, so compare servers or builds over several
 # rounds (docs/benchmarks.md, "28 November").
 #
-# Usage: bench/profile-vs-redis.sh sibyl|redis read|insert, or bench/profile-vs-redis.sh sibyl read_sst
+# Usage: bench/profile-vs-redis.sh sibyl|redis|floor read|insert, or bench/profile-vs-redis.sh sibyl read_sst
 #   read_sst: Sibyl's reads after `sibyltool flush`, from SSTables larger than its block cache
 #   (BlockCacheSizeInMB 4, as bench/redis-vs-sibyl.sh's SSTable round).
 #
@@ -24,8 +25,8 @@
 # taskset, python3 and, for redis, redis-server. Installs nothing.
 set -euo pipefail
 
-if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis)$ || ! $2 =~ ^(read|insert|read_sst)$ || $1$2 == redisread_sst ]]; then
-    sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+if [[ $# -ne 2 || ! $1 =~ ^(sibyl|redis|floor)$ || ! $2 =~ ^(read|insert|read_sst)$ || ($1 != sibyl && $2 == read_sst) ]]; then
+    sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 SERVER=$1
@@ -65,6 +66,7 @@ for tool in perf taskset python3; do command -v "$tool" >/dev/null 2>&1 || missi
 [[ $SERVER == redis ]] && { command -v redis-server >/dev/null 2>&1 || missing+=(redis-server); }
 [[ -x $STRESS ]] || missing+=("$STRESS (cargo build --release)")
 [[ $SERVER == sibyl && ! -x $SIBYL_BIN ]] && missing+=("$SIBYL_BIN (cargo build --release)")
+[[ $SERVER == floor && ! -x $BIN/null-server ]] && missing+=("$BIN/null-server (cargo build --release)")
 [[ $OP == read_sst && ! -x $BIN/sibyltool ]] && missing+=("$BIN/sibyltool (cargo build --release)")
 if ((${#missing[@]})); then
     printf 'profile-vs-redis: missing: %s\n' "${missing[*]}" >&2
@@ -94,6 +96,11 @@ if [[ $SERVER == sibyl ]]; then
     PID=$!
     proto=("${THRIFT_LOAD[@]}")
     ready() { grep -q "Listening for thrift clients on" "$WORK/server.log"; }
+elif [[ $SERVER == floor ]]; then
+    "${server_cpu[@]}" "$BIN/null-server" --port "$PORT" --protocol thrift >"$WORK/server.log" 2>&1 &
+    PID=$!
+    proto=("${THRIFT_LOAD[@]}")
+    ready() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 else
     "${server_cpu[@]}" redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK" --appendonly yes \
         --appendfsync everysec --save "" --daemonize no --logfile "$WORK/server.log" >/dev/null 2>&1 &
