@@ -237,9 +237,9 @@ start_sibyl() {
     die "sibyl did not start within 60 s; see $dir/sibyl.log"
 }
 
-# stress SERVER OUT ARGS...: one sibyl-stress run against SERVER (redis|sibyl|floor_resp|floor_thrift), its JSON summary
-# in OUT.json and the server's CPU ticks over the run in OUT.ticks. Bounded by its own stop rule
-# and, should that fail, by timeout(1).
+# stress SERVER OUT ARGS...: one sibyl-stress run against SERVER (redis, sibyl, floor_resp or
+# floor_thrift), its JSON summary in OUT.json and the server's CPU ticks over the run in
+# OUT.ticks. Bounded by its own stop rule and, should that fail, by timeout(1).
 stress() {
     local server=$1 out=$2 pid port before after sleeps_before
     local -a proto
