@@ -16,11 +16,9 @@ mod thrift;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use sibyl_stress::resp::{parse_reply, RespReply};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// Largest command accepted; a client sending more is disconnected.
-const MAX_COMMAND: usize = 1 << 20;
 
 fn main() -> ExitCode {
     const USAGE: &str = "usage: null-server --port PORT [--protocol resp|thrift] [--value-size BYTES]";
@@ -129,50 +127,32 @@ impl Resp {
 impl Protocol for Resp {
     fn answer(&self, input: &[u8], output: &mut Vec<u8>) -> std::io::Result<usize> {
         let mut at = 0;
-        while let Some((is_get, used)) = command(input.get(at..).unwrap_or_default()) {
+        while let Some((is_get, used)) = command(input.get(at..).unwrap_or_default())? {
             output.extend_from_slice(if is_get { &self.bulk } else { b"+OK\r\n" });
             at += used;
-        }
-        if at == 0 && input.len() > MAX_COMMAND {
-            return Err(invalid(format!("no complete command in {} bytes", input.len())));
         }
         Ok(at)
     }
 }
 
-/// The line at the front of `buf` (without its CRLF) and the bytes it takes with the CRLF.
-fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
-    let end = buf.windows(2).position(|w| w == b"\r\n")?;
-    Some((buf.get(..end)?, end + 2))
-}
-
-fn number(text: &[u8]) -> Option<usize> {
-    std::str::from_utf8(text).ok()?.parse().ok()
-}
-
-/// A complete command at the front of `buf` (an array of bulk strings): whether it is `GET`, and
-/// its length. `None` while it is incomplete, or when it is not such an array (the connection
-/// then stalls until the client gives up, which is all a load generator's floor needs).
-fn command(buf: &[u8]) -> Option<(bool, usize)> {
-    let (head, mut at) = line(buf.strip_prefix(b"*")?)?;
-    at += 1;
-    let count = number(head)?;
-    let mut is_get = false;
-    for i in 0..count {
-        let rest = buf.get(at..)?;
-        let (len, used) = line(rest.strip_prefix(b"$")?)?;
-        let len = number(len)?;
-        let start = at + 1 + used;
-        let arg = buf.get(start..start + len)?;
-        if buf.get(start + len..start + len + 2)? != b"\r\n" {
-            return None;
-        }
-        if i == 0 {
-            is_get = arg.eq_ignore_ascii_case(b"GET");
-        }
-        at = start + len + 2;
+/// A complete command at the front of `buf` (an array of bulk strings, framed as sibyl-stress
+/// reads RESP): whether it is `GET`, and its length; `None` while it is incomplete.
+fn command(buf: &[u8]) -> std::io::Result<Option<(bool, usize)>> {
+    let Some((whole, used)) = parse_reply(buf).map_err(|e| invalid(e.to_string()))? else {
+        return Ok(None);
+    };
+    if !matches!(whole, RespReply::Array(n) if n > 0) {
+        return Err(invalid(format!("not a command: {whole:?}")));
     }
-    Some((is_get, at))
+    // The array is whole, so its first element, after the array's own line, is too.
+    let elements = buf.iter().position(|&b| b == b'\n').and_then(|nl| buf.get(nl + 1..used)).unwrap_or_default();
+    let is_get = match parse_reply(elements) {
+        Ok(Some((RespReply::Bulk(len), end))) => elements
+            .get(end.saturating_sub(len + 2)..end.saturating_sub(2))
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"GET")),
+        _ => false,
+    };
+    Ok(Some((is_get, used)))
 }
 
 #[cfg(test)]
@@ -182,14 +162,15 @@ mod tests {
     #[test]
     fn commands_are_told_apart_and_measured() {
         let set = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nabc\r\n";
-        assert_eq!(command(set), Some((false, set.len())));
+        assert_eq!(command(set).unwrap(), Some((false, set.len())));
         let get = b"*2\r\n$3\r\nget\r\n$1\r\nk\r\n";
-        assert_eq!(command(get), Some((true, get.len())));
+        assert_eq!(command(get).unwrap(), Some((true, get.len())));
         let mut two = get.to_vec();
         two.extend_from_slice(set);
-        assert_eq!(command(&two), Some((true, get.len())));
+        assert_eq!(command(&two).unwrap(), Some((true, get.len())));
         for cut in 0..set.len() {
-            assert_eq!(command(&set[..cut]), None, "cut at {cut}");
+            assert_eq!(command(&set[..cut]).unwrap(), None, "cut at {cut}");
         }
+        assert!(command(b"+OK\r\n").is_err(), "a reply is not a command");
     }
 }

@@ -3,7 +3,7 @@
 
 use thrift::protocol::{TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift_idl as t;
-use thrift_idl::MessageOutput;
+use thrift_idl::{MessageInput, MessageOutput};
 
 use crate::{invalid, Protocol};
 
@@ -63,29 +63,24 @@ impl Replies {
     }
 
     /// The reply to call `seq` of `method`, appended to `out`; false for a method it has none for.
-    fn reply(&self, method: &[u8], seq: [u8; 4], out: &mut Vec<u8>) -> bool {
-        let Some((_, frame, at)) = self.by_method.iter().find(|(m, _, _)| m.as_bytes() == method) else {
+    fn reply(&self, method: &str, seq: i32, out: &mut Vec<u8>) -> bool {
+        let Some((_, frame, at)) = self.by_method.iter().find(|(m, _, _)| *m == method) else {
             return false;
         };
         let start = out.len();
         out.extend_from_slice(frame);
         if let Some(slot) = out.get_mut(start + at..start + at + 4) {
-            slot.copy_from_slice(&seq);
+            slot.copy_from_slice(&seq.to_be_bytes());
         }
         true
     }
 }
 
-/// A call's method name and sequence number, from a frame's body (strict binary protocol).
-fn call(frame: &[u8]) -> Option<(&[u8], [u8; 4])> {
-    let word = u32::from_be_bytes(frame.get(..4)?.try_into().ok()?);
-    if word & 0xffff_0000 != 0x8001_0000 || word & 0xff != 1 {
-        return None;
-    }
-    let len = usize::try_from(u32::from_be_bytes(frame.get(4..8)?.try_into().ok()?)).ok()?;
-    let name = frame.get(8..8 + len)?;
-    let seq = frame.get(8 + len..12 + len)?.try_into().ok()?;
-    Some((name, seq))
+/// A call's method name and sequence number, from a frame's body (strict binary protocol, read
+/// as the server's front end reads it).
+fn call(frame: &[u8]) -> Option<(&str, i32)> {
+    let header = MessageInput::new(frame).read_header().ok()?;
+    (header.kind == TMessageType::Call).then_some((header.name, header.sequence_number))
 }
 
 impl Protocol for Replies {
@@ -99,7 +94,7 @@ impl Protocol for Replies {
             let Some(frame) = input.get(at + 4..at + 4 + len) else { break };
             let (method, seq) = call(frame).ok_or_else(|| invalid("not a strict binary call".into()))?;
             if !self.reply(method, seq, output) {
-                return Err(invalid(format!("no reply for {}", String::from_utf8_lossy(method))));
+                return Err(invalid(format!("no reply for {method}")));
             }
             at += 4 + len;
         }
@@ -122,9 +117,9 @@ mod tests {
     fn exchange<A: sibyl_stress::wire::CallArgs>(replies: &Replies, seq: i32, args: &A) -> Vec<u8> {
         let mut request = Vec::new();
         encode_call(&mut request, true, seq, args).unwrap();
-        let (method, seq_bytes) = call(&request[4..]).unwrap();
+        let (method, seq) = call(&request[4..]).unwrap();
         let mut out = Vec::new();
-        assert!(replies.reply(method, seq_bytes, &mut out));
+        assert!(replies.reply(method, seq, &mut out));
         let len = u32::from_be_bytes(out[..4].try_into().unwrap()) as usize;
         assert_eq!(len, out.len() - 4, "the frame's length");
         out.split_off(4)
@@ -191,13 +186,13 @@ mod tests {
         frame.extend_from_slice(&6u32.to_be_bytes());
         frame.extend_from_slice(b"insert");
         frame.extend_from_slice(&5i32.to_be_bytes());
-        assert_eq!(call(&frame), Some((&b"insert"[..], 5i32.to_be_bytes())));
+        assert_eq!(call(&frame), Some(("insert", 5)));
         let mut reply = frame.clone();
         reply[3] = 2;
         assert_eq!(call(&reply), None, "a reply is not a call");
         assert_eq!(call(&frame[..frame.len() - 1]), None, "cut short");
         assert_eq!(call(&frame[4..]), None, "no version word");
         let replies = Replies::new(1).unwrap();
-        assert!(!replies.reply(b"get_range_slices", [0; 4], &mut Vec::new()));
+        assert!(!replies.reply("get_range_slices", 0, &mut Vec::new()));
     }
 }
