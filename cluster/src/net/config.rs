@@ -27,6 +27,9 @@ pub struct NetConfig {
     pub timeouts: Timeouts,
     /// How long opening a connection (TCP connect) may take. Default 2 s.
     pub connect_timeout: Duration,
+    /// Outbound connections leave from any address the kernel picks, not from `local`'s
+    /// (Cassandra's `outbound_bind_any`). Default false.
+    pub outbound_bind_any: bool,
 }
 
 impl NetConfig {
@@ -39,6 +42,7 @@ impl NetConfig {
             queue_capacity: 4096,
             timeouts: Timeouts::default(),
             connect_timeout: Duration::from_secs(2),
+            outbound_bind_any: false,
         }
     }
 

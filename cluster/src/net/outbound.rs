@@ -7,6 +7,7 @@
 //! the peer closing it (the peer never sends anything after its handshake reply).
 
 use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
@@ -300,10 +301,24 @@ fn closed_already(conn: &Connection) -> Option<&'static str> {
     }
 }
 
+/// A TCP connection to `peer`, leaving from address `from` (any port) when given, as Cassandra
+/// binds outbound internode sockets to the listen address: peers, firewalls and partitions see
+/// the node's own address as the source. An address of the other family than `peer`'s cannot
+/// reach it, so the kernel picks then.
+async fn open_stream(peer: SocketAddr, from: Option<IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(ip) = from.filter(|ip| ip.is_ipv4() == peer.is_ipv4()) else {
+        return TcpStream::connect(peer).await;
+    };
+    let socket = if peer.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    socket.bind(SocketAddr::new(ip, 0))?;
+    socket.connect(peer).await
+}
+
 /// Opens the connection and has its handshake accepted.
 async fn connect(shared: &Shared, out: &Outbound) -> Result<Connection, ConnectionError> {
     let connect_timeout = shared.config.connect_timeout;
-    let stream = tokio::time::timeout(connect_timeout, TcpStream::connect(out.peer))
+    let from = (!shared.config.outbound_bind_any).then(|| shared.local.ip());
+    let stream = tokio::time::timeout(connect_timeout, open_stream(out.peer, from))
         .await
         .map_err(|_| ConnectionError::TimedOut { what: "TCP connection", waited: connect_timeout })??;
     stream.set_nodelay(true)?;

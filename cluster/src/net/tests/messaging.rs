@@ -341,3 +341,28 @@ async fn shutdown_fails_pending_requests_and_frees_the_port() {
     assert!(rebound.is_ok(), "port still taken: {rebound:?}");
     eventually("b sees a's connection close", || b.stats().inbound.open == 0).await;
 }
+
+/// Outbound connections leave from the listen address (Cassandra binds them to it), so a peer,
+/// a firewall or a partition sees the node's own address as the source; with
+/// `outbound_bind_any` the kernel chooses.
+#[tokio::test]
+async fn outbound_connections_leave_from_the_listen_address() {
+    for (ip, bind_any) in [([127, 0, 0, 2], false), ([127, 0, 0, 3], false), ([127, 0, 0, 2], true)] {
+        let mut settings = config(0, "Test", 5 * SECOND);
+        settings.local = Endpoint::from((ip, 0));
+        settings.outbound_bind_any = bind_any;
+        let node = start(settings).await;
+        // The peer: a plain listener on another address, which sees the TCP source.
+        let peer = tokio::net::TcpListener::bind("127.0.0.4:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let peer_ep = peer.local_addr().unwrap_or_else(|e| panic!("local_addr: {e}"));
+        assert_eq!(node.send_one_way(peer_ep, Verb::Mutation, b"x".to_vec()), Ok(()));
+        let (_stream, source) = bounded("connection", peer.accept()).await.unwrap_or_else(|e| panic!("accept: {e}"));
+        if bind_any {
+            // Loopback destinations get the kernel's choice (127.0.0.1 on Linux), not ours.
+            assert_ne!(source.ip(), std::net::IpAddr::from(ip), "bind any: {source}");
+        } else {
+            assert_eq!(source.ip(), std::net::IpAddr::from(ip), "node at {ip:?}");
+        }
+        node.shutdown();
+    }
+}
