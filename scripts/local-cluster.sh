@@ -3,6 +3,7 @@
 #
 #   scripts/local-cluster.sh start N     build sibyl (release) if needed, write each node's
 #                                        config, start the nodes, wait until they serve Thrift
+#                                        and each sees every other Up/Normal
 #   scripts/local-cluster.sh stop [N]    SIGTERM each node (SIGKILL after a bounded wait)
 #   scripts/local-cluster.sh status [N]  pid, up/down and ports of each node, and
 #                                        `sibyltool status` when sibyltool is built
@@ -180,11 +181,45 @@ sibyl_bin() {
     local bin="$target_dir/release/sibyl"
     if command -v cargo >/dev/null 2>&1; then
         # cargo rebuilds only what changed; when nothing did this takes a second.
-        echo "building sibyl (release) ..." >&2
-        (cd "$root" && cargo build --release --bin sibyl >&2) || die "cargo build failed"
+        echo "building sibyl and sibyltool (release) ..." >&2
+        (cd "$root" && cargo build --release --bin sibyl --bin sibyltool >&2) || die "cargo build failed"
     fi
     [[ -x "$bin" ]] || die "no $bin and no cargo to build it; set SIBYL_BIN"
     echo "$bin"
+}
+
+# The sibyltool binary built next to sibyl, if any.
+tool_bin() {
+    local candidate
+    for candidate in "$target_dir/release/sibyltool" "$target_dir/debug/sibyltool"; do
+        if [[ -x "$candidate" ]]; then
+            echo "$candidate"
+            return
+        fi
+    done
+    return 1
+}
+
+# Waits until every node's `sibyltool status` lists all N nodes Up and Normal (each node waits
+# for gossip to settle before it serves, but its peers may still be learning of it).
+wait_for_ring() {
+    local n=$1 tool k addr admin seen
+    tool=$(tool_bin) || {
+        echo "(no sibyltool built: not waiting for the nodes to see each other)"
+        return 0
+    }
+    for k in $(nodes "$n"); do
+        addr=$(node_address "$k")
+        admin=$(node_port "$k" AdminPort 7199)
+        until seen=$("$tool" -h "$addr" -p "$admin" --timeout 10 status 2>/dev/null | grep -c '^UN ') && ((seen == n)); do
+            if ((SECONDS >= deadline)); then
+                echo "node$k: sees ${seen:-0} of $n nodes Up/Normal after ${start_timeout}s" >&2
+                return 1
+            fi
+            sleep 0.5
+        done
+        echo "node$k: sees all $n nodes Up/Normal"
+    done
 }
 
 # The node's pid if its pid file names a live sibyl process started with its config.
@@ -277,6 +312,9 @@ EOF
             sleep 0.2
         done
     done
+    if ((failed == 0)); then
+        wait_for_ring "$n" || failed=1
+    fi
     cmd_status "$n"
     return "$failed"
 }
@@ -315,13 +353,8 @@ cmd_stop() {
 }
 
 cmd_status() {
-    local k pid dir addr tool="" any=0
-    for candidate in "$target_dir/release/sibyltool" "$target_dir/debug/sibyltool"; do
-        if [[ -x "$candidate" ]]; then
-            tool=$candidate
-            break
-        fi
-    done
+    local k pid dir addr tool any=0
+    tool=$(tool_bin) || tool=""
     for k in $(nodes "${1:-}"); do
         any=1
         dir=$(node_dir "$k")

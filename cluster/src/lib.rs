@@ -18,6 +18,7 @@ pub mod executor;
 pub mod failure_detector;
 pub mod gossip;
 pub mod hints;
+pub mod join;
 pub mod membership;
 pub mod messages;
 pub mod messages_paxos;

@@ -9,7 +9,7 @@
 //! works.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,9 @@ pub struct Membership {
     /// When each peer known to be down was last seen going down (for the hint window).
     down_since: RwLock<HashMap<Endpoint, Instant>>,
     peers: RwLock<BTreeMap<Endpoint, PeerInfo>>,
+    /// A live peer has told gossip nothing yet of its place in the ring (no STATUS, or a status
+    /// without tokens): it may be about to take ranges, so no write can be placed for sure.
+    awaiting_placement: AtomicBool,
 }
 
 impl Membership {
@@ -93,7 +96,19 @@ impl Membership {
             alive: RwLock::new(HashSet::new()),
             down_since: RwLock::new(HashMap::new()),
             peers: RwLock::new(BTreeMap::new()),
+            awaiting_placement: AtomicBool::new(false),
         }
+    }
+
+    /// Whether a live peer's place in the ring is not known yet (see the field); gossip keeps
+    /// it up to date, and the coordinator refuses writes meanwhile.
+    pub fn awaiting_placement(&self) -> bool {
+        self.awaiting_placement.load(Ordering::Relaxed)
+    }
+
+    /// Gossip's word on [`Membership::awaiting_placement`]; whether it changed.
+    pub fn set_awaiting_placement(&self, awaiting: bool) -> bool {
+        self.awaiting_placement.swap(awaiting, Ordering::Relaxed) != awaiting
     }
 
     pub fn local(&self) -> Endpoint {

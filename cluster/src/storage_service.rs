@@ -34,6 +34,7 @@ use tracing::{debug, info, warn};
 use crate::gossip::{
     ApplicationState, GossipConfig, GossipEvent, GossipMessage, Gossiper, Outgoing, Status, GOSSIP_INTERVAL,
 };
+use crate::join::{GossipView, PeerView};
 use crate::membership::Membership;
 use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::schema_sync::SchemaSync;
@@ -57,6 +58,10 @@ pub struct Announcement {
     pub hint_throttle_kb: u32,
     /// How long a change of this node's status takes to reach every node (RingDelayInMillis).
     pub ring_delay: Duration,
+    /// A first start that will bootstrap: it says BOOT from its first gossip round, before it
+    /// knows its tokens, so peers need not hold writes for it (its ranges' data is fetched
+    /// once it announces them; see [`crate::join`]).
+    pub bootstrapping: bool,
 }
 
 pub struct StorageService {
@@ -123,6 +128,9 @@ impl StorageService {
         let schema_version = storage.schema_version().to_string();
         gossiper.add_local_state(ApplicationState::SchemaVersion, schema_version.clone());
         gossiper.add_local_state(ApplicationState::Load, storage.load_bytes().to_string());
+        if me.bootstrapping {
+            gossiper.add_local_state(ApplicationState::Status, Status::Boot.to_string());
+        }
         let (stop, _) = watch::channel(false);
         let (gossip_stop, gossip_stopped) = watch::channel(false);
         restore_peers(&storage, &membership, &mut gossiper);
@@ -168,17 +176,7 @@ impl StorageService {
     /// rounds passed), then returns tokens for a node joining it: `count` of them, the first
     /// splitting the most loaded range (or random when the ring is empty or has one node).
     pub async fn choose_tokens(&self, count: usize, wait: Duration) -> Vec<Token> {
-        let deadline = Instant::now() + wait;
-        let mut heard_at: Option<Instant> = None;
-        while Instant::now() < deadline {
-            let known = self.membership.all_endpoints().len() > 1;
-            match (known, heard_at) {
-                (true, None) => heard_at = Some(Instant::now()),
-                (true, Some(at)) if at.elapsed() >= 2 * GOSSIP_INTERVAL => break,
-                _ => {}
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        self.learn_ring(wait).await;
         let ring = self.membership.ring();
         let partitioner = self.membership.partitioner();
         if count <= 1 {
@@ -186,6 +184,23 @@ impl StorageService {
         } else {
             random_tokens(partitioner, count, &ring)
         }
+    }
+
+    /// Listens to gossip for at most `wait`: until another node is known and two more rounds
+    /// passed, so this node has the ring as the seeds see it. False when nobody was heard of.
+    pub async fn learn_ring(&self, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
+        let mut heard_at: Option<Instant> = None;
+        while Instant::now() < deadline {
+            let known = self.membership.all_endpoints().len() > 1;
+            match (known, heard_at) {
+                (true, None) => heard_at = Some(Instant::now()),
+                (true, Some(at)) if at.elapsed() >= 2 * GOSSIP_INTERVAL => return true,
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        heard_at.is_some()
     }
 
     /// Announces `tokens` as this node's bootstrap tokens: every node (this one too) then sends
@@ -494,6 +509,9 @@ impl StorageService {
 
     /// Turns what gossip learned into the ring and liveness.
     fn apply(&self, events: Vec<GossipEvent>) {
+        if events.is_empty() {
+            return;
+        }
         for event in events {
             match event {
                 GossipEvent::Alive { ep } => {
@@ -514,17 +532,22 @@ impl StorageService {
                 GossipEvent::Changed { ep, state, value } => self.on_change(ep, state, value),
             }
         }
+        self.note_awaited_peers();
     }
 
     fn on_change(&self, ep: Endpoint, state: ApplicationState, value: String) {
         if ep == self.membership.local() {
             return;
         }
-        if state != ApplicationState::Load {
+        if !matches!(state, ApplicationState::Load | ApplicationState::Status | ApplicationState::Tokens) {
             self.save_peer(ep);
         }
         match state {
-            ApplicationState::Status | ApplicationState::Tokens => self.update_ring_member(ep),
+            // Saved once placed: what is saved is the tokens the ring gave it.
+            ApplicationState::Status | ApplicationState::Tokens => {
+                self.update_ring_member(ep);
+                self.save_peer(ep);
+            }
             ApplicationState::Dc | ApplicationState::Rack => {
                 let (dc, rack) = {
                     let g = self.gossiper.lock();
@@ -570,6 +593,10 @@ impl StorageService {
         let tokens = tokens.unwrap_or_default();
         match status {
             Some(Status::Normal) if !tokens.is_empty() => {
+                let tokens = self.unclaimed_by_live_members(ep, tokens);
+                if tokens.is_empty() {
+                    return;
+                }
                 let moved = self.membership.update_ring(|ring| ring.update_normal_tokens(ep, tokens));
                 match moved {
                     Ok(taken) => {
@@ -611,21 +638,91 @@ impl StorageService {
             }
             Some(Status::Shutdown) => {
                 self.membership.set_alive(ep, false);
+                // A member stopped cleanly keeps its tokens: a node that first hears of it now
+                // (it joined during a rolling restart) places it as its peers do.
+                if !tokens.is_empty() && !self.membership.ring().is_member(ep) {
+                    let tokens = self.unclaimed_by_live_members(ep, tokens);
+                    if !tokens.is_empty() {
+                        if let Err(e) = self.membership.update_ring(|ring| ring.update_normal_tokens(ep, tokens)) {
+                            warn!(%ep, error = %e, "cannot place a node that shut down");
+                        }
+                    }
+                }
             }
             _ => {}
         }
     }
 
+    /// `tokens` that `ep` announces as NORMAL, less those a live member other than `ep` holds:
+    /// a node never takes a live member's token (a newcomer configured with one stops itself,
+    /// see [`crate::join`]; until it does, the ring stays as it was). A dead owner's token goes
+    /// to the claimant, as Cassandra hands it over.
+    fn unclaimed_by_live_members(&self, ep: Endpoint, tokens: Vec<Token>) -> Vec<Token> {
+        let ring = self.membership.ring();
+        let partitioner = self.membership.partitioner();
+        tokens
+            .into_iter()
+            .filter(|token| match ring.normal_owner(token) {
+                Some(owner) if owner != ep && self.membership.is_alive(owner) => {
+                    warn!(
+                        %ep, %owner, token = %partitioner.token_to_string(token),
+                        "a node announces a token that a live member holds; the member keeps it"
+                    );
+                    false
+                }
+                _ => true,
+            })
+            .collect()
+    }
+
+    /// Gossip's view of every peer: status, liveness, tokens.
+    pub fn gossip_view(&self) -> GossipView {
+        let local = self.membership.local();
+        let partitioner = self.membership.partitioner();
+        let g = self.gossiper.lock();
+        let peers = g
+            .endpoint_states()
+            .filter(|(ep, _)| **ep != local)
+            .map(|(ep, s)| {
+                let tokens =
+                    s.value(ApplicationState::Tokens).map(|t| decode_tokens(partitioner, t)).unwrap_or_default();
+                (*ep, PeerView { status: s.status(), alive: s.alive, tokens })
+            })
+            .collect();
+        GossipView { peers }
+    }
+
+    /// Tells the coordinator whether a live peer's place in the ring is unknown (it refuses
+    /// writes meanwhile), logging each change.
+    fn note_awaited_peers(&self) {
+        let awaiting = self.gossip_view().awaiting_placement();
+        if self.membership.set_awaiting_placement(!awaiting.is_empty()) {
+            if awaiting.is_empty() {
+                info!("every live node is placed in the ring: writes are placed again");
+            } else {
+                info!(?awaiting, "a live node has not said where it stands in the ring: writes wait for it");
+            }
+        }
+    }
+
     /// Saves what gossip says of `ep` in `system.peers`, so a restart knows the ring at once.
+    /// For a ring member, the tokens saved are those the ring gave it.
     fn save_peer(&self, ep: Endpoint) {
+        let ring = self.membership.ring();
+        let partitioner = self.membership.partitioner();
         let info = {
             let g = self.gossiper.lock();
             let Some(s) = g.endpoint_state(&ep) else { return };
             let value = |a| s.value(a).map(str::to_string);
+            let placed = ring.tokens_of(ep);
             PeerInfo {
-                tokens: value(ApplicationState::Tokens)
-                    .map(|t| serde_json::from_str::<Vec<String>>(&t).unwrap_or_default())
-                    .unwrap_or_default(),
+                tokens: if s.status() == Some(Status::Normal) {
+                    placed.iter().map(|t| partitioner.token_to_string(t)).collect()
+                } else {
+                    value(ApplicationState::Tokens)
+                        .map(|t| serde_json::from_str::<Vec<String>>(&t).unwrap_or_default())
+                        .unwrap_or_default()
+                },
                 data_center: value(ApplicationState::Dc),
                 rack: value(ApplicationState::Rack),
                 rpc_address: value(ApplicationState::RpcAddress),
@@ -783,6 +880,13 @@ mod tests {
     /// A node on 127.0.0.1 (any free storage port) gossiping with `seed` (itself when `None`),
     /// joined at the token of `key`.
     async fn start_node(seed: Option<Endpoint>, key: &[u8]) -> TestNode {
+        let node = start_unjoined(seed).await;
+        node.service.join(vec![node.storage.partitioner().token_for_key(key)]);
+        node
+    }
+
+    /// A node gossiping with `seed` that has not announced a status yet.
+    async fn start_unjoined(seed: Option<Endpoint>) -> TestNode {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let config = StorageConfig::new(dir.path().join("data"), dir.path().join("commitlog"));
         let storage = Storage::open(config).unwrap_or_else(|e| panic!("engine: {e}"));
@@ -806,9 +910,9 @@ mod tests {
             release_version: "0.1.0".into(),
             hint_throttle_kb: 0,
             ring_delay: Duration::from_millis(100),
+            bootstrapping: false,
         };
         let service = StorageService::start(storage.clone(), membership.clone(), messaging, &me);
-        service.join(vec![storage.partitioner().token_for_key(key)]);
         TestNode { service, membership, storage, _dir: dir }
     }
 
@@ -857,6 +961,36 @@ mod tests {
         assert_eq!(two.service.shutdown(), vec![ep1], "running, a shutdown is announced");
         assert_eq!(two.service.stop_gossiping(), None);
         assert_eq!(two.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_member_keeps_its_token_and_an_unplaced_node_holds_writes() {
+        let one = start_node(None, b"one").await;
+        let two = start_unjoined(Some(one.membership.local())).await;
+        let (ep1, ep2) = (one.membership.local(), two.membership.local());
+        eventually("node 1 sees node 2 alive and unplaced", || {
+            one.membership.is_alive(ep2) && one.membership.awaiting_placement()
+        })
+        .await;
+
+        // Node 2 announces node 1's token: node 1 keeps it, node 2 is placed nowhere.
+        let taken = one.membership.local_tokens();
+        two.service.join(taken.clone());
+        eventually("node 2's status reaches node 1", || {
+            one.membership.peer(ep2).and_then(|p| p.status).as_deref() == Some("NORMAL")
+        })
+        .await;
+        assert!(!one.membership.awaiting_placement(), "node 2 said where it stands");
+        let ring = one.membership.ring();
+        assert_eq!(ring.normal_owner(&taken[0]), Some(ep1));
+        assert!(!ring.is_member(ep2), "node 2 took nothing");
+
+        // At a free token it joins.
+        let free = one.storage.partitioner().token_for_key(b"two");
+        two.service.join(vec![free.clone()]);
+        eventually("node 2 in node 1's ring", || one.membership.ring().normal_owner(&free) == Some(ep2)).await;
+        assert_eq!(one.membership.ring().normal_owner(&taken[0]), Some(ep1));
+        let _ = (one.service.shutdown(), two.service.shutdown());
     }
 
     #[test]

@@ -38,6 +38,22 @@ use storage::schema::KeyspaceDef;
 pub use crate::auth::PasswordMode;
 pub use error::ConfigError;
 
+/// The wait for gossip to settle before a node opens its client ports: at least `min_wait_ms`,
+/// then polls `poll_interval_ms` apart until `polls_required` polls in a row found gossip's
+/// view unchanged (the same endpoints with the same statuses) and every live peer placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GossipSettle {
+    /// Extension `GossipSettleMinWaitInMillis`; default 5000.
+    pub min_wait_ms: u64,
+    /// Extension `GossipSettlePollIntervalInMillis`; default 1000.
+    pub poll_interval_ms: u64,
+    /// Extension `GossipSettlePollSuccessesRequired`; default 3.
+    pub polls_required: u32,
+    /// Extension `SkipWaitForGossipToSettle`: -1 (default) waits until gossip settles; 0 does
+    /// not wait at all; N > 0 opens after N polls even if gossip has not settled.
+    pub force_after_polls: i64,
+}
+
 /// When the commit log is fsynced (`CommitLogSync` and its companion element).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CommitLogSync {
@@ -240,6 +256,13 @@ pub struct Config {
     pub ring_delay_ms: u64,
     /// `PhiConvictThreshold` (5..=16); default 8.
     pub phi_convict_threshold: u32,
+    /// How a starting node waits for gossip to settle before it serves clients (Cassandra's
+    /// `Gossiper.waitToSettle` and its `cassandra.gossip_settle_*` and
+    /// `cassandra.skip_wait_for_gossip_to_settle` system properties).
+    pub gossip_settle: GossipSettle,
+    /// Extension `OutboundBindAny` (Cassandra's `outbound_bind_any`): internode connections
+    /// leave from any address the kernel picks instead of `ListenAddress`; default false.
+    pub outbound_bind_any: bool,
     /// `IndexInterval` (> 0); default 128.
     pub index_interval: u32,
     /// `ColumnIndexSizeInKB`; default 64. A partition whose cells take more gets a column index

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use cluster::coordinator::{Coordinator, Settings};
 use cluster::executor::Executor;
+use cluster::join::{self, SettleWait, TokenConflict};
 use cluster::membership::{LocalInfo, Membership};
 use cluster::net::{MessagingService, NetConfig, Timeouts};
 use cluster::snitch;
@@ -49,6 +50,8 @@ pub enum StartupError {
     Messaging(String),
     #[error("bootstrap: {0}")]
     Bootstrap(String),
+    #[error("{0}")]
+    TokenConflict(TokenConflict),
 }
 
 /// The engine's settings from the node's configuration.
@@ -118,6 +121,10 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let saved = saved_tokens(&state.tokens, partitioner)?;
     let host_id = state.host_id.to_string();
 
+    // As Cassandra: a seed never bootstraps, nor does a node that joined before.
+    let is_seed = config.seed_endpoints.contains(&config.listen_endpoint);
+    let bootstrap = saved.is_none() && config.auto_bootstrap && !is_seed;
+
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(StartupError::Runtime)?;
     let addr = format!("{}:{}", config.thrift_address, config.thrift_port);
     let admin_addr = (config.admin_address.clone(), config.admin_port);
@@ -131,6 +138,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             truncate: Duration::from_millis(config.truncate_request_timeout_ms.max(1)),
             request: Duration::from_millis(config.rpc_timeout_ms.max(1)),
         };
+        net.outbound_bind_any = config.outbound_bind_any;
         let timeouts = net.timeouts.clone();
         let messaging = MessagingService::start(net).await.map_err(|e| StartupError::Messaging(e.to_string()))?;
         let info = LocalInfo {
@@ -149,14 +157,29 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             release_version: env!("CARGO_PKG_VERSION").to_string(),
             hint_throttle_kb: config.hinted_handoff_throttle_kb,
             ring_delay: Duration::from_millis(config.ring_delay_ms),
+            bootstrapping: bootstrap,
         };
         let service = StorageService::start(storage.clone(), membership.clone(), messaging.clone(), &announcement);
-        // As Cassandra: a seed never bootstraps, nor does a node that joined before.
-        let is_seed = config.seed_endpoints.contains(&config.listen_endpoint);
-        let bootstrap = saved.is_none() && config.auto_bootstrap && !is_seed;
         let tokens = match saved {
-            Some(tokens) => tokens,
-            None => first_tokens(&config, partitioner, &service).await?,
+            Some(tokens) => {
+                warn_if_initial_token_changed(&config, partitioner, &tokens);
+                tokens
+            }
+            None => {
+                // A first start learns the ring before it takes tokens, and takes none that
+                // another node holds.
+                let alone = config.seed_endpoints.iter().all(|s| *s == config.listen_endpoint);
+                if !alone && !service.learn_ring(Duration::from_millis(config.ring_delay_ms)).await {
+                    warn!("no seed answered within RingDelayInMillis; joining with the ring known so far");
+                }
+                let tokens = first_tokens(&config, partitioner, &service).await?;
+                let view = service.gossip_view();
+                let ring = membership.ring();
+                if let Err(conflict) = join::check_new_tokens(partitioner, &ring, &view, local, &tokens, bootstrap) {
+                    return Err(refuse_to_join(&service, &messaging, conflict).await);
+                }
+                tokens
+            }
         };
         let save_tokens =
             |tokens: &[Token]| storage.save_tokens(tokens.iter().map(|t| partitioner.token_to_string(t)).collect());
@@ -209,6 +232,14 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             .map_err(|source| StartupError::AdminBind { addr: format!("{}:{}", admin_addr.0, admin_addr.1), source })?;
         let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx));
         info!("Admin interface (sibyltool) listening on {}:{}", admin_addr.0, admin_addr.1);
+        // Clients only once this node knows the ring it routes their requests with.
+        join::wait_to_settle(&settle_wait(&config), || service.gossip_view()).await;
+        let tokens = node.coordinator.membership().local_tokens();
+        if let Err(conflict) = join::check_held_tokens(partitioner, &service.gossip_view(), &tokens) {
+            let _ = shutdown_tx.send(true);
+            let _ = admin.await;
+            return Err(refuse_to_join(&service, &messaging, conflict).await);
+        }
         // Logs "Listening for thrift clients on ...", the line that says the node is ready.
         thrift.start().await.map_err(|e| match e {
             ThriftServerError::Bind { addr, source } => StartupError::Bind { addr, source },
@@ -233,6 +264,54 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         }
         Ok(())
     })
+}
+
+/// Stops a start that would take another node's token: the shutdown is announced (peers that
+/// saw this node mark it down at once), nothing else changes.
+async fn refuse_to_join(
+    service: &StorageService,
+    messaging: &MessagingService,
+    conflict: TokenConflict,
+) -> StartupError {
+    tracing::error!("{conflict}");
+    let told = service.shutdown();
+    messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await;
+    messaging.shutdown();
+    StartupError::TokenConflict(conflict)
+}
+
+/// The settle wait's settings from the configuration.
+fn settle_wait(config: &Config) -> SettleWait {
+    let s = config.gossip_settle;
+    SettleWait {
+        min_wait: Duration::from_millis(s.min_wait_ms),
+        poll_interval: Duration::from_millis(s.poll_interval_ms.max(1)),
+        polls_required: s.polls_required.max(1),
+        force_after_polls: (s.force_after_polls > 0).then(|| u32::try_from(s.force_after_polls).unwrap_or(u32::MAX)),
+        skip: s.force_after_polls == 0,
+    }
+}
+
+/// A restart keeps the tokens saved at the first start, as Cassandra does, whatever
+/// InitialToken says now; a different InitialToken gets a warning.
+fn warn_if_initial_token_changed(config: &Config, partitioner: Partitioner, saved: &[Token]) {
+    if config.initial_tokens.is_empty() {
+        return;
+    }
+    let mut configured: Vec<Option<Token>> =
+        config.initial_tokens.iter().map(|t| partitioner.token_from_string(t).ok()).collect();
+    let mut kept: Vec<Option<Token>> = saved.iter().cloned().map(Some).collect();
+    configured.sort();
+    kept.sort();
+    if configured != kept {
+        let saved: Vec<String> = saved.iter().map(|t| partitioner.token_to_string(t)).collect();
+        warn!(
+            "InitialToken {} differs from the token(s) this node took at its first start ({}); keeping those \
+             (`sibyltool move` moves a node to another token)",
+            config.initial_tokens.join(","),
+            saved.join(",")
+        );
+    }
 }
 
 /// The tokens this node took on an earlier start, if any.
@@ -277,7 +356,7 @@ async fn bootstrap_data(
 }
 
 /// A first start's tokens: `InitialToken` (a comma-separated list for several), else chosen
-/// after listening to the ring for `RingDelayInMillis` at most.
+/// in the ring learned so far.
 async fn first_tokens(
     config: &Config,
     partitioner: Partitioner,
@@ -292,9 +371,8 @@ async fn first_tokens(
             })
             .collect();
     }
-    let alone = config.seed_endpoints.iter().all(|s| *s == config.listen_endpoint);
-    let wait = if alone { Duration::ZERO } else { Duration::from_millis(config.ring_delay_ms) };
-    let tokens = service.choose_tokens(config.num_tokens.max(1) as usize, wait).await;
+    // The ring was learned already (see `run`).
+    let tokens = service.choose_tokens(config.num_tokens.max(1) as usize, Duration::ZERO).await;
     info!(tokens = ?tokens.iter().map(|t| partitioner.token_to_string(t)).collect::<Vec<_>>(), "chose tokens");
     Ok(tokens)
 }

@@ -25,17 +25,22 @@ impl Ports {
     }
 }
 
-/// Starts `n` nodes on 127.0.0.1 … 127.0.0.n, each with `config(i)` (0-based) made a member of
-/// one cluster: node 1 is every node's seed. Returns once each node serves Thrift clients (the
-/// others may not have heard of it yet: see [`wait_for_ring`]).
+/// Starts `n` nodes on 127.0.0.1 … 127.0.0.n together, each with `config(i)` (0-based) made a
+/// member of one cluster: node 1 is every node's seed. Returns once each node serves Thrift
+/// clients, which a node does once gossip has settled (the others may still be learning of
+/// it: see [`wait_for_ring`]).
 pub fn start_cluster(n: usize, config: impl Fn(usize) -> Config) -> Vec<Node> {
     let ips: Vec<[u8; 4]> = (0..n).map(|i| [127, 0, 0, (i + 1) as u8]).collect();
     let ports: Vec<Ports> = ips.iter().map(|ip| Ports::free_on(*ip)).collect();
     let seed = format!("127.0.0.1:{}", ports[0].storage);
-    let mut nodes = Vec::with_capacity(n);
-    for (i, (ip, ports)) in ips.into_iter().zip(ports).enumerate() {
-        let c = Config { ip, seeds: vec![seed.clone()], ..config(i) };
-        nodes.push(Node::start_at(c, ports));
+    let mut nodes: Vec<Node> = ips
+        .into_iter()
+        .zip(ports)
+        .enumerate()
+        .map(|(i, (ip, ports))| Node::spawn_at(Config { ip, seeds: vec![seed.clone()], ..config(i) }, ports))
+        .collect();
+    for node in &mut nodes {
+        node.wait_started();
     }
     nodes
 }

@@ -228,6 +228,17 @@ impl Config {
         } else {
             self.seeds.iter().map(|s| format!("    <Seed>{s}</Seed>")).collect::<Vec<_>>().join("\n")
         };
+        // The wait for gossip to settle before serving: none for a node alone (nothing to
+        // learn), short for a cluster node (a test's gossip on loopback settles in a round or
+        // two), unless the test sets its own.
+        let settle = if self.extra_xml.contains("GossipToSettle") || self.extra_xml.contains("GossipSettle") {
+            ""
+        } else if self.seeds.is_empty() {
+            "  <SkipWaitForGossipToSettle>0</SkipWaitForGossipToSettle>"
+        } else {
+            "  <GossipSettleMinWaitInMillis>1000</GossipSettleMinWaitInMillis>\n  \
+             <GossipSettlePollIntervalInMillis>500</GossipSettlePollIntervalInMillis>"
+        };
         let keyspaces = if self.keyspaces_xml.trim().is_empty() {
             "  <Keyspaces/>".to_string()
         } else {
@@ -256,6 +267,7 @@ impl Config {
   <AdminPort>{admin_port}</AdminPort>
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>{sync}</CommitLogSyncPeriodInMS>
+{settle}
 {extra}
 {keyspaces}
 </Storage>
@@ -364,12 +376,47 @@ impl Node {
     /// Starts a node of a cluster with fixed `ports` (kept across restarts); panics with the log
     /// if it does not come up.
     pub fn start_at(config: Config, ports: Ports) -> Node {
+        let mut node = Node::spawn_at(config, ports);
+        node.wait_started();
+        node
+    }
+
+    /// Like [`Node::start_at`] for a start that may fail: the node, and its exit status if it
+    /// exited before serving ([`Node::log`] says why).
+    pub fn try_start_at(config: Config, ports: Ports) -> (Node, Result<(), ExitStatus>) {
+        let mut node = Node::spawn_at(config, ports);
+        let started = node.wait_ready();
+        (node, started)
+    }
+
+    /// Starts the process of a cluster node with fixed `ports` and returns at once: several
+    /// nodes spawned together start together, as an operator's do. [`Node::wait_started`]
+    /// waits for it to serve.
+    pub fn spawn_at(config: Config, ports: Ports) -> Node {
+        let mut node = Node::unstarted_at(config, ports);
+        node.spawn(&[]);
+        node
+    }
+
+    /// Waits until a node from [`Node::spawn_at`] serves; panics with its config and log if it
+    /// exits first.
+    pub fn wait_started(&mut self) {
+        if let Err(status) = self.wait_ready() {
+            panic!(
+                "sibyl exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
+                std::fs::read_to_string(self.config_path()).unwrap_or_default(),
+                self.full_log()
+            );
+        }
+    }
+
+    fn unstarted_at(config: Config, ports: Ports) -> Node {
         let dir = tempfile::Builder::new().prefix("sibyl-e2e-").tempdir().expect("create a temporary directory");
         for sub in ["data", "commitlog", "saved_caches"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("create node subdirectory");
         }
         let log_path = dir.path().join("sibyl.log");
-        let mut node = Node {
+        Node {
             dir,
             config,
             child: None,
@@ -378,9 +425,7 @@ impl Node {
             fixed_ports: Some(ports),
             log_path,
             earlier_logs: String::new(),
-        };
-        node.launch();
-        node
+        }
     }
 
     /// This node's internode endpoint (`ip:storage port`), as seeds and other nodes name it.
@@ -454,6 +499,11 @@ impl Node {
     /// The node's directory (config, data, commit log, log).
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// What the next start writes into `storage-conf.xml` (a restart with another setting).
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
     }
 
     pub fn config_path(&self) -> PathBuf {
@@ -535,46 +585,7 @@ impl Node {
     fn try_launch(&mut self, env: &[(&str, &str)]) -> Result<(), ExitStatus> {
         const ATTEMPTS: usize = 3;
         for attempt in 1..=ATTEMPTS {
-            let storage_port = match self.fixed_ports {
-                Some(p) => p.storage,
-                None => {
-                    self.port = free_port_on(self.config.ip);
-                    self.admin_port = free_port_on(self.config.ip);
-                    free_port_on(self.config.ip)
-                }
-            };
-            let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port);
-            std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
-            // Keep what earlier runs logged; each run starts a fresh log file.
-            let previous = self.log();
-            if !previous.is_empty() {
-                self.earlier_logs.push_str(&previous);
-                self.earlier_logs.push_str("---- (restart) ----\n");
-            }
-            let log = File::create(&self.log_path).expect("create sibyl.log");
-            let log_err = log.try_clone().expect("clone log file handle");
-            let mut command = match &self.config.netns {
-                None => Command::new(sibyl_bin()),
-                Some(ns) => {
-                    // `ip netns exec` execs the server: the child is still the server's process.
-                    let mut c = Command::new("ip");
-                    c.args(["netns", "exec", ns]).arg(sibyl_bin());
-                    c
-                }
-            };
-            let child = command
-                .arg("--config")
-                .arg(self.config_path())
-                .current_dir(self.dir.path())
-                .env("NO_COLOR", "1")
-                .env("SIBYL_LOG", std::env::var("SIBYL_LOG").unwrap_or_else(|_| "info".into()))
-                .envs(env.iter().copied())
-                .stdin(Stdio::null())
-                .stdout(log)
-                .stderr(log_err)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", sibyl_bin().display()));
-            self.child = Some(child);
+            self.spawn(env);
             match self.wait_ready() {
                 Ok(()) => return Ok(()),
                 Err(status) => {
@@ -588,6 +599,51 @@ impl Node {
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// Writes the config (fresh ports unless they are fixed) and spawns the process, without
+    /// waiting for it to serve.
+    fn spawn(&mut self, env: &[(&str, &str)]) {
+        let storage_port = match self.fixed_ports {
+            Some(p) => p.storage,
+            None => {
+                self.port = free_port_on(self.config.ip);
+                self.admin_port = free_port_on(self.config.ip);
+                free_port_on(self.config.ip)
+            }
+        };
+        let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port);
+        std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
+        // Keep what earlier runs logged; each run starts a fresh log file.
+        let previous = self.log();
+        if !previous.is_empty() {
+            self.earlier_logs.push_str(&previous);
+            self.earlier_logs.push_str("---- (restart) ----\n");
+        }
+        let log = File::create(&self.log_path).expect("create sibyl.log");
+        let log_err = log.try_clone().expect("clone log file handle");
+        let mut command = match &self.config.netns {
+            None => Command::new(sibyl_bin()),
+            Some(ns) => {
+                // `ip netns exec` execs the server: the child is still the server's process.
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(sibyl_bin());
+                c
+            }
+        };
+        let child = command
+            .arg("--config")
+            .arg(self.config_path())
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env("SIBYL_LOG", std::env::var("SIBYL_LOG").unwrap_or_else(|_| "info".into()))
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", sibyl_bin().display()));
+        self.child = Some(child);
     }
 
     /// Waits for the ready line; `Err(exit status)` if the process died first.

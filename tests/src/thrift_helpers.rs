@@ -55,6 +55,29 @@ pub fn expect_unavailable<T: std::fmt::Debug>(what: &str, r: thrift::Result<T>) 
     expect_user_error::<t::UnavailableException, T>(what, r)
 }
 
+/// Calls `f` until it answers anything but UnavailableException, pausing 50 ms between tries,
+/// for at most `limit`, as a client retries a request a starting cluster could not place yet;
+/// then unwraps the answer like [`ok`]. Returns it with the number of Unavailable answers.
+pub fn retry_unavailable<T>(
+    what: &str,
+    limit: std::time::Duration,
+    mut f: impl FnMut() -> thrift::Result<T>,
+) -> (T, usize) {
+    let deadline = std::time::Instant::now() + limit;
+    let mut refused = 0;
+    loop {
+        match f() {
+            Err(thrift::Error::User(e))
+                if e.downcast_ref::<t::UnavailableException>().is_some() && std::time::Instant::now() < deadline =>
+            {
+                refused += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => return (ok(what, r), refused),
+        }
+    }
+}
+
 /// Unwraps a Thrift result, panicking with the call's name and the error.
 pub fn ok<T>(what: &str, r: thrift::Result<T>) -> T {
     r.unwrap_or_else(|e| panic!("{what} failed: {e:?}"))

@@ -221,6 +221,9 @@ impl Coordinator {
     /// The live participants of `key`'s Paxos rounds, or Unavailable.
     fn participants(&self, keyspace: &str, key: &[u8], cl: ConsistencyLevel) -> Result<Participants> {
         let (_, map) = self.replicas_of(keyspace)?;
+        if self.membership.awaiting_placement() {
+            return Err(self.unplaceable(cl, keyspace));
+        }
         let token = self.token_of(key)?;
         let local_dc = self.local_dc();
         let snitch = self.membership.snitch();

@@ -88,3 +88,23 @@ async fn a_thread_remembers_each_coordinators_own_placement() {
         assert_eq!(rf1.read(read(), Quorum).await.expect("read").concat().len(), 1);
     }
 }
+
+#[tokio::test]
+async fn writes_wait_while_a_live_node_has_no_place_in_the_ring() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_storage, c) = single_node(dir.path());
+    c.mutate(write("a"), One).await.expect("placed");
+    // Gossip says a live peer has not announced where it stands: it may take this key's range.
+    c.membership().set_awaiting_placement(true);
+    for cl in [One, Quorum, crate::consistency::ConsistencyLevel::Any] {
+        match c.mutate(write("b"), cl).await {
+            Err(CoordinatorError::Unavailable { .. }) => {}
+            other => panic!("{cl:?} while a node is not placed: {other:?}"),
+        }
+    }
+    // Reads go on: the ring they route with holds every replica that has data.
+    assert_eq!(c.read(read(), One).await.expect("read").concat().len(), 1);
+    c.membership().set_awaiting_placement(false);
+    c.mutate(write("b"), One).await.expect("placed again");
+    assert_eq!(c.read(read(), One).await.expect("read").concat().len(), 2);
+}

@@ -17,6 +17,7 @@ use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
 use crate::net::Verb;
+use crate::replication::ReplicationStrategy;
 use crate::trace::trace;
 use crate::Endpoint;
 
@@ -53,6 +54,8 @@ impl Coordinator {
         // The placement of the previous mutation's keyspace (nearly always every mutation's).
         let mut placement: Option<std::sync::Arc<super::Placement>> = None;
         let mut planned: Vec<Planned> = Vec::with_capacity(mutations.len());
+        // Read once per call: a live peer that has not yet said where it stands in the ring.
+        let awaiting_placement = self.membership.awaiting_placement();
         for mutation in mutations {
             let same_keyspace = planned.last().is_some_and(|p| p.mutation.keyspace == mutation.keyspace);
             let placement = match &placement {
@@ -60,6 +63,9 @@ impl Coordinator {
                 _ => placement.insert(self.placement(&mutation.keyspace)?).clone(),
             };
             let (map, strategy) = (&placement.map, &placement.strategy);
+            if awaiting_placement && *strategy != ReplicationStrategy::Local {
+                return Err(self.unplaceable(cl, &mutation.keyspace));
+            }
             let token = self.token_of(&mutation.key)?;
             if placement.local_only {
                 let quota = quota(cl, strategy, local_dc, 0);
@@ -80,6 +86,15 @@ impl Coordinator {
             planned.push(Planned { mutation, token, targets, quota });
         }
         Ok(planned)
+    }
+
+    /// A write refused because a live peer has not yet said where it stands in the ring: it may
+    /// be taking the key's range, and a write stored without it could be where no reader looks
+    /// once it has. Unavailable, which clients retry; the wait is a gossip round or two.
+    pub(super) fn unplaceable(&self, cl: ConsistencyLevel, keyspace: &str) -> CoordinatorError {
+        tracing::debug!(keyspace, "write refused: a live node's place in the ring is not known yet");
+        trace(|| "Unavailable: a live node's place in the ring is not known yet".into());
+        CoordinatorError::Unavailable { cl, required: 1, alive: 0 }
     }
 
     /// Every replica is this node: apply here, acknowledged once the commit log holds it as its

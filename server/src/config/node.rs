@@ -8,7 +8,7 @@ use super::keyspaces::{self, KeyspaceFallbacks};
 use super::tokens;
 use super::values::{bad, class_from_table, container, leaf, one_of, Elements, Ignored};
 use super::xml::Node;
-use super::{CommitLogSync, Config, ConfigError, DiskAccessMode, PasswordMode};
+use super::{CommitLogSync, Config, ConfigError, DiskAccessMode, GossipSettle, PasswordMode};
 
 /// Elements that may appear once under `<Storage>`: 0.6's own, then our extensions.
 const NODE_ELEMENTS: &[&str] = &[
@@ -78,6 +78,11 @@ const NODE_ELEMENTS: &[&str] = &[
     "TruncateRequestTimeoutInMillis",
     "StreamThroughputOutboundMegabitsPerSec",
     "RingDelayInMillis",
+    "GossipSettleMinWaitInMillis",
+    "GossipSettlePollIntervalInMillis",
+    "GossipSettlePollSuccessesRequired",
+    "SkipWaitForGossipToSettle",
+    "OutboundBindAny",
 ];
 
 /// Elements earlier releases defined that 0.6 silently ignored; we say so.
@@ -278,6 +283,13 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
         range_request_timeout_ms: els.number("RangeRequestTimeoutInMillis", rpc_timeout_ms, 1, u64::MAX)?,
         truncate_request_timeout_ms: els.number("TruncateRequestTimeoutInMillis", 60_000, 1, u64::MAX)?,
         phi_convict_threshold: els.number("PhiConvictThreshold", 8, 5, 16)?,
+        gossip_settle: GossipSettle {
+            min_wait_ms: els.number("GossipSettleMinWaitInMillis", 5000, 0, 3_600_000)?,
+            poll_interval_ms: els.number("GossipSettlePollIntervalInMillis", 1000, 1, 3_600_000)?,
+            polls_required: els.number("GossipSettlePollSuccessesRequired", 3, 1, 1000)?,
+            force_after_polls: els.number("SkipWaitForGossipToSettle", -1, -1, i64::MAX)?,
+        },
+        outbound_bind_any: els.bool("OutboundBindAny", false)?,
         num_tokens,
         initial_tokens,
         max_hint_window_ms: els.number("MaxHintWindowInMs", 3 * 3600 * 1000, 0, u64::MAX)?,

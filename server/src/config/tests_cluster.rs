@@ -272,6 +272,37 @@ fn cluster_extensions_have_cassandra_defaults() {
     assert_eq!(c.truncate_request_timeout_ms, 60_000);
     assert_eq!(c.stream_throughput_outbound_megabits_per_sec, 200);
     assert_eq!(c.ring_delay_ms, 30_000);
+    assert_eq!(
+        c.gossip_settle,
+        GossipSettle { min_wait_ms: 5000, poll_interval_ms: 1000, polls_required: 3, force_after_polls: -1 }
+    );
+    assert!(!c.outbound_bind_any);
+}
+
+#[test]
+fn the_gossip_settle_wait_and_outbound_binding_are_read_and_checked() {
+    let c = ok(&doc(
+        "<GossipSettleMinWaitInMillis>500</GossipSettleMinWaitInMillis>\
+         <GossipSettlePollIntervalInMillis>250</GossipSettlePollIntervalInMillis>\
+         <GossipSettlePollSuccessesRequired>6</GossipSettlePollSuccessesRequired>\
+         <SkipWaitForGossipToSettle>0</SkipWaitForGossipToSettle><OutboundBindAny>true</OutboundBindAny>",
+        "",
+    ));
+    assert_eq!(
+        c.gossip_settle,
+        GossipSettle { min_wait_ms: 500, poll_interval_ms: 250, polls_required: 6, force_after_polls: 0 }
+    );
+    assert!(c.outbound_bind_any);
+    for bad in [
+        "<SkipWaitForGossipToSettle>-2</SkipWaitForGossipToSettle>",
+        "<GossipSettlePollIntervalInMillis>0</GossipSettlePollIntervalInMillis>",
+        "<GossipSettlePollSuccessesRequired>0</GossipSettlePollSuccessesRequired>",
+        "<OutboundBindAny>maybe</OutboundBindAny>",
+    ] {
+        let e = err(&doc(bad, ""));
+        let name = &bad[1..bad.find('>').unwrap_or(1)];
+        assert!(e.to_string().contains(name), "{bad}: {e}");
+    }
 }
 
 #[test]
