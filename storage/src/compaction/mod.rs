@@ -24,10 +24,10 @@ use crate::error::{Result, StorageError};
 use crate::filter::compact_row;
 use crate::sstable::{SsTableReader, SsTableWriter, WriterOptions};
 
-pub mod options;
 mod plan;
 
-pub use options::{CompactionOptions, Strategy};
+pub use model::compaction_options as options;
+pub use model::compaction_options::{CompactionOptions, Strategy};
 use plan::{Output, Placement};
 
 /// What a compaction needs from the engine running it, and nothing more.

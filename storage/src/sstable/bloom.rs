@@ -1,7 +1,7 @@
 //! Bloom filter over partition key bytes, so most reads of absent keys touch no file.
 //!
 //! Probes use double hashing (`h1 + i * h2`) over the two halves of MurmurHash3 x64/128 of the
-//! key, as Cassandra does. The hash (`dht::murmur3::reference_x64_128`) is part of the file format:
+//! key, as Cassandra does. The hash (`dht::reference_x64_128`) is part of the file format:
 //! a filter written today must probe the same bits in every later build.
 
 use crate::data::Reader;
@@ -93,5 +93,5 @@ impl BloomFilter {
 /// Reference MurmurHash3 x64/128; returns (h1, h2). Part of the Filter format: a test pins it
 /// to the `murmur3` crate's output.
 pub fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
-    crate::dht::murmur3::reference_x64_128(data, seed)
+    crate::dht::reference_x64_128(data, seed)
 }

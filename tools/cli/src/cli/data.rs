@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use storage::marshal::AbstractType;
+use model::marshal::AbstractType;
 use thrift_idl::{
     CfDef, Column, ColumnDef, ColumnOrSuperColumn, ColumnParent, ColumnPath, CounterColumn, IndexClause,
     IndexExpression, IndexOperator, KeyRange, KeySlice, SlicePredicate, SliceRange, TCassandraSyncClient,

@@ -225,7 +225,7 @@ impl Session {
             for c in metadata {
                 let mut shown = name_type.to_display_string(&c.name);
                 // BytesType names are hex; show the text too when it is UTF-8, as cassandra-cli did.
-                if name_type == storage::marshal::AbstractType::Bytes {
+                if name_type == model::marshal::AbstractType::Bytes {
                     if let Ok(s) = std::str::from_utf8(&c.name) {
                         shown = format!("{s} ({shown})");
                     }

@@ -3,7 +3,7 @@
 //!
 //! Layers: [`lexer`] and [`parser`] turn text into an [`ast::Statement`]; [`schema`] maps
 //! create/update attributes to Thrift `KsDef`/`CfDef`; [`value`] converts typed text to bytes and
-//! back through `storage::marshal`; [`session::Session`] holds the connection and schema cache and
+//! back through `model::marshal`; [`session::Session`] holds the connection and schema cache and
 //! runs statements (data statements in `data`, schema and describe statements in `ddl`);
 //! [`shell`] splits input into statements and drives batch and interactive runs; [`options`]
 //! reads the command line.

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use storage::marshal::AbstractType;
+use model::marshal::AbstractType;
 use thrift::OrderedFloat;
 use thrift_idl::{CfDef, ColumnDef, IndexType, KsDef};
 

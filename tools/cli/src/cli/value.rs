@@ -5,10 +5,10 @@
 //! the comparator for column names, the sub-comparator for sub-column names, the column's
 //! `validation_class` (else `default_validation_class`) for values, `key_validation_class` for row
 //! keys. `assume` statements override those per column family for this session only.
-//! The conversions themselves are `storage::marshal::AbstractType`'s `from_display_string` and
+//! The conversions themselves are `model::marshal::AbstractType`'s `from_display_string` and
 //! `to_display_string` (Cassandra's `fromString` / `getString`).
 
-use storage::marshal::{AbstractType, MarshalError};
+use model::marshal::{AbstractType, MarshalError};
 use uuid::Uuid;
 
 use super::ast::Term;

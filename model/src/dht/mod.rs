@@ -25,6 +25,8 @@
 //! says whether a token is well formed.
 
 pub(crate) mod murmur3;
+/// The reference MurmurHash3 x64/128, which SSTable bloom filters hash keys with.
+pub use murmur3::reference_x64_128;
 mod ordered;
 mod range;
 pub mod token;

@@ -368,7 +368,7 @@ impl Schema {
 /// A column family's definition with what every request needs parsed once per schema change:
 /// the cell comparator and the value validators (Cassandra's CFMetaData). Front ends validate
 /// and convert requests against it; the engine hands out a shared, immutable copy
-/// ([`crate::engine::Storage::cf_metadata`]) that a schema change replaces.
+/// (the engine's `Storage::cf_metadata`) that a schema change replaces.
 #[derive(Clone, Debug)]
 pub struct CfMetadata {
     pub def: CfDef,
@@ -376,7 +376,7 @@ pub struct CfMetadata {
     pub validators: Validators,
     /// The compaction strategy and options, read once per definition (leniently: see
     /// `CompactionOptions::of`, which warns of what it cannot read).
-    pub compaction: crate::CompactionOptions,
+    pub compaction: crate::compaction_options::CompactionOptions,
     /// `def.keyspace` and `def.name` shared, for the commands that name this column family on
     /// every request (a clone is a count, not a copy).
     shared_names: (Arc<str>, Arc<str>),
@@ -387,7 +387,7 @@ impl CfMetadata {
         let cmp = crate::comparator::CellComparator::for_cf(&def)?;
         let validators = Validators::of(&def)?;
         let shared_names = (Arc::from(def.keyspace.as_str()), Arc::from(def.name.as_str()));
-        let compaction = crate::CompactionOptions::of(&def);
+        let compaction = crate::compaction_options::CompactionOptions::of(&def);
         Ok(CfMetadata { def, cmp, validators, compaction, shared_names })
     }
 

@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 
 use crate::counter;
-use crate::error::{CorruptData, StorageError};
+use crate::error::CorruptData;
 
 /// When a tombstone was written (client µs) and when it was written locally (node seconds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,7 +77,7 @@ pub enum CellKind {
     Counter,
     /// An increment of a counter on its way to the replica that leads it, which turns it into a
     /// [`CellKind::Counter`] cell holding its own new shard. The value is empty. The engine
-    /// never stores one ([`crate::engine::Storage::apply`] refuses it).
+    /// never stores one (the engine's `Storage::apply` refuses it).
     CounterUpdate { delta: i64 },
 }
 
@@ -582,12 +582,6 @@ fn coarse_unix_seconds() -> Option<u64> {
 /// Current time in microseconds since the Unix epoch (the usual client timestamp).
 pub fn now_micros() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
-}
-
-impl From<CorruptData> for StorageError {
-    fn from(e: CorruptData) -> Self {
-        StorageError::Corrupt { file: None, detail: e }
-    }
 }
 
 #[cfg(test)]
