@@ -24,6 +24,7 @@ pub mod messages;
 pub mod messages_paxos;
 pub mod net;
 pub mod paxos;
+pub mod properties;
 pub mod replica;
 pub mod replication;
 pub mod schema_sync;

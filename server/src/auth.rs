@@ -47,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
+use cluster::properties::{self, KeyEnd};
 use md5::{Digest, Md5};
 
 /// How `passwd.properties` stores passwords.
@@ -506,102 +507,24 @@ fn parse_access(path: &Path, entries: Vec<Property>) -> Result<AccessTable, Auth
     Ok(table)
 }
 
-fn read_properties(path: &Path) -> Result<Vec<Property>, AuthSetupError> {
-    let bytes = std::fs::read(path).map_err(|source| AuthSetupError::Io { path: path.to_path_buf(), source })?;
-    // Java reads properties files as ISO-8859-1; accept UTF-8 and fall back to Latin-1.
-    let text = String::from_utf8(bytes).unwrap_or_else(|e| e.into_bytes().iter().map(|&b| char::from(b)).collect());
-    parse_properties(&text).map_err(|(line, reason)| AuthSetupError::BadFile { path: path.to_path_buf(), line, reason })
-}
-
 /// One `key=value` entry, with the line it starts on.
 type Property = (String, String, usize);
 
-/// Parses Java properties text into (key, value, first line) in file order. A key given twice
-/// keeps its last value, as `java.util.Properties` does.
-/// Errors give the line and the reason.
+fn read_properties(path: &Path) -> Result<Vec<Property>, AuthSetupError> {
+    let bytes = std::fs::read(path).map_err(|source| AuthSetupError::Io { path: path.to_path_buf(), source })?;
+    parse_properties(&properties::decode(bytes)).map_err(|(line, reason)| AuthSetupError::BadFile {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    })
+}
+
+/// Parses Java properties text into (key, value, first line) in file order, by Java's rules
+/// ([`cluster::properties`]); a key given twice keeps its last value, as
+/// `java.util.Properties` does. Errors give the line and the reason.
 pub(crate) fn parse_properties(text: &str) -> Result<Vec<Property>, (usize, String)> {
-    let mut out: Vec<Property> = Vec::new();
-    let mut lines = text.lines().enumerate().peekable();
-    while let Some((idx, raw)) = lines.next() {
-        let first_line = idx + 1;
-        let trimmed = raw.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!') {
-            continue;
-        }
-        // Join continuation lines: an odd number of trailing backslashes continues the line.
-        let mut logical = String::from(trimmed);
-        while ends_with_odd_backslashes(&logical) {
-            logical.pop();
-            match lines.next() {
-                Some((_, next)) => logical.push_str(next.trim_start()),
-                None => break,
-            }
-        }
-        let (key, value) = split_entry(&logical).map_err(|reason| (first_line, reason))?;
-        match out.iter_mut().find(|(k, _, _)| *k == key) {
-            Some(existing) => existing.1 = value,
-            None => out.push((key, value, first_line)),
-        }
-    }
-    Ok(out)
-}
-
-fn ends_with_odd_backslashes(s: &str) -> bool {
-    s.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1
-}
-
-/// Splits a logical line into unescaped key and value.
-fn split_entry(line: &str) -> Result<(String, String), String> {
-    let mut chars = line.chars().peekable();
-    let mut key = String::new();
-    while let Some(&c) = chars.peek() {
-        if c == '=' || c == ':' || c.is_whitespace() {
-            break;
-        }
-        chars.next();
-        if c == '\\' {
-            key.push(unescape(&mut chars)?);
-        } else {
-            key.push(c);
-        }
-    }
-    while chars.peek().is_some_and(|c| c.is_whitespace()) {
-        chars.next();
-    }
-    if chars.peek().is_some_and(|&c| c == '=' || c == ':') {
-        chars.next();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-    }
-    let mut value = String::new();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            value.push(unescape(&mut chars)?);
-        } else {
-            value.push(c);
-        }
-    }
-    Ok((key, value))
-}
-
-fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<char, String> {
-    match chars.next() {
-        Some('t') => Ok('\t'),
-        Some('n') => Ok('\n'),
-        Some('r') => Ok('\r'),
-        Some('f') => Ok('\u{c}'),
-        Some('u') => {
-            let hex: String = chars.by_ref().take(4).collect();
-            u32::from_str_radix(&hex, 16)
-                .ok()
-                .filter(|_| hex.len() == 4)
-                .and_then(char::from_u32)
-                .ok_or_else(|| format!("bad \\u escape \\u{hex}"))
-        }
-        Some(other) => Ok(other),
-        None => Ok('\\'),
-    }
+    let entries = properties::parse(text, KeyEnd::Java).map_err(|e| (e.line, e.reason))?;
+    Ok(properties::last_wins(entries).into_iter().map(|p| (p.key, p.value, p.line)).collect())
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
