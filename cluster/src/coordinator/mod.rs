@@ -19,15 +19,18 @@
 mod bootstrap;
 mod cas;
 mod counter;
+mod drain;
 mod index;
 mod leave;
 mod moving;
+mod operation;
 mod placements;
 mod plan;
 mod range;
 mod read;
 mod repair;
 mod ring;
+mod ring_change;
 mod schema;
 mod stream_throttle;
 mod write;
@@ -62,10 +65,14 @@ use crate::Endpoint;
 use placements::{Placement, Placements};
 
 pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
+pub use drain::{DrainError, DrainOutcome};
 pub use index::IndexCommand;
-pub use leave::Transfer;
+pub use leave::{DecommissionOutcome, RemovalOutcome, Transfer};
+pub use moving::{MoveOutcome, MoveTarget};
+pub use operation::{OperationEvent, OperationMode, OperationStep};
 pub use repair::SyncReport;
 pub use ring::{RingEndpoint, RingRange};
+pub use ring_change::{RingChangeError, StepFailure};
 
 /// Why a request failed, in the terms a client sees.
 #[derive(Debug, thiserror::Error)]
