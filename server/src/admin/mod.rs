@@ -43,8 +43,11 @@
 //! work one column family at a time and report progress per column family. Drain takes the
 //! operations lock exclusively, so it never overlaps a flush or compaction started from here.
 
+mod maintenance;
 pub mod ops;
+mod statistics;
 mod toggles;
+mod topology;
 
 use std::sync::Arc;
 use std::time::Duration;

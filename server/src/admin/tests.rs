@@ -433,32 +433,6 @@ async fn raw_tcp_clients_get_one_final_line_per_request() {
     assert_eq!(v.protocol_version, PROTOCOL_VERSION);
 }
 
-/// Decommission, removenode and move wait for any other node's join, leave or move; the node an
-/// operation is about may itself be leaving (a removenode run again).
-#[test]
-fn one_ring_change_at_a_time() {
-    use cluster::token_metadata::TokenMetadata;
-    use storage::dht::Partitioner;
-    let ep = |n: u8| cluster::Endpoint::from(([127, 0, 0, n], 7000));
-    let t = |v: i64| Partitioner::Murmur3.token_from_string(&v.to_string()).expect("token");
-    let mut ring = TokenMetadata::new(Partitioner::Murmur3);
-    for (n, token) in [(1, 10), (2, 20), (3, 30)] {
-        ring.update_normal_tokens(ep(n), [t(token)]).expect("ring");
-    }
-    assert!(super::ops::check_ring_settled("move", &ring, ep(1)).is_ok());
-    let mut leaving = ring.clone();
-    leaving.add_leaving_endpoint(ep(3));
-    assert!(super::ops::check_ring_settled("removenode", &leaving, ep(3)).is_ok(), "its own removal");
-    let refused = super::ops::check_ring_settled("decommission", &leaving, ep(1)).expect_err("another leaves");
-    assert!(refused.to_string().starts_with("decommission: another node is joining, leaving or moving"), "{refused}");
-    let mut moving = ring.clone();
-    moving.add_moving_endpoint(ep(2), t(25)).expect("move");
-    assert!(super::ops::check_ring_settled("removenode", &moving, ep(3)).is_err());
-    let mut joining = ring;
-    joining.add_bootstrap_tokens(ep(4), [t(40)]).expect("join");
-    assert!(super::ops::check_ring_settled("move", &joining, ep(1)).is_err());
-}
-
 /// [`open_node`] with a Thrift server, listening on a free port of 127.0.0.1.
 async fn open_node_serving_thrift(dir: &Path) -> Arc<Node> {
     use crate::thrift::handler::ThriftContext;

@@ -1,7 +1,7 @@
 //! The services an operator stops and starts while the node runs, as with Cassandra's nodetool
 //! before a rolling restart: `disablethrift`/`enablethrift`/`statusthrift` (the Thrift front
 //! end, [`ThriftServer`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
-//! [`StorageService`]); and hinted handoff: `disablehandoff`/`enablehandoff` (whether writes
+//! `StorageService`); and hinted handoff: `disablehandoff`/`enablehandoff` (whether writes
 //! keep hints), `pausehandoff`/`resumehandoff` (whether kept hints are replayed),
 //! `statushandoff` and `truncatehints`; and background compaction per column family:
 //! `disableautocompaction`/`enableautocompaction`. Each stop and start is idempotent: asked
@@ -15,7 +15,6 @@
 use std::sync::Arc;
 
 use admin_protocol::{AutoCompactionResult, HandoffStatus, ServiceStatus, TruncateHintsResult};
-use cluster::storage_service::StorageService;
 use tracing::{info, warn};
 
 use super::ops::{
@@ -140,17 +139,6 @@ async fn renew_generation(node: &Node) -> Result<i32, OpError> {
 
 pub(super) fn status_gossip(node: &Node) -> Result<ServiceStatus, OpError> {
     Ok(unchanged(cluster_service(node, "statusgossip")?.is_gossip_running()))
-}
-
-/// Refuses `op` while gossip is stopped: the ring changes it announces would reach nobody.
-pub(super) fn check_gossiping(service: &StorageService, op: &str) -> Result<(), OpError> {
-    if service.is_gossip_running() {
-        Ok(())
-    } else {
-        Err(OpError::BadRequest(format!(
-            "{op}: gossip is stopped (disablegossip), so no other node would hear of it; run enablegossip first"
-        )))
-    }
 }
 
 fn handoff_status(node: &Node, changed: bool) -> Result<HandoffStatus, OpError> {
