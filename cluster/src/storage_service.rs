@@ -44,6 +44,10 @@ use crate::Endpoint;
 /// How often this node republishes its load.
 const LOAD_INTERVAL: Duration = Duration::from_secs(60);
 
+/// Longest a stopping node (or one that stops gossiping) waits for its shutdown announcement to
+/// be written to its peers: about Cassandra's two gossip intervals of grace.
+pub const SHUTDOWN_ANNOUNCEMENT_GRACE: Duration = Duration::from_secs(2);
+
 /// What the node tells the cluster about itself.
 #[derive(Clone, Debug)]
 pub struct Announcement {
@@ -288,6 +292,15 @@ impl StorageService {
         let told = self.end_gossip(true);
         let _ = self.stop.send(true);
         told
+    }
+
+    /// Waits until the shutdown announcement sent to `told` ([`StorageService::shutdown`],
+    /// [`StorageService::stop_gossiping`]) is written to them, at most
+    /// [`SHUTDOWN_ANNOUNCEMENT_GRACE`], so they mark this node down at once; warns if not.
+    pub async fn wait_for_announcement(&self, told: &[Endpoint]) {
+        if !self.messaging.drain_gossip(told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {
+            warn!("the shutdown announcement did not reach every peer within {SHUTDOWN_ANNOUNCEMENT_GRACE:?}");
+        }
     }
 
     /// Pauses or resumes replaying hints to replicas that came back (Cassandra's

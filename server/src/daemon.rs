@@ -24,10 +24,6 @@ use crate::thrift::handler::ThriftContext;
 use crate::thrift::server::{ThriftServer, ThriftServerError};
 use crate::thrift::ServeOptions;
 
-/// Longest a stopping node (or one that stops gossiping) waits for its shutdown announcement to
-/// be written to its peers.
-pub(crate) const SHUTDOWN_ANNOUNCEMENT_GRACE: Duration = Duration::from_secs(2);
-
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error("{path}: {source}")]
@@ -252,9 +248,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         thrift.close().await;
         let _ = admin.await;
         // Like Cassandra's two gossip intervals of grace after announcing the shutdown.
-        if !messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {
-            warn!("the shutdown announcement did not reach every peer within {SHUTDOWN_ANNOUNCEMENT_GRACE:?}");
-        }
+        service.wait_for_announcement(&told).await;
         messaging.shutdown();
         let s = storage.clone();
         match tokio::task::spawn_blocking(move || s.shutdown()).await {
@@ -275,7 +269,7 @@ async fn refuse_to_join(
 ) -> StartupError {
     tracing::error!("{conflict}");
     let told = service.shutdown();
-    messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await;
+    service.wait_for_announcement(&told).await;
     messaging.shutdown();
     StartupError::TokenConflict(conflict)
 }

@@ -11,7 +11,7 @@ use admin_protocol::*;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
-use super::ops::{
+use super::state::{
     follow, join_paths, run_blocking, select_stores, with_heartbeat, AdminState, OpError, MODE_DRAINED, MODE_NORMAL,
 };
 use super::{ReplyWriter, HEARTBEAT};

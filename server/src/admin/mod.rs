@@ -45,6 +45,7 @@
 
 mod maintenance;
 pub mod ops;
+mod state;
 mod statistics;
 mod toggles;
 mod topology;
@@ -59,7 +60,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::node::Node;
-use ops::AdminState;
+use state::AdminState;
 
 /// How often a running step's progress line is repeated.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);

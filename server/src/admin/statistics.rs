@@ -8,7 +8,7 @@ use cluster::coordinator::CoordinatorError;
 use storage::engine::{CfStats as EngineCfStats, LatencyTotals};
 use storage::StorageError;
 
-use super::ops::{cluster_service, join_paths, AdminState, OpError};
+use super::state::{cluster_service, join_paths, AdminState, OpError};
 use crate::node::Node;
 
 /// This node's host id (announced through gossip); a node built without one (tests) gets the

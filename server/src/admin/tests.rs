@@ -15,7 +15,7 @@ use storage::schema::{CfDef, KeyspaceDef};
 use storage::StorageError;
 use tokio::io::BufReader;
 
-use super::ops::{run_blocking_every, AdminState};
+use super::state::{run_blocking_every, AdminState};
 use super::*;
 use crate::node::Node;
 use cluster::coordinator::{Coordinator, LocalNode};

@@ -13,7 +13,7 @@ use storage::engine::Storage;
 use storage::mutation::RowMutation;
 use tokio::io::BufReader;
 
-use super::ops::AdminState;
+use super::state::AdminState;
 use super::*;
 use crate::node::Node;
 

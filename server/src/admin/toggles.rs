@@ -17,11 +17,10 @@ use std::sync::Arc;
 use admin_protocol::{AutoCompactionResult, HandoffStatus, ServiceStatus, TruncateHintsResult};
 use tracing::{info, warn};
 
-use super::ops::{
+use super::state::{
     cluster_service, select_stores, AdminState, OpError, MODE_DECOMMISSIONED, MODE_DRAINED, MODE_DRAINING,
     MODE_LEAVING, MODE_MOVING,
 };
-use crate::daemon::SHUTDOWN_ANNOUNCEMENT_GRACE;
 use crate::node::Node;
 use crate::thrift::server::{ThriftServer, ThriftServerError};
 
@@ -76,7 +75,7 @@ pub(super) fn status_thrift(node: &Node) -> Result<ServiceStatus, OpError> {
 }
 
 /// Announces the shutdown to the live peers and stops gossiping; waits (at most
-/// [`SHUTDOWN_ANNOUNCEMENT_GRACE`]) until the announcement is written to them, as a stopping
+/// `SHUTDOWN_ANNOUNCEMENT_GRACE`) until the announcement is written to them, as a stopping
 /// node does, so they mark this node down at once.
 pub(super) async fn disable_gossip(state: &AdminState) -> Result<ServiceStatus, OpError> {
     let node = &state.node;
@@ -101,11 +100,7 @@ pub(super) async fn disable_gossip(state: &AdminState) -> Result<ServiceStatus, 
         ));
     }
     let Some(told) = service.stop_gossiping() else { return Ok(unchanged(false)) };
-    if let Some(messaging) = node.coordinator.messaging() {
-        if !messaging.drain_gossip(&told, SHUTDOWN_ANNOUNCEMENT_GRACE).await {
-            warn!("the shutdown announcement did not reach every peer within {SHUTDOWN_ANNOUNCEMENT_GRACE:?}");
-        }
-    }
+    service.wait_for_announcement(&told).await;
     Ok(ServiceStatus { running: service.is_gossip_running(), changed: true })
 }
 

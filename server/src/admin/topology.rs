@@ -12,7 +12,7 @@ use admin_protocol::{DecommissionResult, MoveResult, RemoveNodeResult};
 use cluster::coordinator::{Coordinator, MoveTarget, RingChangeError};
 use tokio::io::AsyncWrite;
 
-use super::ops::{cluster_service, follow, AdminState, OpError};
+use super::state::{cluster_service, follow, AdminState, OpError};
 use super::ReplyWriter;
 
 /// What to do after a move, as Cassandra's documentation says.
