@@ -37,6 +37,8 @@ mod text;
 mod tests;
 #[cfg(test)]
 mod tests_nesting;
+#[cfg(test)]
+mod tests_properties;
 
 pub use parse::MAX_TYPE_NESTING;
 
