@@ -351,28 +351,8 @@ impl Coordinator {
         versions: impl Iterator<Item = (Endpoint, Row)>,
         wait: bool,
     ) -> Result<()> {
-        let want = messages::digest(resolved);
-        let stale: Vec<Endpoint> =
-            versions.filter(|(_, row)| messages::digest(row) != want).map(|(ep, _)| ep).collect();
-        if stale.is_empty() {
-            return Ok(());
-        }
-        let mut m = RowMutation::new(command.keyspace.to_string(), command.key.clone());
-        *m.row_mut(&command.cf) = resolved.clone();
-        let local = self.membership.local();
-        let mut acks: Vec<Pin<Box<dyn Future<Output = bool> + Send + '_>>> = Vec::new();
-        for ep in stale {
-            debug!(%ep, keyspace = %command.keyspace, cf = %command.cf, "read repair");
-            if ep == local {
-                let storage = self.storage.clone();
-                let m = m.clone();
-                let run = self.executor.run(move || storage.apply(m).is_ok());
-                acks.push(Box::pin(async move { matches!(run.await, Ok(true)) }));
-            } else if let Ok(net) = self.net() {
-                let reply = net.send_request(ep, Verb::Mutation, messages::encode_mutation(&m));
-                acks.push(Box::pin(async move { reply.await.is_ok() }));
-            }
-        }
+        let writer = RepairWriter::of(self);
+        let acks = writer.write(command, resolved, versions, "read repair");
         if !wait {
             return Ok(());
         }
@@ -399,6 +379,7 @@ impl Coordinator {
     /// behind (read_repair_chance).
     fn repair_in_background(&self, command: ReadCommand, targets: Vec<Endpoint>, others: Vec<Endpoint>) {
         let Some(net) = self.messaging.clone() else { return };
+        let writer = RepairWriter::of(self);
         let storage = self.storage.clone();
         let local = self.membership.local();
         let timeout = self.settings.timeouts.read;
@@ -410,21 +391,64 @@ impl Coordinator {
             let versions: Vec<(Endpoint, Row)> =
                 everyone.iter().copied().zip(versions).filter_map(|(ep, v)| Some((ep, v?))).collect();
             let resolved = merge_rows(&meta.cmp, versions.iter().map(|(_, r)| r.clone()).collect());
-            let want = messages::digest(&resolved);
-            let mut m = RowMutation::new(command.keyspace.to_string(), command.key.clone());
-            *m.row_mut(&command.cf) = resolved;
-            for (ep, row) in versions {
-                if messages::digest(&row) == want {
-                    continue;
-                }
-                debug!(%ep, keyspace = %command.keyspace, cf = %command.cf, "background read repair");
-                if ep == local {
-                    let _ = storage.apply(m.clone());
-                } else {
-                    let _ = net.send_one_way(ep, Verb::Mutation, messages::encode_mutation(&m));
-                }
-            }
+            // Nobody waits for the answer; the writes are bounded by the write timeout.
+            let acks = writer.write(&command, &resolved, versions.into_iter(), "background read repair");
+            let _ = tokio::time::timeout(timeout, join_all(acks)).await;
         });
+    }
+}
+
+/// How read repair writes the reconciled row to the replicas behind, whether a digest
+/// mismatch waits for it or a background check does not: one mutation of the resolved row
+/// to each replica whose version's digest differs, applied on the request executor here
+/// (never on the event loop) and sent as a Mutation elsewhere.
+struct RepairWriter {
+    storage: Storage,
+    executor: crate::executor::Executor,
+    net: Option<Arc<MessagingService>>,
+    local: Endpoint,
+}
+
+impl RepairWriter {
+    fn of(coordinator: &Coordinator) -> RepairWriter {
+        RepairWriter {
+            storage: coordinator.storage.clone(),
+            executor: coordinator.executor.clone(),
+            net: coordinator.messaging.clone(),
+            local: coordinator.membership.local(),
+        }
+    }
+
+    /// Starts the writes; each future says whether its replica acknowledged.
+    fn write(
+        &self,
+        command: &ReadCommand,
+        resolved: &Row,
+        versions: impl Iterator<Item = (Endpoint, Row)>,
+        what: &str,
+    ) -> Vec<Pin<Box<dyn Future<Output = bool> + Send + '_>>> {
+        let want = messages::digest(resolved);
+        let stale: Vec<Endpoint> =
+            versions.filter(|(_, row)| messages::digest(row) != want).map(|(ep, _)| ep).collect();
+        if stale.is_empty() {
+            return Vec::new();
+        }
+        let mut m = RowMutation::new(command.keyspace.to_string(), command.key.clone());
+        *m.row_mut(&command.cf) = resolved.clone();
+        let mut acks: Vec<Pin<Box<dyn Future<Output = bool> + Send + '_>>> = Vec::new();
+        for ep in stale {
+            debug!(%ep, keyspace = %command.keyspace, cf = %command.cf, "{what}");
+            if ep == self.local {
+                let storage = self.storage.clone();
+                let m = m.clone();
+                let run = self.executor.run(move || storage.apply(m).is_ok());
+                acks.push(Box::pin(async move { matches!(run.await, Ok(true)) }));
+            } else if let Some(net) = &self.net {
+                let reply = net.send_request(ep, Verb::Mutation, messages::encode_mutation(&m));
+                acks.push(Box::pin(async move { reply.await.is_ok() }));
+            }
+        }
+        acks
     }
 }
 
