@@ -92,31 +92,9 @@ impl Replica {
             Err(e) => return fail(reply, from, e.to_string()),
         };
         let storage = self.storage.clone();
-        self.run(reply, move |reply| {
-            let rows = if request.row_filter.is_empty() {
-                storage.scan_slices(
-                    &request.keyspace,
-                    &request.cf,
-                    &request.start,
-                    &request.end,
-                    &request.filter,
-                    request.max_rows as usize,
-                )
-            } else {
-                storage.search(
-                    &request.keyspace,
-                    &request.cf,
-                    &request.start,
-                    &request.end,
-                    &request.row_filter,
-                    &request.filter,
-                    request.max_rows as usize,
-                )
-            };
-            match rows {
-                Ok(rows) => reply.respond(messages::encode_rows(&rows)),
-                Err(e) => reply.fail(e.to_string()),
-            }
+        self.run(reply, move |reply| match read_range(&storage, &request) {
+            Ok(rows) => reply.respond(messages::encode_rows(&rows)),
+            Err(e) => reply.fail(e.to_string()),
         });
     }
 
@@ -190,5 +168,20 @@ impl VerbHandler for Replica {
             Verb::StoreHint => self.store_hint(from, payload, reply),
             other => reply.fail(format!("{other} is not a replica verb")),
         }
+    }
+}
+
+/// A range read as a replica answers it, for another node or this one: the range's rows, or
+/// those an index or a scan finds for the row filter.
+pub(crate) fn read_range(
+    storage: &Storage,
+    request: &messages::RangeRequest,
+) -> storage::Result<Vec<(storage::dht::DecoratedKey, storage::data::Row)>> {
+    let rows = request.max_rows as usize;
+    let (ks, cf, start, end, filter) = (&request.keyspace, &request.cf, &request.start, &request.end, &request.filter);
+    if request.row_filter.is_empty() {
+        storage.scan_slices(ks, cf, start, end, filter, rows)
+    } else {
+        storage.search(ks, cf, start, end, &request.row_filter, filter, rows)
     }
 }

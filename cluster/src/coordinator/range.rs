@@ -259,28 +259,7 @@ impl Coordinator {
         };
         if ep == self.membership.local() {
             let storage = self.storage.clone();
-            let run = self.executor.run(move || {
-                if request.row_filter.is_empty() {
-                    storage.scan_slices(
-                        &request.keyspace,
-                        &request.cf,
-                        &request.start,
-                        &request.end,
-                        &request.filter,
-                        request.max_rows as usize,
-                    )
-                } else {
-                    storage.search(
-                        &request.keyspace,
-                        &request.cf,
-                        &request.start,
-                        &request.end,
-                        &request.row_filter,
-                        &request.filter,
-                        request.max_rows as usize,
-                    )
-                }
-            });
+            let run = self.executor.run(move || crate::replica::read_range(&storage, &request));
             return Box::pin(async move {
                 Ok(run.await.map_err(|_| CoordinatorError::Storage(storage::StorageError::ShuttingDown))??)
             });
