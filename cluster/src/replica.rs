@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
+use storage::dht::Token;
 use storage::engine::Storage;
+use storage::mutation::RowMutation;
+use storage::StorageError;
 use tracing::debug;
 
 use crate::executor::Executor;
@@ -46,25 +49,17 @@ impl Replica {
             Ok(m) => m,
             Err(e) => return fail(reply, from, e.to_string()),
         };
-        if self.storage.writes_may_block() {
-            let storage = self.storage.clone();
-            self.run(reply, move |reply| match storage.apply(mutation) {
-                Ok(()) => reply.respond(Vec::new()),
-                Err(e) => reply.fail(e.to_string()),
-            });
-            return;
-        }
-        match self.storage.apply_deferred(mutation) {
-            Ok(durable) if durable.is_deferred() => {
-                tokio::spawn(async move {
-                    match durable.await {
-                        Ok(()) => reply.respond(Vec::new()),
-                        Err(e) => reply.fail(e.to_string()),
-                    }
-                });
-            }
-            Ok(_) => reply.respond(Vec::new()),
+        let token = self.storage.partitioner().token_for_key(&mutation.key);
+        let write = LocalWrite::start(&self.storage, &self.executor, mutation, token);
+        let answer = |reply: Responder, result: storage::Result<()>| match result {
+            Ok(()) => reply.respond(Vec::new()),
             Err(e) => reply.fail(e.to_string()),
+        };
+        match write {
+            LocalWrite::Done(result) => answer(reply, result),
+            pending => {
+                tokio::spawn(async move { answer(reply, pending.finish().await) });
+            }
         }
     }
 
@@ -183,5 +178,56 @@ pub(crate) fn read_range(
         storage.scan_slices(ks, cf, start, end, filter, rows)
     } else {
         storage.search(ks, cf, start, end, &request.row_filter, filter, rows)
+    }
+}
+
+/// A write to this node's engine under way, started without blocking the caller's thread: the
+/// one way the coordinator's local writes and the replica's Mutation handler apply a mutation.
+/// While [`Storage::writes_may_block`] (a batch-mode commit log waits for its fsync, or flushes
+/// are behind and a writer may have to flush) it runs on the request executor; otherwise it is
+/// applied in place and is durable once its commit log record is written, which the first
+/// writer to wait does for every record queued meanwhile (see `Storage::apply_deferred_at`).
+pub(crate) enum LocalWrite {
+    /// Applied and durable already, or refused.
+    Done(storage::Result<()>),
+    /// Applied; durable once its commit log record is written.
+    Deferred(storage::engine::Durable),
+    /// Applying on the request executor.
+    OnExecutor(tokio::sync::oneshot::Receiver<storage::Result<()>>),
+}
+
+impl LocalWrite {
+    pub(crate) fn start(storage: &Storage, executor: &Executor, mutation: RowMutation, token: Token) -> LocalWrite {
+        if storage.writes_may_block() {
+            let (done, result) = tokio::sync::oneshot::channel();
+            let storage = storage.clone();
+            let job = Box::new(move || {
+                let _ = done.send(storage.apply_at(mutation, token));
+            });
+            return match executor.submit(job) {
+                Ok(()) => LocalWrite::OnExecutor(result),
+                Err(_) => LocalWrite::Done(Err(StorageError::ShuttingDown)),
+            };
+        }
+        match storage.apply_deferred_at(mutation, token) {
+            Ok(durable) if durable.is_deferred() => LocalWrite::Deferred(durable),
+            Ok(_) => LocalWrite::Done(Ok(())),
+            Err(e) => LocalWrite::Done(Err(e)),
+        }
+    }
+
+    /// Whether waiting for it costs anything.
+    pub(crate) fn is_pending(&self) -> bool {
+        !matches!(self, LocalWrite::Done(_))
+    }
+
+    /// Its outcome, once durable. (An executor that stopped before running it answers
+    /// ShuttingDown.)
+    pub(crate) async fn finish(self) -> storage::Result<()> {
+        match self {
+            LocalWrite::Done(result) => result,
+            LocalWrite::Deferred(durable) => durable.await,
+            LocalWrite::OnExecutor(result) => result.await.unwrap_or(Err(StorageError::ShuttingDown)),
+        }
     }
 }

@@ -9,7 +9,6 @@ use std::time::Instant;
 use futures::stream::{FuturesUnordered, StreamExt};
 use smallvec::{smallvec, SmallVec};
 use storage::dht::Token;
-use storage::engine::Durable;
 use storage::mutation::RowMutation;
 
 use super::plan::{check_alive, only_local_meets, quota, write_targets, Quota, Tracker, WriteTargets};
@@ -17,6 +16,7 @@ use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
 use crate::net::Verb;
+use crate::replica::LocalWrite;
 use crate::replication::ReplicationStrategy;
 use crate::trace::trace;
 use crate::Endpoint;
@@ -101,29 +101,20 @@ impl Coordinator {
     /// sync mode promises. (Takes the plans whole: collecting (mutation, token) pairs out of them
     /// reallocated the vector on every request.)
     async fn apply_locally(&self, planned: Vec<Planned>) -> Result<()> {
-        if self.storage.writes_may_block() {
-            // Batch-mode commit log (a write waits for its fsync), or flushes behind (a writer may
-            // have to flush): the caller's thread must not be the one that waits.
-            return self
-                .blocking(move |storage| {
-                    for p in planned {
-                        storage.apply_at(p.mutation, p.token)?;
-                    }
-                    Ok(())
-                })
-                .await;
-        }
         // Inline for the usual batch of one row: no list is allocated for its acknowledgement.
-        let mut pending: SmallVec<[Durable; 1]> = SmallVec::with_capacity(planned.len());
+        let mut pending: SmallVec<[LocalWrite; 1]> = SmallVec::with_capacity(planned.len());
         for p in planned {
-            pending.push(self.storage.apply_deferred_at(p.mutation, p.token)?);
+            match LocalWrite::start(&self.storage, &self.executor, p.mutation, p.token) {
+                LocalWrite::Done(Err(e)) => return Err(e.into()),
+                write => pending.push(write),
+            }
         }
-        if pending.iter().any(|d| d.is_deferred()) {
+        if pending.iter().any(LocalWrite::is_pending) {
             // Let the loop's other connections queue their records first: the first of them to
             // await its acknowledgement then writes them all with one write(2).
             crate::turn::yield_to_ready_tasks().await;
-            for durable in pending {
-                durable.await?;
+            for write in pending {
+                write.finish().await?;
             }
         }
         Ok(())
@@ -246,25 +237,23 @@ impl Coordinator {
     }
 
     /// This node's acknowledgement of mutation `i`.
-    fn local_ack(&self, i: usize, mutation: RowMutation, token: Token) -> Ack<'_> {
+    fn local_ack(&self, i: usize, mutation: RowMutation, token: Token) -> Ack<'static> {
         let local = self.membership.local();
-        if self.storage.writes_may_block() {
-            let storage = self.storage.clone();
-            let run = self.executor.run(move || storage.apply_at(mutation, token).is_ok());
-            return Box::pin(async move { (i, local, matches!(run.await, Ok(true))) });
-        }
-        match self.storage.apply_deferred_at(mutation, token) {
-            Ok(durable) => Box::pin(async move { (i, local, durable.await.is_ok()) }),
-            // Refusals while flushes fail come once per write; the flush's own error is logged.
-            Err(e @ storage::StorageError::FlushFailing { .. }) => {
-                tracing::debug!(error = %e, "local write refused");
-                Box::pin(async move { (i, local, false) })
+        let write = LocalWrite::start(&self.storage, &self.executor, mutation, token);
+        Box::pin(async move {
+            match write.finish().await {
+                Ok(()) => (i, local, true),
+                // Refusals while flushes fail come once per write; the flush's own error is logged.
+                Err(e @ storage::StorageError::FlushFailing { .. }) => {
+                    tracing::debug!(error = %e, "local write refused");
+                    (i, local, false)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "local write failed");
+                    (i, local, false)
+                }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "local write failed");
-                Box::pin(async move { (i, local, false) })
-            }
-        }
+        })
     }
 
     /// Removes every row of a column family on every node of the ring; all must be up.
