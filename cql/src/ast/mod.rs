@@ -1,0 +1,149 @@
+//! The statement tree: what a CQL 3.4.4 statement says, before it meets the schema.
+//!
+//! Every node prints back as valid CQL with `Display`, in a canonical form (upper-case
+//! keywords, `TABLE` for `COLUMNFAMILY`, `c = c + v` for `c += v`) that parses back to the
+//! same tree; DESCRIBE and error messages use it.
+
+mod auth;
+mod ddl;
+mod dml;
+mod function;
+mod ident;
+mod properties;
+mod select;
+mod term;
+mod types;
+
+use std::fmt;
+
+pub use auth::{
+    DropRole, DropUser, ListPermissions, ListRoles, Permission, PermissionChange, Permissions, Resource, RoleChange,
+    RoleName, RoleOption, RoleStatement, UserStatement,
+};
+pub use ddl::{
+    AddedColumn, AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, ColumnDefinition,
+    CreateIndex, CreateKeyspace, CreateTable, CreateTrigger, CreateType, CreateView, IndexTarget, IndexTargetKind,
+    TableElement,
+};
+pub use dml::{
+    Assignment, Attributes, Batch, BatchKind, BatchStatement, Condition, ConditionTarget, Conditions, Delete,
+    Deletion, Insert, InsertValues, Predicate, Update,
+};
+pub use function::{CreateAggregate, CreateFunction, DropFunction};
+pub use ident::{Identifier, QualifiedName};
+pub use properties::{PrimaryKey, Property, PropertyValue, TableOption};
+pub use select::{hinted_selector, marker_selector, Operator, Ordering, Relation, Select, Selectable, Selection, Selector};
+pub use term::{BindMarker, Constant, InValues, Term};
+pub use types::{CqlType, NativeType};
+
+
+use ddl::IfExists;
+use properties::With;
+
+/// `DROP <kind> [IF EXISTS] name` for tables, indexes, types and views.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DropObject {
+    /// `IF EXISTS`
+    pub if_exists: bool,
+    /// What is dropped.
+    pub name: QualifiedName,
+}
+
+/// One CQL statement.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Statement {
+    Use(Identifier),
+    Select(Select),
+    Insert(Insert),
+    Update(Update),
+    Delete(Delete),
+    Batch(Batch),
+    Truncate(QualifiedName),
+    CreateKeyspace(CreateKeyspace),
+    AlterKeyspace(AlterKeyspace),
+    DropKeyspace { if_exists: bool, name: Identifier },
+    CreateTable(CreateTable),
+    AlterTable(AlterTable),
+    DropTable(DropObject),
+    CreateIndex(CreateIndex),
+    DropIndex(DropObject),
+    CreateType(CreateType),
+    AlterType(AlterType),
+    DropType(DropObject),
+    CreateView(CreateView),
+    AlterView { name: QualifiedName, properties: Vec<Property> },
+    DropView(DropObject),
+    CreateTrigger(CreateTrigger),
+    DropTrigger { if_exists: bool, name: Identifier, table: QualifiedName },
+    CreateFunction(CreateFunction),
+    DropFunction(DropFunction),
+    CreateAggregate(CreateAggregate),
+    DropAggregate(DropFunction),
+    CreateRole(RoleStatement),
+    AlterRole(RoleStatement),
+    DropRole(DropRole),
+    ListRoles(ListRoles),
+    GrantRole(RoleChange),
+    RevokeRole(RoleChange),
+    CreateUser(UserStatement),
+    AlterUser(UserStatement),
+    DropUser(DropUser),
+    ListUsers,
+    GrantPermission(PermissionChange),
+    RevokePermission(PermissionChange),
+    ListPermissions(ListPermissions),
+}
+
+fn drop(f: &mut fmt::Formatter<'_>, what: &str, d: &DropObject) -> fmt::Result {
+    write!(f, "DROP {what}{} {}", IfExists(d.if_exists), d.name)
+}
+
+impl fmt::Display for Statement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Statement::Use(ks) => write!(f, "USE {ks}"),
+            Statement::Select(s) => write!(f, "{s}"),
+            Statement::Insert(s) => write!(f, "{s}"),
+            Statement::Update(s) => write!(f, "{s}"),
+            Statement::Delete(s) => write!(f, "{s}"),
+            Statement::Batch(s) => write!(f, "{s}"),
+            Statement::Truncate(t) => write!(f, "TRUNCATE TABLE {t}"),
+            Statement::CreateKeyspace(s) => write!(f, "{s}"),
+            Statement::AlterKeyspace(s) => write!(f, "{s}"),
+            Statement::DropKeyspace { if_exists, name } => write!(f, "DROP KEYSPACE{} {name}", IfExists(*if_exists)),
+            Statement::CreateTable(s) => write!(f, "{s}"),
+            Statement::AlterTable(s) => write!(f, "{s}"),
+            Statement::DropTable(d) => drop(f, "TABLE", d),
+            Statement::CreateIndex(s) => write!(f, "{s}"),
+            Statement::DropIndex(d) => drop(f, "INDEX", d),
+            Statement::CreateType(s) => write!(f, "{s}"),
+            Statement::AlterType(s) => write!(f, "{s}"),
+            Statement::DropType(d) => drop(f, "TYPE", d),
+            Statement::CreateView(s) => write!(f, "{s}"),
+            Statement::AlterView { name, properties } => write!(f, "ALTER MATERIALIZED VIEW {name}{}", With(properties)),
+            Statement::DropView(d) => drop(f, "MATERIALIZED VIEW", d),
+            Statement::CreateTrigger(s) => write!(f, "{s}"),
+            Statement::DropTrigger { if_exists, name, table } => {
+                write!(f, "DROP TRIGGER{} {name} ON {table}", IfExists(*if_exists))
+            }
+            Statement::CreateFunction(s) => write!(f, "{s}"),
+            Statement::DropFunction(s) => s.write(f, "FUNCTION"),
+            Statement::CreateAggregate(s) => write!(f, "{s}"),
+            Statement::DropAggregate(s) => s.write(f, "AGGREGATE"),
+            Statement::CreateRole(s) => s.write(f, "CREATE"),
+            Statement::AlterRole(s) => s.write(f, "ALTER"),
+            Statement::DropRole(s) => write!(f, "{s}"),
+            Statement::ListRoles(s) => write!(f, "{s}"),
+            Statement::GrantRole(s) => write!(f, "GRANT {} TO {}", s.role, s.grantee),
+            Statement::RevokeRole(s) => write!(f, "REVOKE {} FROM {}", s.role, s.grantee),
+            Statement::CreateUser(s) => s.write(f, "CREATE"),
+            Statement::AlterUser(s) => s.write(f, "ALTER"),
+            Statement::DropUser(s) => write!(f, "{s}"),
+            Statement::ListUsers => f.write_str("LIST USERS"),
+            Statement::GrantPermission(s) => write!(f, "GRANT {} ON {} TO {}", s.permissions, s.resource, s.role),
+            Statement::RevokePermission(s) => write!(f, "REVOKE {} ON {} FROM {}", s.permissions, s.resource, s.role),
+            Statement::ListPermissions(s) => write!(f, "{s}"),
+        }
+    }
+}
