@@ -110,7 +110,13 @@ pub(crate) struct SnippetToken {
 /// Appends Cassandra's query snippet, `" (SELECT * [FROMM]...)"`: the text from `from` to `to`,
 /// with `offending` in square brackets, `...` where the query goes on before or after, and the
 /// lines joined without their line breaks.
-pub(crate) fn append_snippet(out: &mut String, query: &str, from: SnippetToken, to: SnippetToken, offending: SnippetToken) {
+pub(crate) fn append_snippet(
+    out: &mut String,
+    query: &str,
+    from: SnippetToken,
+    to: SnippetToken,
+    offending: SnippetToken,
+) {
     // Java's split drops trailing empty strings.
     let mut lines: Vec<String> = query.split('\n').map(str::to_string).collect();
     while lines.len() > 1 && lines.last().is_some_and(String::is_empty) {

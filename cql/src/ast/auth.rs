@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use super::ident::{Comma, Identifier, Joined, QualifiedName};
 use super::ddl::{IfExists, IfNotExists};
+use super::ident::{Comma, Identifier, Joined, QualifiedName};
 use super::term::{quote_string, Constant};
 use super::types::CqlType;
 
@@ -140,7 +140,14 @@ pub struct DropRole {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub enum Permission {
-    Create, Alter, Drop, Select, Modify, Authorize, Describe, Execute,
+    Create,
+    Alter,
+    Drop,
+    Select,
+    Modify,
+    Authorize,
+    Describe,
+    Execute,
 }
 
 impl fmt::Display for Permission {

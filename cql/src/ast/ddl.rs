@@ -350,7 +350,14 @@ impl fmt::Display for AlterKeyspace {
 
 impl fmt::Display for CreateTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CREATE TABLE{} {} ({}){}", IfNotExists(self.if_not_exists), self.name, Comma(&self.elements), With(&self.options))
+        write!(
+            f,
+            "CREATE TABLE{} {} ({}){}",
+            IfNotExists(self.if_not_exists),
+            self.name,
+            Comma(&self.elements),
+            With(&self.options)
+        )
     }
 }
 
@@ -395,7 +402,13 @@ impl fmt::Display for AlterType {
 
 impl fmt::Display for CreateView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CREATE MATERIALIZED VIEW{} {} AS SELECT {}", IfNotExists(self.if_not_exists), self.name, self.selection)?;
+        write!(
+            f,
+            "CREATE MATERIALIZED VIEW{} {} AS SELECT {}",
+            IfNotExists(self.if_not_exists),
+            self.name,
+            self.selection
+        )?;
         write!(f, " FROM {}{} {}{}", self.base_table, Where(&self.where_clause), self.primary_key, With(&self.options))
     }
 }

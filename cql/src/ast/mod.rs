@@ -26,16 +26,17 @@ pub use ddl::{
     TableElement,
 };
 pub use dml::{
-    Assignment, Attributes, Batch, BatchKind, BatchStatement, Condition, ConditionTarget, Conditions, Delete,
-    Deletion, Insert, InsertValues, Predicate, Update,
+    Assignment, Attributes, Batch, BatchKind, BatchStatement, Condition, ConditionTarget, Conditions, Delete, Deletion,
+    Insert, InsertValues, Predicate, Update,
 };
 pub use function::{CreateAggregate, CreateFunction, DropFunction};
 pub use ident::{Identifier, QualifiedName};
 pub use properties::{PrimaryKey, Property, PropertyValue, TableOption};
-pub use select::{hinted_selector, marker_selector, Operator, Ordering, Relation, Select, Selectable, Selection, Selector};
+pub use select::{
+    hinted_selector, marker_selector, Operator, Ordering, Relation, Select, Selectable, Selection, Selector,
+};
 pub use term::{BindMarker, Constant, InValues, Term};
 pub use types::{CqlType, NativeType};
-
 
 use ddl::IfExists;
 use properties::With;
@@ -121,7 +122,9 @@ impl fmt::Display for Statement {
             Statement::AlterType(s) => write!(f, "{s}"),
             Statement::DropType(d) => drop(f, "TYPE", d),
             Statement::CreateView(s) => write!(f, "{s}"),
-            Statement::AlterView { name, properties } => write!(f, "ALTER MATERIALIZED VIEW {name}{}", With(properties)),
+            Statement::AlterView { name, properties } => {
+                write!(f, "ALTER MATERIALIZED VIEW {name}{}", With(properties))
+            }
             Statement::DropView(d) => drop(f, "MATERIALIZED VIEW", d),
             Statement::CreateTrigger(s) => write!(f, "{s}"),
             Statement::DropTrigger { if_exists, name, table } => {

@@ -9,17 +9,52 @@ use super::term::quote_string;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub enum NativeType {
-    Ascii, Bigint, Blob, Boolean, Counter, Date, Decimal, Double, Duration, Float, Inet, Int,
-    Smallint, Text, Time, Timestamp, Timeuuid, Tinyint, Uuid, Varchar, Varint,
+    Ascii,
+    Bigint,
+    Blob,
+    Boolean,
+    Counter,
+    Date,
+    Decimal,
+    Double,
+    Duration,
+    Float,
+    Inet,
+    Int,
+    Smallint,
+    Text,
+    Time,
+    Timestamp,
+    Timeuuid,
+    Tinyint,
+    Uuid,
+    Varchar,
+    Varint,
 }
 
 impl NativeType {
     /// Every native type, in alphabetical order.
     pub const ALL: [NativeType; 21] = [
-        NativeType::Ascii, NativeType::Bigint, NativeType::Blob, NativeType::Boolean, NativeType::Counter,
-        NativeType::Date, NativeType::Decimal, NativeType::Double, NativeType::Duration, NativeType::Float,
-        NativeType::Inet, NativeType::Int, NativeType::Smallint, NativeType::Text, NativeType::Time,
-        NativeType::Timestamp, NativeType::Timeuuid, NativeType::Tinyint, NativeType::Uuid, NativeType::Varchar,
+        NativeType::Ascii,
+        NativeType::Bigint,
+        NativeType::Blob,
+        NativeType::Boolean,
+        NativeType::Counter,
+        NativeType::Date,
+        NativeType::Decimal,
+        NativeType::Double,
+        NativeType::Duration,
+        NativeType::Float,
+        NativeType::Inet,
+        NativeType::Int,
+        NativeType::Smallint,
+        NativeType::Text,
+        NativeType::Time,
+        NativeType::Timestamp,
+        NativeType::Timeuuid,
+        NativeType::Tinyint,
+        NativeType::Uuid,
+        NativeType::Varchar,
         NativeType::Varint,
     ];
 

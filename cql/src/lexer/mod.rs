@@ -20,8 +20,27 @@ use crate::error::{display_token, java_len, SyntaxError, SyntaxErrorKind};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub enum Punct {
-    LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Semicolon, Colon, Dot, Star,
-    Plus, Minus, PlusEq, MinusEq, Eq, Neq, Lt, Lte, Gt, Gte,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Comma,
+    Semicolon,
+    Colon,
+    Dot,
+    Star,
+    Plus,
+    Minus,
+    PlusEq,
+    MinusEq,
+    Eq,
+    Neq,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
 }
 
 impl Punct {
@@ -226,7 +245,13 @@ impl Lexer<'_> {
             let at = self.pos;
             match c {
                 b' ' | b'\t' | b'\n' | b'\r' => {
-                    let n = self.bytes.get(at..).unwrap_or_default().iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+                    let n = self
+                        .bytes
+                        .get(at..)
+                        .unwrap_or_default()
+                        .iter()
+                        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                        .count();
                     self.emit(TokenKind::Trivia, at + n);
                 }
                 b'-' if self.byte(at + 1) == Some(b'-') => self.line_comment(),
@@ -277,9 +302,9 @@ impl Lexer<'_> {
     fn delimited(&mut self, quote: u8) -> Result<(String, usize), SyntaxError> {
         let mut content = String::new();
         let mut i = self.pos + 1;
-        loop {
-            let Some(rest) = self.text.get(i..) else { break };
-            let Some(j) = rest.bytes().position(|b| b == quote) else { break };
+        while let Some((rest, j)) =
+            self.text.get(i..).and_then(|rest| Some((rest, rest.bytes().position(|b| b == quote)?)))
+        {
             content.push_str(rest.get(..j).unwrap_or(""));
             if self.byte(i + j + 1) == Some(quote) {
                 content.push(quote as char);
@@ -407,23 +432,31 @@ mod tests {
     #[test]
     fn longest_match_decides_between_numbers_durations_and_uuids() {
         use TokenKind as T;
-        assert_eq!(kinds("1 1h30m 1.5 -1 1e3 P1D P1Dx 0xff"), [
-            T::Integer, T::Duration, T::Float, T::Integer, T::Float, T::Duration, T::Ident, T::Hex, T::Eof
-        ]);
+        assert_eq!(
+            kinds("1 1h30m 1.5 -1 1e3 P1D P1Dx 0xff"),
+            [T::Integer, T::Duration, T::Float, T::Integer, T::Float, T::Duration, T::Ident, T::Hex, T::Eof]
+        );
         assert_eq!(kinds("123e4567-e89b-12d3-a456-426614174000"), [T::Uuid, T::Eof]);
         assert_eq!(kinds("c-1"), [T::Ident, T::Integer, T::Eof]);
         assert_eq!(kinds("- 1"), [T::Punct(Punct::Minus), T::Integer, T::Eof]);
-        assert_eq!(kinds("-NaN Infinity"), [T::Punct(Punct::Minus), T::Keyword(Keyword::Nan), T::Keyword(Keyword::Infinity), T::Eof]);
+        assert_eq!(
+            kinds("-NaN Infinity"),
+            [T::Punct(Punct::Minus), T::Keyword(Keyword::Nan), T::Keyword(Keyword::Infinity), T::Eof]
+        );
     }
 
     #[test]
     fn strings_names_and_comments() {
         use TokenKind as T;
-        assert_eq!(kinds("'it''s' $$a'b$$ \"My \"\"Col\"\"\""), [
-            T::String("it's".into()), T::String("a'b".into()), T::QuotedName("My \"Col\"".into()), T::Eof
-        ]);
+        assert_eq!(
+            kinds("'it''s' $$a'b$$ \"My \"\"Col\"\"\""),
+            [T::String("it's".into()), T::String("a'b".into()), T::QuotedName("My \"Col\"".into()), T::Eof]
+        );
         assert_eq!(kinds("a -- x\nb // y\nc /* z\n */ d"), [T::Ident, T::Ident, T::Ident, T::Ident, T::Eof]);
-        assert_eq!(kinds("TRUE select expr(x"), [T::Boolean(true), T::Keyword(Keyword::Select), T::ExprParen, T::Ident, T::Eof]);
+        assert_eq!(
+            kinds("TRUE select expr(x"),
+            [T::Boolean(true), T::Keyword(Keyword::Select), T::ExprParen, T::Ident, T::Eof]
+        );
     }
 
     #[test]

@@ -114,8 +114,11 @@ impl Parser<'_> {
     fn starts_permissions(&self, n: usize, after: Keyword) -> bool {
         match self.kind(n) {
             TokenKind::Keyword(Keyword::All) => {
-                self.is_kw(n + 1, Keyword::Permissions) || self.is_kw(n + 1, after) || self.is_kw(n + 1, Keyword::Of)
-                    || self.is_kw(n + 1, Keyword::Norecursive) || *self.kind(n + 1) == TokenKind::Eof
+                self.is_kw(n + 1, Keyword::Permissions)
+                    || self.is_kw(n + 1, after)
+                    || self.is_kw(n + 1, Keyword::Of)
+                    || self.is_kw(n + 1, Keyword::Norecursive)
+                    || *self.kind(n + 1) == TokenKind::Eof
                     || self.is_punct(n + 1, Punct::Semicolon)
             }
             TokenKind::Keyword(k) => permission_of(*k).is_some(),
@@ -194,7 +197,8 @@ impl Parser<'_> {
             self.advance();
             return Ok(Resource::Role(self.role_name()?));
         }
-        if self.is_kw(0, K::Function) && (self.is_function_name(1) || self.is_ident(1)) && !self.is_punct(1, Punct::Dot) {
+        if self.is_kw(0, K::Function) && (self.is_function_name(1) || self.is_ident(1)) && !self.is_punct(1, Punct::Dot)
+        {
             self.advance();
             let name = self.function_name()?;
             let arguments = self.parenthesized_types()?;

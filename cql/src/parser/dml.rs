@@ -3,8 +3,8 @@
 
 use super::{PResult, Parser};
 use crate::ast::{
-    Assignment, Attributes, Batch, BatchKind, BatchStatement, Condition, ConditionTarget, Conditions, Delete,
-    Deletion, Identifier, Insert, InsertValues, Predicate, Term, Update,
+    Assignment, Attributes, Batch, BatchKind, BatchStatement, Condition, ConditionTarget, Conditions, Delete, Deletion,
+    Identifier, Insert, InsertValues, Predicate, Term, Update,
 };
 use crate::lexer::{Keyword, Punct, TokenKind};
 

@@ -63,13 +63,8 @@ pub(crate) struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn new(text: &'a str) -> Parser<'a> {
         let lexed = lex(text);
-        let significant = lexed
-            .tokens
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.kind != TokenKind::Trivia)
-            .map(|(i, _)| i)
-            .collect();
+        let significant =
+            lexed.tokens.iter().enumerate().filter(|(_, t)| t.kind != TokenKind::Trivia).map(|(i, _)| i).collect();
         Parser { text, all: lexed.tokens, significant, pos: 0, depth: 0, deferred: Vec::new(), lex_error: lexed.error }
     }
 

@@ -75,12 +75,12 @@ impl Parser<'_> {
         if what == K::Materialized {
             self.expect_kw(K::View)?;
         }
-        let if_exists = if matches!(what, K::Keyspace | K::Columnfamily | K::Index | K::Type | K::Materialized | K::Trigger)
-        {
-            self.if_exists()?
-        } else {
-            false
-        };
+        let if_exists =
+            if matches!(what, K::Keyspace | K::Columnfamily | K::Index | K::Type | K::Materialized | K::Trigger) {
+                self.if_exists()?
+            } else {
+                false
+            };
         match what {
             K::Keyspace => Ok(Statement::DropKeyspace { if_exists, name: self.keyspace_name()? }),
             K::Columnfamily => Ok(Statement::DropTable(DropObject { if_exists, name: self.table_name()? })),
@@ -378,7 +378,8 @@ impl Parser<'_> {
                 self.advance();
                 AlterTableAction::DropCompactStorage
             } else {
-                let columns = if self.is_punct(0, Punct::LParen) { self.parenthesized_idents()? } else { vec![self.ident()?] };
+                let columns =
+                    if self.is_punct(0, Punct::LParen) { self.parenthesized_idents()? } else { vec![self.ident()?] };
                 let mut timestamp = None;
                 if self.eat_kw(K::Using) {
                     self.expect_kw(K::Timestamp)?;

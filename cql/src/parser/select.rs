@@ -242,7 +242,12 @@ impl Parser<'_> {
             }
             TokenKind::Keyword(Keyword::Contains) => {
                 self.advance();
-                let op = if self.eat_kw(Keyword::Key) { Operator::ContainsKey } else { Operator::Contains };
+                // `CONTAINS key.f()` calls a function of keyspace `key`.
+                let key = self.is_kw(0, Keyword::Key) && !self.is_punct(1, Punct::Dot);
+                if key {
+                    self.advance();
+                }
+                let op = if key { Operator::ContainsKey } else { Operator::Contains };
                 Relation::Column { column, op, value: self.term()? }
             }
             TokenKind::Punct(Punct::LBracket) => {

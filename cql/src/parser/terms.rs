@@ -42,7 +42,9 @@ impl Parser<'_> {
         let constant = match self.kind(0).clone() {
             TokenKind::String(s) => Constant::String(s),
             TokenKind::Integer => Constant::Integer(text.to_string()),
-            TokenKind::Float | TokenKind::Keyword(Keyword::Nan | Keyword::Infinity) => Constant::Float(text.to_string()),
+            TokenKind::Float | TokenKind::Keyword(Keyword::Nan | Keyword::Infinity) => {
+                Constant::Float(text.to_string())
+            }
             TokenKind::Boolean(b) => Constant::Boolean(b),
             TokenKind::Duration => Constant::Duration(text.to_string()),
             TokenKind::Uuid => match uuid::Uuid::parse_str(text) {
@@ -259,7 +261,10 @@ impl Parser<'_> {
             let value = match v {
                 Term::Constant(c) => c,
                 other => {
-                    self.defer(format!("Invalid property value: {other} for property: {key}{}", ddl_marker_note(&other)));
+                    self.defer(format!(
+                        "Invalid property value: {other} for property: {key}{}",
+                        ddl_marker_note(&other)
+                    ));
                     break;
                 }
             };
