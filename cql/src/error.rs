@@ -8,17 +8,7 @@
 //! keyspace names`) are bare sentences. [`SyntaxError`] carries the same message and, as data,
 //! where and what went wrong.
 //!
-//! Where we differ from Cassandra 3.11, on purpose or because ANTLR's exact behaviour depends
-//! on how far its DFAs looked ahead:
-//! - The snippet ends at the offending token. Cassandra's ends up to two tokens later when
-//!   ANTLR had already read them, which depends on the decision being made.
-//! - The highlighted span of a string or quoted name covers its source text; Cassandra uses the
-//!   length of the unescaped text, which puts the `]` a few characters early.
-//! - At a decision that needs several tokens of lookahead, ANTLR sometimes names the second
-//!   token of the failed prediction; we always name the token where the decision started.
-//! - The lexer stops at its first error; Cassandra's carries on, but reports the first error too.
-//! - A `--` or `//` comment may end the input without a newline; Cassandra's lexer requires one.
-//! - Nesting deeper than [`crate::MAX_NESTING`] is refused (Cassandra would overflow its stack).
+//! [`SyntaxError`]'s documentation lists where we differ from Cassandra.
 
 /// What kind of mistake a [`SyntaxError`] reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +32,18 @@ pub enum SyntaxErrorKind {
 }
 
 /// A statement that is not valid CQL.
+///
+/// Where we differ from Cassandra 3.11, on purpose or because ANTLR's exact behaviour depends
+/// on how far its DFAs looked ahead:
+/// - The snippet ends at the offending token. Cassandra's ends up to two tokens later when
+///   ANTLR had already read them, which depends on the decision being made.
+/// - The highlighted span of a string or quoted name covers its source text; Cassandra uses the
+///   length of the unescaped text, which puts the `]` a few characters early.
+/// - At a decision that needs several tokens of lookahead, ANTLR names the token where its DFA
+///   gave up, which may lie a token further or nearer than where our decision gives up.
+/// - The lexer stops at its first error; Cassandra's carries on, but reports the first error too.
+/// - A `--` or `//` comment may end the input without a newline; Cassandra's lexer requires one.
+/// - Nesting deeper than [`crate::MAX_NESTING`] is refused (Cassandra would overflow its stack).
 ///
 /// `line` and `column` are the numbers Cassandra prints: lines count from 1 and columns from 0
 /// (in UTF-16 code units, as Java counts characters). When the parser ran out of input, they are

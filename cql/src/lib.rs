@@ -10,6 +10,20 @@
 //! Main items: [`parse`] (text to [`Statement`]), [`parse_statements`] (a script),
 //! [`tokenize`] (text to [`Token`]s), and the tree in [`ast`], which prints back as CQL.
 //!
+//! ```
+//! use cql::ast::{Relation, Statement};
+//!
+//! let Statement::Select(select) = cql::parse("SELECT name FROM ks.users WHERE id = ?")? else {
+//!     panic!("a SELECT")
+//! };
+//! assert!(matches!(&select.where_clause[0], Relation::Column { column, .. } if column.name() == "id"));
+//! assert_eq!(select.to_string(), "SELECT name FROM ks.users WHERE id = ?");
+//!
+//! let error = cql::parse("SELECT * FROMM t").unwrap_err();
+//! assert_eq!(error.message, "line 1:9 mismatched input 'FROMM' expecting K_FROM (SELECT * [FROMM]...)");
+//! # Ok::<(), cql::SyntaxError>(())
+//! ```
+//!
 //! Why hand-written: Cassandra's ANTLR grammar is the reference, and following it rule by rule
 //! gives Cassandra's error positions and words while keeping recursion bounded
 //! ([`MAX_NESTING`]) and every input, however hostile, answered with a tree or an error.

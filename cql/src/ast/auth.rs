@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::ddl::{IfExists, IfNotExists};
-use super::ident::{Comma, Identifier, Joined, QualifiedName};
+use super::ident::{Comma, Entries, Identifier, Joined, QualifiedName};
 use super::term::{quote_string, Constant};
 use super::types::CqlType;
 
@@ -55,16 +55,7 @@ impl fmt::Display for RoleOption {
             RoleOption::Password(p) => write!(f, "PASSWORD = {}", quote_string(p)),
             RoleOption::Login(b) => write!(f, "LOGIN = {b}"),
             RoleOption::Superuser(b) => write!(f, "SUPERUSER = {b}"),
-            RoleOption::Options(entries) => {
-                f.write_str("OPTIONS = {")?;
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k}: {v}")?;
-                }
-                f.write_str("}")
-            }
+            RoleOption::Options(entries) => write!(f, "OPTIONS = {}", Entries(entries)),
         }
     }
 }

@@ -30,9 +30,10 @@ impl Identifier {
     }
 
     /// The identifier naming `name`, written the simplest way that reads back as `name`: bare
-    /// when it is `[a-z][a-z0-9_]*` and not a keyword, quoted otherwise (Cassandra's
-    /// `ColumnIdentifier.maybeQuote`, which also quotes unreserved keywords to stay safe in every
-    /// position).
+    /// when it is `[a-z][a-z0-9_]*` and no keyword, quoted otherwise. Cassandra's
+    /// `ColumnIdentifier.maybeQuote` leaves unreserved keywords bare; we quote them too, because
+    /// a bare unreserved keyword is not a name in every position (`SELECT json AS x FROM t`
+    /// reads `json` as the JSON keyword, in Cassandra as here).
     pub fn new(name: &str) -> Identifier {
         let plain = name.bytes().next().is_some_and(|c| c.is_ascii_lowercase())
             && name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_');
@@ -116,6 +117,22 @@ impl<T: fmt::Display> fmt::Display for Comma<'_, T> {
             write!(f, "{item}")?;
         }
         Ok(())
+    }
+}
+
+/// Writes `{k: v, ...}`: map literals, UDT literals, property maps.
+pub(crate) struct Entries<'a, K, V>(pub &'a [(K, V)]);
+
+impl<K: fmt::Display, V: fmt::Display> fmt::Display for Entries<'_, K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{k}: {v}")?;
+        }
+        f.write_str("}")
     }
 }
 

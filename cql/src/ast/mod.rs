@@ -52,47 +52,89 @@ pub struct DropObject {
 
 /// One CQL statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
 pub enum Statement {
+    /// `USE ks`
     Use(Identifier),
+    /// `SELECT ...`
     Select(Select),
+    /// `INSERT INTO ...`
     Insert(Insert),
+    /// `UPDATE ...`
     Update(Update),
+    /// `DELETE ...`
     Delete(Delete),
+    /// `BEGIN ... BATCH ... APPLY BATCH`
     Batch(Batch),
+    /// `TRUNCATE [TABLE] t`
     Truncate(QualifiedName),
+    /// `CREATE KEYSPACE ...`
     CreateKeyspace(CreateKeyspace),
+    /// `ALTER KEYSPACE ...`
     AlterKeyspace(AlterKeyspace),
+    /// `DROP KEYSPACE [IF EXISTS] ks`
+    #[allow(missing_docs)]
     DropKeyspace { if_exists: bool, name: Identifier },
+    /// `CREATE TABLE ...`
     CreateTable(CreateTable),
+    /// `ALTER TABLE ...`
     AlterTable(AlterTable),
+    /// `DROP TABLE [IF EXISTS] t`
     DropTable(DropObject),
+    /// `CREATE [CUSTOM] INDEX ...`
     CreateIndex(CreateIndex),
+    /// `DROP INDEX [IF EXISTS] ks.idx`
     DropIndex(DropObject),
+    /// `CREATE TYPE ...`
     CreateType(CreateType),
+    /// `ALTER TYPE ...`
     AlterType(AlterType),
+    /// `DROP TYPE [IF EXISTS] ks.t`
     DropType(DropObject),
+    /// `CREATE MATERIALIZED VIEW ...`
     CreateView(CreateView),
+    /// `ALTER MATERIALIZED VIEW v WITH ...`
+    #[allow(missing_docs)]
     AlterView { name: QualifiedName, properties: Vec<Property> },
+    /// `DROP MATERIALIZED VIEW [IF EXISTS] v`
     DropView(DropObject),
+    /// `CREATE TRIGGER ...`
     CreateTrigger(CreateTrigger),
+    /// `DROP TRIGGER [IF EXISTS] name ON t`
+    #[allow(missing_docs)]
     DropTrigger { if_exists: bool, name: Identifier, table: QualifiedName },
+    /// `CREATE [OR REPLACE] FUNCTION ...` (parsed; Sibyl refuses to run user code)
     CreateFunction(CreateFunction),
+    /// `DROP FUNCTION ...`
     DropFunction(DropFunction),
+    /// `CREATE [OR REPLACE] AGGREGATE ...` (parsed; refused like functions)
     CreateAggregate(CreateAggregate),
+    /// `DROP AGGREGATE ...`
     DropAggregate(DropFunction),
+    /// `CREATE ROLE ...`
     CreateRole(RoleStatement),
+    /// `ALTER ROLE ...`
     AlterRole(RoleStatement),
+    /// `DROP ROLE [IF EXISTS] r`
     DropRole(DropRole),
+    /// `LIST ROLES ...`
     ListRoles(ListRoles),
+    /// `GRANT role TO grantee`
     GrantRole(RoleChange),
+    /// `REVOKE role FROM revokee`
     RevokeRole(RoleChange),
+    /// `CREATE USER ...` (a role that can log in)
     CreateUser(UserStatement),
+    /// `ALTER USER ...`
     AlterUser(UserStatement),
+    /// `DROP USER [IF EXISTS] u`
     DropUser(DropUser),
+    /// `LIST USERS`
     ListUsers,
+    /// `GRANT permission ON resource TO role`
     GrantPermission(PermissionChange),
+    /// `REVOKE permission ON resource FROM role`
     RevokePermission(PermissionChange),
+    /// `LIST permission [ON resource] [OF role] [NORECURSIVE]`
     ListPermissions(ListPermissions),
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::ident::{Comma, Identifier, Joined};
+use super::ident::{Comma, Entries, Identifier, Joined};
 use super::term::Constant;
 
 /// The value of a property.
@@ -22,16 +22,7 @@ impl fmt::Display for PropertyValue {
         match self {
             PropertyValue::Constant(c) => write!(f, "{c}"),
             PropertyValue::Keyword(k) => f.write_str(k),
-            PropertyValue::Map(entries) => {
-                f.write_str("{")?;
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k}: {v}")?;
-                }
-                f.write_str("}")
-            }
+            PropertyValue::Map(entries) => write!(f, "{}", Entries(entries)),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::ident::{Comma, Identifier, QualifiedName};
+use super::ident::{Comma, Entries, Identifier, QualifiedName};
 use super::types::CqlType;
 
 /// A constant as written. Numbers, durations and blobs keep their text: their type, and so
@@ -127,27 +127,9 @@ impl fmt::Display for Term {
             Term::BindMarker(m) => write!(f, "{m}"),
             Term::List(items) => write!(f, "[{}]", Comma(items)),
             Term::Set(items) => write!(f, "{{{}}}", Comma(items)),
-            Term::Map(entries) => {
-                f.write_str("{")?;
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k}: {v}")?;
-                }
-                f.write_str("}")
-            }
+            Term::Map(entries) => write!(f, "{}", Entries(entries)),
             Term::Tuple(items) => write!(f, "({})", Comma(items)),
-            Term::UserType(fields) => {
-                f.write_str("{")?;
-                for (i, (k, v)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k}: {v}")?;
-                }
-                f.write_str("}")
-            }
+            Term::UserType(fields) => write!(f, "{}", Entries(fields)),
             Term::FunctionCall { name, args } => write!(f, "{name}({})", Comma(args)),
             Term::TypeHint { hint, term } => write!(f, "({hint}){term}"),
         }

@@ -193,7 +193,8 @@ impl Parser<'_> {
         if self.eat_kw(K::Keyspace) {
             return Ok(Resource::Keyspace(self.keyspace_name()?));
         }
-        if self.is_kw(0, K::Role) && self.is_role_name(1) && !self.is_punct(1, Punct::Dot) {
+        // `ROLE r` names a role; `role` alone, or `role.t`, names a table.
+        if self.is_kw(0, K::Role) && self.is_role_name(1) {
             self.advance();
             return Ok(Resource::Role(self.role_name()?));
         }

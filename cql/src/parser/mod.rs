@@ -326,3 +326,39 @@ impl<'a> Parser<'a> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_error_in_the_text_wins() {
+        // A rule's error found before a syntax error is reported, as in Cassandra.
+        let e = parse("SELECT * FROM ? WHERE").expect_err("two errors");
+        assert_eq!(e.message, "Bind variables cannot be used for table names");
+        // A parser error before the lexer's stopping point beats the lexer's error.
+        let e = parse("SELECT * FROMM t 'abc").expect_err("two errors");
+        assert_eq!(e.kind, SyntaxErrorKind::Mismatched { expected: "K_FROM".into() });
+        // Reaching the lexer's stopping point reports the lexer's error, even on success.
+        let e = parse("SELECT * FROM t 'abc").expect_err("unterminated");
+        assert_eq!(e.kind, SyntaxErrorKind::Lexer);
+    }
+
+    #[test]
+    fn speculation_leaves_no_trace_of_the_failed_guess() {
+        // `(frozen<int>)` is first tried as a type hint, which records the frozen<int> error;
+        // no term follows, so it is a tuple after all, and the error must go with the guess.
+        let e = parse("INSERT INTO t (c) VALUES ((frozen<int>))").expect_err("not a term");
+        assert_eq!(e.kind, SyntaxErrorKind::NoViableAlternative);
+        assert_eq!(e.token, "frozen");
+        let s = parse("SELECT distinct, b FROM t").expect("distinct is a column");
+        assert_eq!(s.to_string(), "SELECT distinct, b FROM t");
+    }
+
+    #[test]
+    fn scripts_split_on_semicolons() {
+        let statements = parse_statements("USE ks; SELECT * FROM t;; DROP TABLE t").expect("three statements");
+        assert_eq!(statements.len(), 3);
+        assert!(parse_statements("USE ks SELECT").is_err());
+    }
+}

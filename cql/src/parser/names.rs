@@ -138,7 +138,9 @@ impl Parser<'_> {
         }
     }
 
-    /// `allowedFunctionName`
+    /// `allowedFunctionName`. Cassandra lower-cases an IDENT here but keeps an unreserved
+    /// keyword as written (`Map(...)` names the function `Map`); we fold both, as for any other
+    /// unquoted name, since no function can be created under a mixed-case unquoted name.
     pub(crate) fn function_own_name(&mut self) -> PResult<Identifier> {
         if !self.is_function_name(0) {
             return Err(self.no_viable());

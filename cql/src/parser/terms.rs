@@ -284,3 +284,42 @@ fn ddl_marker_note(t: &Term) -> &'static str {
         ""
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{Constant, CqlType, InsertValues, NativeType, Statement, Term};
+    use crate::parse;
+
+    fn value(text: &str) -> Term {
+        match parse(&format!("INSERT INTO t (c) VALUES ({text})")) {
+            Ok(Statement::Insert(i)) => match i.values {
+                InsertValues::Values { mut values, .. } => values.remove(0),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parentheses_are_a_hint_only_when_a_term_follows() {
+        assert_eq!(value("('a')"), Term::Tuple(vec![Term::string("a")]));
+        assert_eq!(
+            value("('org.Foo')'x'"),
+            Term::TypeHint { hint: CqlType::Custom("org.Foo".into()), term: Box::new(Term::string("x")) }
+        );
+        assert!(matches!(value("(int)?"), Term::TypeHint { hint: CqlType::Native(NativeType::Int), .. }));
+        assert!(matches!(value("(ks.udt){a: 1}"), Term::TypeHint { hint: CqlType::UserDefined(_), .. }));
+        assert!(matches!(value("(f(), 1)"), Term::Tuple(v) if v.len() == 2));
+    }
+
+    #[test]
+    fn braces_hold_a_udt_only_when_a_name_and_a_colon_open_them() {
+        assert!(matches!(value("{a: 1}"), Term::UserType(_)));
+        assert!(matches!(value("{\"A\": 1, key: 2}"), Term::UserType(f) if f.len() == 2));
+        assert!(matches!(value("{'a': 1}"), Term::Map(_)));
+        assert!(matches!(value("{f(): 1}"), Term::Map(_)));
+        assert!(matches!(value("{:a: 1}"), Term::Map(_)));
+        assert_eq!(value("{}"), Term::Set(vec![]));
+        assert_eq!(value("-NaN"), Term::Constant(Constant::Float("-NaN".into())));
+    }
+}
