@@ -13,9 +13,16 @@ fn misspelt_keyword() {
         "line 1:15 mismatched input 'FROMM' expecting K_FROM (SELECT a, b, c [FROMM]...)"
     );
     assert_eq!(error("SELEC * FROM t"), "line 1:0 no viable alternative at input 'SELEC' ([SELEC]...)");
+    // The statement's decision is an ANTLR DFA, which rewinds before reporting: the header
+    // names the word it gave up at, the snippet marks where the statement began.
     assert_eq!(
         error("CREATE TABEL t (a int PRIMARY KEY)"),
-        "line 1:7 no viable alternative at input 'TABEL' (CREATE [TABEL]...)"
+        "line 1:7 no viable alternative at input 'TABEL' ([CREATE] TABEL...)"
+    );
+    assert_eq!(error("DROP TABEL t"), "line 1:5 no viable alternative at input 'TABEL' ([DROP] TABEL...)");
+    assert_eq!(
+        error("SELECT * FROM t WHERE a 1"),
+        "line 1:24 no viable alternative at input '1' (SELECT * FROM t WHERE [a] 1)"
     );
     assert_eq!(
         error("INSERT INTO t (a) VALEUS (1)"),

@@ -55,6 +55,8 @@ pub(crate) struct Parser<'a> {
     /// Position in `significant`.
     pos: usize,
     depth: usize,
+    /// Where the statement being parsed starts, in `significant`.
+    statement_start: usize,
     /// Errors of grammar actions: reported at the end, unless a syntax error came first.
     deferred: Vec<SyntaxError>,
     lex_error: Option<SyntaxError>,
@@ -65,7 +67,16 @@ impl<'a> Parser<'a> {
         let lexed = lex(text);
         let significant =
             lexed.tokens.iter().enumerate().filter(|(_, t)| t.kind != TokenKind::Trivia).map(|(i, _)| i).collect();
-        Parser { text, all: lexed.tokens, significant, pos: 0, depth: 0, deferred: Vec::new(), lex_error: lexed.error }
+        Parser {
+            text,
+            all: lexed.tokens,
+            significant,
+            pos: 0,
+            depth: 0,
+            statement_start: 0,
+            deferred: Vec::new(),
+            lex_error: lexed.error,
+        }
     }
 
     /// The first error wins: a deferred one found before the failure, the lexer's when the
@@ -111,6 +122,7 @@ impl<'a> Parser<'a> {
     /// Cassandra's `cqlStatement`: the first keywords decide.
     fn statement(&mut self) -> PResult<Statement> {
         use Keyword as K;
+        self.statement_start = self.pos;
         let TokenKind::Keyword(first) = self.kind(0).clone() else {
             return Err(self.no_viable());
         };
@@ -289,8 +301,23 @@ impl<'a> Parser<'a> {
         self.error_here(SyntaxErrorKind::NoViableAlternative, body)
     }
 
+    /// `no viable alternative at input 'x'` for a decision that began at position `start` and
+    /// gave up at the current token. ANTLR's DFAs rewind the stream before the error is
+    /// reported, so Cassandra's snippet marks the token where the decision began while its
+    /// header names the one where it gave up: `line 1:7 no viable alternative at input 'TABEL'
+    /// ([CREATE] TABEL...)`.
+    pub(crate) fn no_viable_since(&self, start: usize) -> SyntaxError {
+        let body = format!("no viable alternative at input {}", self.shown_token());
+        self.error_marking(SyntaxErrorKind::NoViableAlternative, body, start)
+    }
+
     /// An error at the current token, with Cassandra's header and snippet.
     fn error_here(&self, kind: SyntaxErrorKind, body: String) -> SyntaxError {
+        self.error_marking(kind, body, self.pos)
+    }
+
+    /// An error at the current token whose snippet marks the token at position `mark`.
+    fn error_marking(&self, kind: SyntaxErrorKind, body: String, mark: usize) -> SyntaxError {
         let token = self.token(0);
         let shown = token.display_text(self.text);
         if token.kind == TokenKind::Eof {
@@ -304,10 +331,14 @@ impl<'a> Parser<'a> {
             };
         }
         let mut message = format!("line {}:{} {body}", token.line, token.column);
-        let stream_index = self.significant.get(self.pos).copied().unwrap_or(0);
-        let from = self.all.get(stream_index.saturating_sub(10)).unwrap_or(token);
+        // Cassandra quotes from ten stream tokens (whitespace included) before the marked one to
+        // two after it, but never past what the parser had read.
+        let current = self.significant.get(self.pos).copied().unwrap_or(0);
+        let marked = self.significant.get(mark.min(self.pos)).copied().unwrap_or(current);
+        let at = |i: usize| self.all.get(i).unwrap_or(token);
         let snippet = |t: &Token| SnippetToken { line: t.line, column: t.column, width: token_width(t, self.text) };
-        append_snippet(&mut message, self.text, snippet(from), snippet(token), snippet(token));
+        let (from, to, offending) = (at(marked.saturating_sub(10)), at(current.min(marked + 2)), at(marked));
+        append_snippet(&mut message, self.text, snippet(from), snippet(to), snippet(offending));
         SyntaxError { kind, line: token.line, column: token.column as i32, offset: token.start, token: shown, message }
     }
 

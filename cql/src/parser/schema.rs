@@ -17,7 +17,7 @@ impl Parser<'_> {
         use Keyword as K;
         self.expect_kw(K::Create)?;
         let TokenKind::Keyword(what) = self.kind(0).clone() else {
-            return Err(self.no_viable());
+            return Err(self.no_viable_since(self.statement_start));
         };
         match what {
             K::Keyspace => self.create_keyspace().map(Statement::CreateKeyspace),
@@ -29,7 +29,7 @@ impl Parser<'_> {
             K::Or | K::Function | K::Aggregate => self.create_function_or_aggregate(),
             K::User => self.create_or_alter_user(true).map(Statement::CreateUser),
             K::Role => self.create_or_alter_role(true).map(Statement::CreateRole),
-            _ => Err(self.no_viable()),
+            _ => Err(self.no_viable_since(self.statement_start)),
         }
     }
 
@@ -38,7 +38,7 @@ impl Parser<'_> {
         use Keyword as K;
         self.expect_kw(K::Alter)?;
         let TokenKind::Keyword(what) = self.kind(0).clone() else {
-            return Err(self.no_viable());
+            return Err(self.no_viable_since(self.statement_start));
         };
         match what {
             K::Keyspace => {
@@ -60,7 +60,7 @@ impl Parser<'_> {
             }
             K::User => self.create_or_alter_user(false).map(Statement::AlterUser),
             K::Role => self.create_or_alter_role(false).map(Statement::AlterRole),
-            _ => Err(self.no_viable()),
+            _ => Err(self.no_viable_since(self.statement_start)),
         }
     }
 
@@ -69,7 +69,7 @@ impl Parser<'_> {
         use Keyword as K;
         self.expect_kw(K::Drop)?;
         let TokenKind::Keyword(what) = self.kind(0).clone() else {
-            return Err(self.no_viable());
+            return Err(self.no_viable_since(self.statement_start));
         };
         self.advance();
         if what == K::Materialized {
@@ -100,10 +100,10 @@ impl Parser<'_> {
         }
     }
 
-    /// A `no viable alternative` at the token just consumed (for decisions made after it).
+    /// A `no viable alternative` at the token just consumed, for the statement's decision.
     fn no_viable_before(&mut self) -> crate::error::SyntaxError {
         self.pos = self.pos.saturating_sub(1);
-        self.no_viable()
+        self.no_viable_since(self.statement_start)
     }
 
     /// `property (AND property)*`, each name once.

@@ -224,6 +224,7 @@ impl Parser<'_> {
         if !self.is_ident(0) {
             return Err(self.no_viable());
         }
+        let start = self.pos;
         let column = self.ident()?;
         let relation = match self.kind(0) {
             TokenKind::Keyword(Keyword::Like) => {
@@ -261,7 +262,7 @@ impl Parser<'_> {
                 let op = self.relation_type()?;
                 Relation::Column { column, op, value: self.term()? }
             }
-            _ => return Err(self.no_viable()),
+            _ => return Err(self.no_viable_since(start)),
         };
         out.push(relation);
         Ok(())
