@@ -185,3 +185,29 @@ fn long_flat_inputs_parse_in_linear_time() {
     assert!(parse(&format!("SELECT * FROM t WHERE {relations}")).is_ok());
     assert!(start.elapsed() < std::time::Duration::from_secs(5), "took {:?}", start.elapsed());
 }
+
+#[test]
+fn the_nesting_limit_fits_a_small_stack() {
+    // The parser runs on server threads: 64 levels of every kind of nesting must fit in half of
+    // a Rust thread's default stack, even unoptimised (measured at opt-level 0: at most 640 KiB,
+    // for CAST and frozen<>; under 256 KiB at the test profile's opt-level 1).
+    let n = cql::MAX_NESTING;
+    let texts = [
+        format!("SELECT * FROM t WHERE a = {}1{}", "[(".repeat(n / 2), ")]".repeat(n / 2)),
+        format!("SELECT {}a{} FROM t", "f(".repeat(n), ")".repeat(n)),
+        format!("SELECT {}a{} FROM t", "CAST(".repeat(n), " AS int)".repeat(n)),
+        format!("SELECT * FROM t WHERE {}a = 1{}", "(".repeat(n), ")".repeat(n)),
+        format!("SELECT * FROM t WHERE a = {}1{}", "{a: ".repeat(n), "}".repeat(n)),
+        format!("SELECT * FROM t WHERE a = {}?", "(list<int>)".repeat(n)),
+        format!("CREATE TABLE t (k int PRIMARY KEY, v {}int{})", "frozen<".repeat(n), ">".repeat(n)),
+    ];
+    let worker = std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(move || texts.iter().map(|t| parse(t).map(|_| ()).map_err(|e| e.kind)).collect::<Vec<_>>())
+        .expect("spawns");
+    let results = worker.join().expect("no stack overflow");
+    assert!(
+        results.iter().all(|r| matches!(r, Ok(()) | Err(SyntaxErrorKind::TooDeep | SyntaxErrorKind::Invalid))),
+        "{results:?}"
+    );
+}

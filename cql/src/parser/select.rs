@@ -114,13 +114,36 @@ impl Parser<'_> {
     }
 
     fn unaliased_selector_inner(&mut self) -> PResult<Selectable> {
-        let mut s = self.selector_head()?;
+        // Calls, the recursive case, are kept out of `selector_head` so that the frames on the
+        // recursive path stay small.
+        let special = match self.kind(0) {
+            TokenKind::Keyword(Keyword::Count) => self.is_punct(1, Punct::LParen) && self.is_punct(2, Punct::Star),
+            TokenKind::Keyword(Keyword::Writetime | Keyword::Ttl | Keyword::Cast) => self.is_punct(1, Punct::LParen),
+            _ => false,
+        };
+        let call = !special && self.starts_function_call(0);
+        let mut s = if call { self.selector_call()? } else { self.selector_head()? };
         while self.is_punct(0, Punct::Dot) {
             self.advance();
             let field = self.ident()?;
             s = Selectable::Field { selector: Box::new(s), field };
         }
         Ok(s)
+    }
+
+    /// `f(selector, ...)`, maybe keyspace-qualified.
+    fn selector_call(&mut self) -> PResult<Selectable> {
+        let name = self.function_name()?;
+        self.expect_punct(Punct::LParen)?;
+        let mut args = Vec::new();
+        if !self.eat_punct(Punct::RParen) {
+            args.push(self.unaliased_selector()?);
+            while self.eat_punct(Punct::Comma) {
+                args.push(self.unaliased_selector()?);
+            }
+            self.expect_punct(Punct::RParen)?;
+        }
+        Ok(Selectable::Function { name, args })
     }
 
     fn selector_head(&mut self) -> PResult<Selectable> {
@@ -152,19 +175,6 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        if self.starts_function_call(0) {
-            let name = self.function_name()?;
-            self.expect_punct(Punct::LParen)?;
-            let mut args = Vec::new();
-            if !self.eat_punct(Punct::RParen) {
-                args.push(self.unaliased_selector()?);
-                while self.eat_punct(Punct::Comma) {
-                    args.push(self.unaliased_selector()?);
-                }
-                self.expect_punct(Punct::RParen)?;
-            }
-            return Ok(Selectable::Function { name, args });
-        }
         if self.is_ident(0) {
             return self.ident().map(Selectable::Column);
         }
@@ -193,33 +203,36 @@ impl Parser<'_> {
     }
 
     fn relation_inner(&mut self, out: &mut Vec<Relation>) -> PResult<()> {
+        let tuple = self.is_ident(1) && (self.is_punct(2, Punct::Comma) || self.is_punct(2, Punct::RParen));
+        if self.is_punct(0, Punct::LParen) && !tuple {
+            self.advance();
+            self.relation(out)?;
+            return self.expect_punct(Punct::RParen);
+        }
+        // Kept out of this function so that its frame, on the recursive path, stays small.
+        let relation = self.single_relation()?;
+        out.push(relation);
+        Ok(())
+    }
+
+    /// A relation that is not a parenthesized one.
+    fn single_relation(&mut self) -> PResult<Relation> {
         if *self.kind(0) == TokenKind::ExprParen {
             self.advance();
             let index = QualifiedName::local(self.ident()?);
             self.expect_punct(Punct::Comma)?;
             let expression = self.term()?;
             self.expect_punct(Punct::RParen)?;
-            out.push(Relation::CustomIndex { index, expression });
-            return Ok(());
+            return Ok(Relation::CustomIndex { index, expression });
         }
         if self.eat_kw(Keyword::Token) {
             let columns = self.parenthesized_idents()?;
             let op = self.relation_type()?;
             let value = self.term()?;
-            out.push(Relation::Token { columns, op, value });
-            return Ok(());
+            return Ok(Relation::Token { columns, op, value });
         }
         if self.is_punct(0, Punct::LParen) {
-            let tuple = self.is_ident(1) && (self.is_punct(2, Punct::Comma) || self.is_punct(2, Punct::RParen));
-            if tuple {
-                let relation = self.multi_column_relation()?;
-                out.push(relation);
-            } else {
-                self.advance();
-                self.relation(out)?;
-                self.expect_punct(Punct::RParen)?;
-            }
-            return Ok(());
+            return self.multi_column_relation();
         }
         if !self.is_ident(0) {
             return Err(self.no_viable());
@@ -264,8 +277,7 @@ impl Parser<'_> {
             }
             _ => return Err(self.no_viable_since(start)),
         };
-        out.push(relation);
-        Ok(())
+        Ok(relation)
     }
 
     /// `(a, b) IN ...` or `(a, b) op ...`
