@@ -32,9 +32,7 @@ pub use dml::{
 pub use function::{CreateAggregate, CreateFunction, DropFunction};
 pub use ident::{Identifier, QualifiedName};
 pub use properties::{PrimaryKey, Property, PropertyValue, TableOption};
-pub use select::{
-    hinted_selector, marker_selector, Operator, Ordering, Relation, Select, Selectable, Selection, Selector,
-};
+pub use select::{Operator, Ordering, Relation, Select, Selectable, Selection, Selector};
 pub use term::{BindMarker, Constant, InValues, Term};
 pub use types::{CqlType, NativeType};
 

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use super::ident::{Comma, Identifier, Joined, QualifiedName};
-use super::term::{BindMarker, InValues, Term};
-use super::types::{CqlType, NativeType};
+use super::term::{InValues, Term};
+use super::types::NativeType;
 
 /// What a SELECT returns: `*` or a list of selectors.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -310,14 +310,4 @@ impl fmt::Display for Select {
         }
         Ok(())
     }
-}
-
-/// A type hint in a selector keeps the hinted value as a term; this helper builds it.
-pub fn hinted_selector(hint: CqlType, value: Term) -> Selectable {
-    Selectable::Term(Term::TypeHint { hint, term: Box::new(value) })
-}
-
-/// A bind marker as a selector.
-pub fn marker_selector(marker: BindMarker) -> Selectable {
-    Selectable::Term(Term::BindMarker(marker))
 }

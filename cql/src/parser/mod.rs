@@ -9,10 +9,12 @@
 //!
 //! Recursion is bounded: types, terms, selectors and relations nested deeper than
 //! [`MAX_NESTING`] are refused with a [`SyntaxErrorKind::TooDeep`] error, never a stack
-//! overflow; 64 levels of the deepest kind took under 640 KiB of stack in an unoptimised build.
-//! The functions on recursive paths are kept small for that reason. Every decision looks at a bounded number of tokens, except two speculative parses
-//! that Cassandra's grammar also makes (`SELECT JSON`/`DISTINCT` and type hints), each bounded by
-//! the same nesting limit.
+//! overflow; 64 levels of the deepest kind took under 640 KiB of stack in an unoptimised build,
+//! and the functions on recursive paths are kept small for that reason.
+//!
+//! Every decision looks at a bounded number of tokens, except two speculative parses that
+//! Cassandra's grammar also makes (is `SELECT JSON`/`DISTINCT` followed by a select clause? is
+//! `(type)` followed by a term?), each at most doubling the work of what it guesses over.
 
 mod auth;
 mod dml;
