@@ -22,7 +22,6 @@ pub mod join;
 pub mod membership;
 pub mod messages;
 pub mod messages_paxos;
-pub mod net;
 pub mod paxos;
 pub mod properties;
 pub mod replica;
@@ -33,3 +32,6 @@ pub mod storage_service;
 pub mod token_metadata;
 pub mod trace;
 pub mod turn;
+
+// Internode messaging, a crate of its own, under the path it had as a module of this crate.
+pub use messaging as net;

@@ -8,9 +8,21 @@
 //! listen endpoint, which the requester named in its handshake. Requests are matched to replies
 //! by id, and every request resolves: reply, failure, timeout or shutdown.
 //!
+//! This is the bottom of the cluster's layers: it moves verbs and opaque payloads between
+//! endpoints and knows nothing of what they mean. It must not depend on the data model, the
+//! storage engine, membership or the coordinator; those register [`VerbHandler`]s and encode
+//! their own payloads.
+//!
 //! Main types: [`MessagingService`], [`VerbHandler`] and [`Responder`], [`Verb`], [`NetConfig`].
+#![deny(clippy::unwrap_used)]
+
+/// A node as messaging addresses it: its listen address and storage (internode) port. The same
+/// type as `cluster::Endpoint` and `membership::Endpoint`.
+pub type Endpoint = std::net::SocketAddr;
 
 mod callbacks;
+/// The wire format, reachable for fuzz targets and format tests; not part of the face.
+#[doc(hidden)]
 pub mod codec;
 mod config;
 mod error;

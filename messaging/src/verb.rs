@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::error::UnknownVerb;
+use crate::error::UnknownVerb;
 
 /// What a message asks of its receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -20,14 +20,14 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
-use super::codec::{
+use crate::codec::{
     decode_handshake_reply, encode_frame, encode_handshake, Handshake, HandshakeStatus, MessageKind, ProtocolVersion,
 };
-use super::error::{ConnectionError, SendError};
-use super::reader::ItemReader;
-use super::service::Shared;
-use super::stats::ConnectionStats;
-use super::verb::ConnectionKind;
+use crate::error::{ConnectionError, SendError};
+use crate::reader::ItemReader;
+use crate::service::Shared;
+use crate::stats::ConnectionStats;
+use crate::verb::ConnectionKind;
 use crate::Endpoint;
 
 /// First pause after a failed connection attempt; it doubles up to `RECONNECT_BACKOFF_MAX`.

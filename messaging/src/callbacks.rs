@@ -15,9 +15,9 @@ use tokio::sync::oneshot;
 use tokio::time::{Instant, Sleep};
 use tracing::{debug, warn};
 
-use super::error::RequestError;
-use super::service::Shared;
-use super::verb::Verb;
+use crate::error::RequestError;
+use crate::service::Shared;
+use crate::verb::Verb;
 use crate::Endpoint;
 
 /// What completes a request.

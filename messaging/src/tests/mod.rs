@@ -13,8 +13,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
-use super::{MessagingService, NetConfig, Responder, Timeouts, Verb, VerbHandler};
 use crate::Endpoint;
+use crate::{MessagingService, NetConfig, Responder, Timeouts, Verb, VerbHandler};
 
 /// The longest any single step of a test may take before the test fails.
 const LONG: Duration = Duration::from_secs(10);

@@ -7,11 +7,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::*;
-use crate::net::codec::{
+use crate::codec::{
     decode_handshake_reply, encode_frame, encode_handshake, Decoded, Handshake, HandshakeReply, HandshakeStatus,
     MessageKind, ProtocolVersion, FRAME_HEADER_BYTES,
 };
-use crate::net::{ConnectionKind, RequestError};
+use crate::{ConnectionKind, RequestError};
 
 const MAX_BYTES: usize = 2 << 20;
 

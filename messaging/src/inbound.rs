@@ -11,13 +11,13 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{debug, error, warn};
 
-use super::codec::{
+use crate::codec::{
     decode_frame, decode_handshake, encode_handshake_reply, HandshakeReply, HandshakeStatus, ProtocolVersion,
 };
-use super::error::ConnectionError;
-use super::outbound::HANDSHAKE_TIMEOUT;
-use super::reader::ItemReader;
-use super::service::Shared;
+use crate::error::ConnectionError;
+use crate::outbound::HANDSHAKE_TIMEOUT;
+use crate::reader::ItemReader;
+use crate::service::Shared;
 
 /// Pause after a failed accept (out of file descriptors, say) so the loop does not spin.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::net::{RequestError, SendError};
+use crate::{RequestError, SendError};
 
 const SECOND: Duration = Duration::from_secs(1);
 

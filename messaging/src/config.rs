@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use super::codec::MAX_CLUSTER_NAME_BYTES;
-use super::error::NetError;
-use super::verb::Verb;
+use crate::codec::MAX_CLUSTER_NAME_BYTES;
+use crate::error::NetError;
+use crate::verb::Verb;
 use crate::Endpoint;
 
 /// Longest timeout accepted for a verb, so deadlines never overflow and a typo (ms for s) shows.

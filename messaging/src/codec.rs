@@ -41,8 +41,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::error::{FrameError, HandshakeError};
-use super::verb::ConnectionKind;
+use crate::error::{FrameError, HandshakeError};
+use crate::verb::ConnectionKind;
 use crate::Endpoint;
 
 /// "SBYH": a handshake.

@@ -2,8 +2,8 @@
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::codec::Decoded;
-use super::error::ConnectionError;
+use crate::codec::Decoded;
+use crate::error::ConnectionError;
 
 /// Bytes asked of the socket at least per read, so small frames arrive in few system calls.
 const READ_CHUNK_BYTES: usize = 64 * 1024;

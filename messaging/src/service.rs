@@ -14,14 +14,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use super::callbacks::{Callbacks, Reply, ResponseFuture};
-use super::codec::{Frame, MessageKind};
-use super::config::NetConfig;
-use super::error::{NetError, RequestError, SendError};
-use super::inbound::accept_loop;
-use super::outbound::{outbound_loop, Outbound, Queued};
-use super::stats::{InboundCounters, NetStats, PeerStats};
-use super::verb::{ConnectionKind, Verb};
+use crate::callbacks::{Callbacks, Reply, ResponseFuture};
+use crate::codec::{Frame, MessageKind};
+use crate::config::NetConfig;
+use crate::error::{NetError, RequestError, SendError};
+use crate::inbound::accept_loop;
+use crate::outbound::{outbound_loop, Outbound, Queued};
+use crate::stats::{InboundCounters, NetStats, PeerStats};
+use crate::verb::{ConnectionKind, Verb};
 use crate::Endpoint;
 
 /// How often [`MessagingService::drain_gossip`] looks at the queues.

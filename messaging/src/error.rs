@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::verb::Verb;
+use crate::verb::Verb;
 use crate::Endpoint;
 
 /// A verb number this node does not know.
