@@ -1,17 +1,17 @@
 //! Random rings, topologies and strategies: the replica map must agree with
 //! `natural_endpoints`, and both with the rules and models of the shared suite.
 
+use model::dht::Partitioner;
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use storage::dht::Partitioner;
 
 use std::path::Path;
 
 use super::tests::{check_cluster, check_replicas, cluster, node, t, topology};
 use super::*;
-use crate::snitch::PropertyFileSnitch;
-use crate::token_metadata::random_tokens_with;
+use crate::locator::snitch::PropertyFileSnitch;
+use crate::locator::token_metadata::random_tokens_with;
 
 fn strategy() -> impl proptest::strategy::Strategy<Value = ReplicationStrategy> {
     prop_oneof![

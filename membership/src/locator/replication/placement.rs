@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::snitch::Snitch;
-use crate::token_metadata::TokenMetadata;
+use crate::locator::snitch::Snitch;
+use crate::locator::token_metadata::TokenMetadata;
 use crate::Endpoint;
 
 use super::ReplicationStrategy;

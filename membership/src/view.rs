@@ -2,7 +2,8 @@
 //! them), where each node is (the snitch), which nodes are alive, and each peer's addresses and
 //! load. Cassandra keeps this in StorageService, TokenMetadata and the Gossiper; here one object
 //! holds it for the coordinator, the admin interface and describe_ring, and gossip updates it
-//! ([`crate::gossip::driver`]).
+//! (the gossip loop of `cluster::storage_service`, which turns [`crate::gossip::GossipEvent`]s
+//! into calls here).
 //!
 //! The ring is a clone-on-write snapshot: a request takes an `Arc` of it and of the keyspace's
 //! replica map (built once per ring or replication change) and never holds a lock while it
@@ -13,13 +14,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use model::dht::{Partitioner, Token};
+use model::schema::KeyspaceDef;
 use parking_lot::{Mutex, RwLock};
-use storage::dht::{Partitioner, Token};
-use storage::schema::KeyspaceDef;
 
-use crate::replication::{ReplicaMap, ReplicationError, ReplicationStrategy};
-use crate::snitch::Snitch;
-use crate::token_metadata::TokenMetadata;
+use crate::locator::replication::{ReplicaMap, ReplicationError, ReplicationStrategy};
+use crate::locator::snitch::Snitch;
+use crate::locator::token_metadata::TokenMetadata;
 use crate::Endpoint;
 
 /// What gossip tells about a peer besides its tokens.
@@ -242,7 +243,7 @@ impl Membership {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snitch::SimpleSnitch;
+    use crate::locator::snitch::SimpleSnitch;
 
     fn ep(i: u8) -> Endpoint {
         Endpoint::from(([127, 0, 0, i], 7000))

@@ -22,13 +22,13 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use storage::dht::Token;
-use storage::schema::KeyspaceDef;
+use model::dht::Token;
+use model::schema::KeyspaceDef;
 
 pub use replica_map::ReplicaMap;
 
-use crate::snitch::Snitch;
-use crate::token_metadata::TokenMetadata;
+use crate::locator::snitch::Snitch;
+use crate::locator::token_metadata::TokenMetadata;
 use crate::Endpoint;
 use placement::{Placement, RingView};
 

@@ -4,13 +4,13 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
+use model::dht::{Partitioner, Range};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use storage::dht::{Partitioner, Range};
 
 use super::*;
-use crate::snitch::{Location, PropertyFileSnitch};
-use crate::token_metadata::random_tokens_with;
+use crate::locator::snitch::{Location, PropertyFileSnitch, SimpleSnitch};
+use crate::locator::token_metadata::random_tokens_with;
 
 /// A test cluster: a ring and the snitch that places its nodes.
 pub(super) struct Cluster {
@@ -399,8 +399,8 @@ fn suite_local_strategy() {
     suite(&|_| vec![ReplicationStrategy::Local]);
 }
 
-fn ks(class: &str, options: &[(&str, &str)]) -> storage::schema::KeyspaceDef {
-    let mut ks = storage::schema::KeyspaceDef::new("Keyspace1");
+fn ks(class: &str, options: &[(&str, &str)]) -> model::schema::KeyspaceDef {
+    let mut ks = model::schema::KeyspaceDef::new("Keyspace1");
     ks.strategy_class = class.to_string();
     ks.strategy_options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     ks
@@ -547,7 +547,7 @@ fn pending_ranges_of_a_joining_node() {
     }
     assert_eq!(tm.add_bootstrap_tokens(node(4), [t(25)]), Ok(()));
     let strategy = ReplicationStrategy::Simple { replication_factor: 2 };
-    let map = ReplicaMap::build(&strategy, &tm, &crate::snitch::SimpleSnitch, node(1));
+    let map = ReplicaMap::build(&strategy, &tm, &SimpleSnitch, node(1));
     let nodes = |ns: &[usize]| ns.iter().map(|&n| node(n)).collect::<Vec<_>>();
     // After the join D would replicate (10, 20] (as B's successor) and (20, 25] (its own).
     let mut pending: Vec<(Range, Endpoint)> = map.pending_ranges().to_vec();
@@ -572,7 +572,7 @@ fn pending_ranges_of_a_leaving_node() {
     }
     tm.add_leaving_endpoint(node(3));
     let strategy = ReplicationStrategy::Simple { replication_factor: 2 };
-    let map = ReplicaMap::build(&strategy, &tm, &crate::snitch::SimpleSnitch, node(1));
+    let map = ReplicaMap::build(&strategy, &tm, &SimpleSnitch, node(1));
     let nodes = |ns: &[usize]| ns.iter().map(|&n| node(n)).collect::<Vec<_>>();
     // (10, 20]: B, C now; B, D after: D pending. (20, 30]: C, D now; D, A after: A pending.
     assert_eq!(map.write_endpoints(&t(15)), nodes(&[2, 3, 4]));
@@ -593,7 +593,7 @@ fn pending_ranges_of_a_moving_node() {
     }
     assert_eq!(tm.add_moving_endpoint(node(2), t(35)), Ok(()));
     let strategy = ReplicationStrategy::Simple { replication_factor: 2 };
-    let map = ReplicaMap::build(&strategy, &tm, &crate::snitch::SimpleSnitch, node(1));
+    let map = ReplicaMap::build(&strategy, &tm, &SimpleSnitch, node(1));
     let nodes = |ns: &[usize]| ns.iter().map(|&n| node(n)).collect::<Vec<_>>();
     // After: A 10, C 30, B 35, D 40. (10, 20] goes from B, C to C, B: nothing to take.
     // (30, 35] goes from D, A to B, D: B takes it. (35, 40] from D, A to D, A: nothing.
@@ -636,7 +636,7 @@ fn pending_writes_match_a_model_for_moves() {
         probes.extend(tm.sorted_tokens().iter().cloned());
         for rf in [1, 2, 3] {
             let strategy = ReplicationStrategy::Simple { replication_factor: rf };
-            let map = ReplicaMap::build(&strategy, &moving, &crate::snitch::SimpleSnitch, node(1));
+            let map = ReplicaMap::build(&strategy, &moving, &SimpleSnitch, node(1));
             for token in &probes {
                 let mut expected: Vec<Endpoint> = model_simple(rf, &tm, token);
                 for ep in model_simple(rf, &after, token) {
@@ -668,7 +668,7 @@ fn pending_writes_match_a_model_for_joins_and_leaves() {
             assert_eq!(joining.add_bootstrap_tokens(joiner, tokens.clone()), Ok(()));
             let mut future = c.tm.clone();
             assert!(future.update_normal_tokens(joiner, tokens.clone()).is_ok());
-            let map = ReplicaMap::build(&strategy, &joining, &crate::snitch::SimpleSnitch, c.local);
+            let map = ReplicaMap::build(&strategy, &joining, &SimpleSnitch, c.local);
             let mut all: Vec<Token> = probes.clone();
             all.extend(tokens);
             all.extend(c.tm.sorted_tokens().iter().cloned());
@@ -686,7 +686,7 @@ fn pending_writes_match_a_model_for_joins_and_leaves() {
             leaving.add_leaving_endpoint(leaver);
             let mut after = c.tm.clone();
             after.remove_endpoint(leaver);
-            let map = ReplicaMap::build(&strategy, &leaving, &crate::snitch::SimpleSnitch, c.local);
+            let map = ReplicaMap::build(&strategy, &leaving, &SimpleSnitch, c.local);
             for token in &all {
                 let mut expected: Vec<Endpoint> = model_simple(rf, &c.tm, token);
                 for ep in model_simple(rf, &after, token) {
@@ -704,11 +704,11 @@ fn pending_writes_match_a_model_for_joins_and_leaves() {
 fn local_strategy_is_the_local_node_whatever_the_ring() {
     let empty = TokenMetadata::new(Partitioner::Murmur3);
     let local = node(7);
-    let map = ReplicaMap::build(&ReplicationStrategy::Local, &empty, &crate::snitch::SimpleSnitch, local);
+    let map = ReplicaMap::build(&ReplicationStrategy::Local, &empty, &SimpleSnitch, local);
     assert_eq!(map.endpoints_for(&t(5)), [local]);
     assert_eq!(map.ranges().map(|(r, _)| r.is_full_ring()).collect::<Vec<_>>(), vec![true]);
     assert_eq!(map.effective_ownership().into_iter().collect::<Vec<_>>(), vec![(local, 1.0)]);
-    let natural = ReplicationStrategy::Local.natural_endpoints(&t(5), &empty, &crate::snitch::SimpleSnitch, local);
+    let natural = ReplicationStrategy::Local.natural_endpoints(&t(5), &empty, &SimpleSnitch, local);
     assert_eq!(natural, vec![local]);
 }
 
@@ -716,10 +716,10 @@ fn local_strategy_is_the_local_node_whatever_the_ring() {
 fn an_empty_ring_has_no_replicas() {
     let empty = TokenMetadata::new(Partitioner::Murmur3);
     let strategy = ReplicationStrategy::Simple { replication_factor: 3 };
-    let map = ReplicaMap::build(&strategy, &empty, &crate::snitch::SimpleSnitch, node(1));
+    let map = ReplicaMap::build(&strategy, &empty, &SimpleSnitch, node(1));
     assert!(map.is_empty() && map.endpoints_for(&t(1)).is_empty() && map.write_endpoints(&t(1)).is_empty());
     assert_eq!(map.ranges().count(), 0);
-    assert!(strategy.natural_endpoints(&t(1), &empty, &crate::snitch::SimpleSnitch, node(1)).is_empty());
+    assert!(strategy.natural_endpoints(&t(1), &empty, &SimpleSnitch, node(1)).is_empty());
 }
 
 #[test]
@@ -732,12 +732,8 @@ fn effective_ownership_counts_every_replica() {
     }
     let members: HashSet<Endpoint> = tm.endpoints().collect();
     for (rf, share) in [(1, 0.25), (2, 0.5), (4, 1.0), (9, 1.0)] {
-        let map = ReplicaMap::build(
-            &ReplicationStrategy::Simple { replication_factor: rf },
-            &tm,
-            &crate::snitch::SimpleSnitch,
-            node(1),
-        );
+        let map =
+            ReplicaMap::build(&ReplicationStrategy::Simple { replication_factor: rf }, &tm, &SimpleSnitch, node(1));
         let ownership = map.effective_ownership();
         assert_eq!(ownership.keys().copied().collect::<HashSet<_>>(), members);
         for (ep, owned) in ownership {

@@ -18,10 +18,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use storage::dht::{Partitioner, Range, Token};
+use model::dht::{Partitioner, Range, Token};
 
-use crate::snitch::Snitch;
-use crate::token_metadata::TokenMetadata;
+use crate::locator::snitch::Snitch;
+use crate::locator::token_metadata::TokenMetadata;
 use crate::Endpoint;
 
 use super::placement::{Placement, RingView};

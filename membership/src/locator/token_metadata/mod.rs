@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use model::dht::{Partitioner, Range, Token};
 use rand::Rng;
-use storage::dht::{Partitioner, Range, Token};
 
 use crate::Endpoint;
 
