@@ -20,12 +20,10 @@ pub type Endpoint = std::net::SocketAddr;
 
 pub mod consistency;
 pub mod coordinator;
-pub mod counter_leader;
 pub mod executor;
 pub mod hints;
 pub mod join;
 pub mod messages;
-pub mod messages_paxos;
 pub mod paxos;
 pub mod replica;
 pub mod schema_sync;
@@ -38,3 +36,6 @@ pub use ::membership;
 pub use membership::locator::{replication, snitch, token_metadata};
 pub use membership::{failure_detector, gossip, properties};
 pub use messaging as net;
+
+pub use coordinator::counter::leader as counter_leader;
+pub use paxos::messages as messages_paxos;

@@ -18,7 +18,7 @@
 
 mod bootstrap;
 mod cas;
-mod counter;
+pub(crate) mod counter;
 mod drain;
 mod index;
 mod leave;

@@ -14,8 +14,8 @@
 use storage::data::{decode_row, encode_row, Reader};
 use uuid::Uuid;
 
+use super::{Ballot, Commit};
 use crate::messages::PayloadError;
-use crate::paxos::{Ballot, Commit};
 
 const FORMAT: u8 = 1;
 

@@ -1,7 +1,7 @@
 //! Paxos for compare-and-set, the replica's side (Cassandra's `service.paxos`: Commit,
 //! PaxosState and the three verb handlers): ballots, proposals, the promise and accept rules,
 //! and the handlers of PaxosPrepare, PaxosPropose and PaxosCommit. The coordinator's side (the
-//! rounds) is [`crate::coordinator`]'s `cas`.
+//! rounds) is [`crate::coordinator`]'s `cas`; the payloads of the three verbs are [`messages`].
 //!
 //! Each partition of each column family is its own Paxos instance, run again for every cas:
 //! a round prepares a ballot, proposes an update and commits it; the commit is what the next
@@ -22,6 +22,8 @@
 //! The rounds of one partition on a replica are serialised by a lock ([`LOCKS`]): a decision
 //! reads the state and writes its outcome before another decision reads it.
 
+pub mod messages;
+
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicI64, Ordering as AtomicOrdering};
@@ -36,8 +38,8 @@ use storage::StorageError;
 use tracing::debug;
 use uuid::Uuid;
 
+use self::messages::{PaxosRequest, PrepareResponse};
 use crate::executor::Executor;
-use crate::messages_paxos::{self, PaxosRequest, PrepareResponse};
 use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
 
@@ -307,10 +309,10 @@ pub fn commit(storage: &Storage, r: &PaxosRequest) -> Result<(), StorageError> {
 /// Serves one Paxos verb on this node's engine: the reply payload, or why it failed. The
 /// coordinator calls it directly for the local replica, the handler for other nodes'.
 pub fn serve(storage: &Storage, verb: Verb, payload: &[u8]) -> Result<Vec<u8>, String> {
-    let request = messages_paxos::decode_request(payload).map_err(|e| e.to_string())?;
+    let request = messages::decode_request(payload).map_err(|e| e.to_string())?;
     match verb {
-        Verb::PaxosPrepare => prepare(storage, &request).map(|r| messages_paxos::encode_prepare_response(&r)),
-        Verb::PaxosPropose => propose(storage, &request).map(messages_paxos::encode_propose_response),
+        Verb::PaxosPrepare => prepare(storage, &request).map(|r| messages::encode_prepare_response(&r)),
+        Verb::PaxosPropose => propose(storage, &request).map(messages::encode_propose_response),
         Verb::PaxosCommit => commit(storage, &request).map(|()| Vec::new()),
         other => return Err(format!("{other} is not a Paxos verb")),
     }

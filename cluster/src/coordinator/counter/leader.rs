@@ -1,7 +1,7 @@
 //! The leader's side of the CounterMutation verb: another coordinator chose this node to lead
-//! a counter write ([`crate::coordinator`]'s counter path). The work (a locked read and write of
-//! the local shard, then a write to the other replicas) is the coordinator's own
-//! [`Coordinator::lead_counter_write`]; this only decodes, runs it and answers.
+//! a counter write (the coordinator's counter path, `coordinator::counter`). The work (a locked
+//! read and write of the local shard, then a write to the other replicas) is the coordinator's
+//! own [`Coordinator::lead_counter_write`]; this only decodes, runs it and answers.
 
 use std::sync::{Arc, Weak};
 

@@ -10,6 +10,11 @@
 //!
 //! Deletions of counters (`remove_counter`) are not increments: they take the ordinary write
 //! path ([`Coordinator::mutate`]).
+//!
+//! The leader's side of the verb, the handler that runs [`Coordinator::lead_counter_write`] for
+//! another coordinator, is [`leader`].
+
+pub mod leader;
 
 use std::time::Instant;
 
