@@ -50,16 +50,16 @@ impl Replica {
             Err(e) => return fail(reply, from, e.to_string()),
         };
         let token = self.storage.partitioner().token_for_key(&mutation.key);
-        let write = LocalWrite::start(&self.storage, &self.executor, mutation, token);
         let answer = |reply: Responder, result: storage::Result<()>| match result {
             Ok(()) => reply.respond(Vec::new()),
             Err(e) => reply.fail(e.to_string()),
         };
-        match write {
-            LocalWrite::Done(result) => answer(reply, result),
-            pending => {
+        match LocalWrite::start(&self.storage, &self.executor, mutation, token) {
+            Ok(LocalWrite::Done) => answer(reply, Ok(())),
+            Ok(pending) => {
                 tokio::spawn(async move { answer(reply, pending.finish().await) });
             }
+            Err(e) => answer(reply, Err(e)),
         }
     }
 
@@ -188,8 +188,8 @@ pub(crate) fn read_range(
 /// applied in place and is durable once its commit log record is written, which the first
 /// writer to wait does for every record queued meanwhile (see `Storage::apply_deferred_at`).
 pub(crate) enum LocalWrite {
-    /// Applied and durable already, or refused.
-    Done(storage::Result<()>),
+    /// Applied and durable already.
+    Done,
     /// Applied; durable once its commit log record is written.
     Deferred(storage::engine::Durable),
     /// Applying on the request executor.
@@ -197,35 +197,52 @@ pub(crate) enum LocalWrite {
 }
 
 impl LocalWrite {
-    pub(crate) fn start(storage: &Storage, executor: &Executor, mutation: RowMutation, token: Token) -> LocalWrite {
+    /// Starts the write; an engine that refuses it in place answers at once. (Inlined: it is on
+    /// every write's path, where the executor's branch is the rare one.)
+    #[inline]
+    pub(crate) fn start(
+        storage: &Storage,
+        executor: &Executor,
+        mutation: RowMutation,
+        token: Token,
+    ) -> storage::Result<LocalWrite> {
         if storage.writes_may_block() {
-            let (done, result) = tokio::sync::oneshot::channel();
-            let storage = storage.clone();
-            let job = Box::new(move || {
-                let _ = done.send(storage.apply_at(mutation, token));
-            });
-            return match executor.submit(job) {
-                Ok(()) => LocalWrite::OnExecutor(result),
-                Err(_) => LocalWrite::Done(Err(StorageError::ShuttingDown)),
-            };
+            return LocalWrite::start_on_executor(storage, executor, mutation, token);
         }
-        match storage.apply_deferred_at(mutation, token) {
-            Ok(durable) if durable.is_deferred() => LocalWrite::Deferred(durable),
-            Ok(_) => LocalWrite::Done(Ok(())),
-            Err(e) => LocalWrite::Done(Err(e)),
+        let durable = storage.apply_deferred_at(mutation, token)?;
+        Ok(if durable.is_deferred() { LocalWrite::Deferred(durable) } else { LocalWrite::Done })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn start_on_executor(
+        storage: &Storage,
+        executor: &Executor,
+        mutation: RowMutation,
+        token: Token,
+    ) -> storage::Result<LocalWrite> {
+        let (done, result) = tokio::sync::oneshot::channel();
+        let storage = storage.clone();
+        let job = Box::new(move || {
+            let _ = done.send(storage.apply_at(mutation, token));
+        });
+        match executor.submit(job) {
+            Ok(()) => Ok(LocalWrite::OnExecutor(result)),
+            Err(_) => Err(StorageError::ShuttingDown),
         }
     }
 
     /// Whether waiting for it costs anything.
+    #[inline]
     pub(crate) fn is_pending(&self) -> bool {
-        !matches!(self, LocalWrite::Done(_))
+        !matches!(self, LocalWrite::Done)
     }
 
     /// Its outcome, once durable. (An executor that stopped before running it answers
     /// ShuttingDown.)
     pub(crate) async fn finish(self) -> storage::Result<()> {
         match self {
-            LocalWrite::Done(result) => result,
+            LocalWrite::Done => Ok(()),
             LocalWrite::Deferred(durable) => durable.await,
             LocalWrite::OnExecutor(result) => result.await.unwrap_or(Err(StorageError::ShuttingDown)),
         }

@@ -231,6 +231,7 @@ pub fn prefer_second(a: &Cell, b: &Cell) -> bool {
 }
 
 /// [`prefer_second`] for versions however they are stored.
+#[inline]
 pub fn second_version_wins(a: Version<'_>, b: Version<'_>) -> bool {
     match a.timestamp.cmp(&b.timestamp) {
         Ordering::Less => return true,
@@ -351,6 +352,7 @@ const CELL_EXPIRING_LONG: u8 = 3;
 const CELL_COUNTER: u8 = 4;
 const CELL_COUNTER_UPDATE: u8 = 5;
 
+#[inline]
 pub fn encode_deletion(d: &DeletionTime, out: &mut Vec<u8>) {
     out.extend_from_slice(&d.marked_at.to_be_bytes());
     out.extend_from_slice(&d.local_deletion_time.to_be_bytes());
@@ -451,6 +453,7 @@ impl<'a> Reader<'a> {
         self.pos >= self.buf.len()
     }
 
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], CorruptData> {
         if self.remaining() < n {
             return Err(CorruptData::Truncated { at: self.pos, wanted: n });
@@ -460,6 +463,7 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self) -> Result<[u8; N], CorruptData> {
         let s = self.bytes(N)?;
         let mut a = [0u8; N];
@@ -467,36 +471,45 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
+    #[inline]
     pub fn u8(&mut self) -> Result<u8, CorruptData> {
         Ok(self.array::<1>()?[0])
     }
+    #[inline]
     pub fn u16(&mut self) -> Result<u16, CorruptData> {
         Ok(u16::from_be_bytes(self.array()?))
     }
+    #[inline]
     pub fn u32(&mut self) -> Result<u32, CorruptData> {
         Ok(u32::from_be_bytes(self.array()?))
     }
+    #[inline]
     pub fn u64(&mut self) -> Result<u64, CorruptData> {
         Ok(u64::from_be_bytes(self.array()?))
     }
+    #[inline]
     pub fn i32(&mut self) -> Result<i32, CorruptData> {
         Ok(i32::from_be_bytes(self.array()?))
     }
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, CorruptData> {
         Ok(i64::from_be_bytes(self.array()?))
     }
     /// A u16-length-prefixed byte string.
+    #[inline]
     pub fn short_bytes(&mut self) -> Result<&'a [u8], CorruptData> {
         let n = self.u16()? as usize;
         self.bytes(n)
     }
     /// A u32-length-prefixed byte string.
+    #[inline]
     pub fn long_bytes(&mut self) -> Result<&'a [u8], CorruptData> {
         let n = self.u32()? as usize;
         self.bytes(n)
     }
 }
 
+#[inline]
 pub fn decode_deletion(r: &mut Reader<'_>) -> Result<DeletionTime, CorruptData> {
     Ok(DeletionTime { marked_at: r.i64()?, local_deletion_time: r.i32()? })
 }

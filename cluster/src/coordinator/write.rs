@@ -104,10 +104,7 @@ impl Coordinator {
         // Inline for the usual batch of one row: no list is allocated for its acknowledgement.
         let mut pending: SmallVec<[LocalWrite; 1]> = SmallVec::with_capacity(planned.len());
         for p in planned {
-            match LocalWrite::start(&self.storage, &self.executor, p.mutation, p.token) {
-                LocalWrite::Done(Err(e)) => return Err(e.into()),
-                write => pending.push(write),
-            }
+            pending.push(LocalWrite::start(&self.storage, &self.executor, p.mutation, p.token)?);
         }
         if pending.iter().any(LocalWrite::is_pending) {
             // Let the loop's other connections queue their records first: the first of them to
@@ -241,7 +238,11 @@ impl Coordinator {
         let local = self.membership.local();
         let write = LocalWrite::start(&self.storage, &self.executor, mutation, token);
         Box::pin(async move {
-            match write.finish().await {
+            let result = match write {
+                Ok(write) => write.finish().await,
+                Err(e) => Err(e),
+            };
+            match result {
                 Ok(()) => (i, local, true),
                 // Refusals while flushes fail come once per write; the flush's own error is logged.
                 Err(e @ storage::StorageError::FlushFailing { .. }) => {

@@ -74,6 +74,7 @@ impl DecoratedKey {
 }
 
 impl Ord for DecoratedKey {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         // Equal prefixes can still hide different lengths (zero padding), so fall back to the
         // full comparison then.
@@ -82,6 +83,7 @@ impl Ord for DecoratedKey {
 }
 
 impl PartialOrd for DecoratedKey {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
