@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use storage::system::traces::{TraceEvent, TraceSession};
+use storage::{TraceEvent, TraceSession};
 use uuid::Uuid;
 
 /// Node part of the version 1 UUIDs of trace sessions and events.

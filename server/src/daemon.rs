@@ -110,9 +110,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
     let storage = Storage::open(engine_config)?;
     storage.check_cluster_name(&config.cluster_name)?;
     // system_auth shows the authenticator's users as this start read them.
-    for (cf, rows) in storage::system::derived::auth_rows(&authenticator.system_auth_users()) {
-        storage.replace_derived_rows(storage::system::derived::AUTH_KEYSPACE, cf, rows)?;
-    }
+    storage.replace_auth_users(&authenticator.system_auth_users())?;
     let state = storage.local_state();
     let saved = saved_tokens(&state.tokens, partitioner)?;
     let host_id = state.host_id.to_string();

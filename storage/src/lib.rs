@@ -17,17 +17,29 @@
 // engine's own `crate::data` paths meaning what they always meant.
 pub use model::{comparator, counter, data, dht, filter, marshal, mutation, schema, schema_rules};
 
+#[doc(hidden)]
 pub mod block_cache;
 pub(crate) mod cfs;
+#[doc(hidden)]
 pub mod commitlog;
 pub(crate) mod compaction;
 pub mod directories;
 pub mod engine;
 pub mod error;
 pub mod index;
+#[doc(hidden)]
 pub mod memtable;
+#[doc(hidden)]
 pub mod sstable;
+#[doc(hidden)]
 pub mod system;
+
+// What the coordinator, the daemon and the admin interface use of the system keyspace: types and
+// rules, not its tables, which they reach only through `engine::Storage`'s methods.
+pub use system::derived::AuthUser;
+pub use system::paxos::{ballot_micros, ballot_order, PaxosRecord, StoredCommit};
+pub use system::traces::{TraceEvent, TraceSession};
+pub use system::{is_builtin_keyspace, PeerInfo};
 
 pub use compaction::{CleanupSummary, CompactionInfo, CompactionOptions, ScrubSummary};
 pub use error::{Result, StorageError};

@@ -9,7 +9,7 @@
 //! does it announce itself NORMAL and take reads.
 
 use storage::dht::Range;
-use storage::system::is_builtin_keyspace;
+use storage::is_builtin_keyspace;
 use tracing::info;
 
 use super::{Coordinator, CoordinatorError, Result, SyncReport};

@@ -15,7 +15,7 @@
 //! [`super::ring_change`].
 
 use storage::dht::Range;
-use storage::system::is_builtin_keyspace;
+use storage::is_builtin_keyspace;
 use tracing::{info, warn};
 
 use super::operation::{OperationEvent, OperationMode, Report};

@@ -45,13 +45,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use storage::data::{now_micros, now_seconds};
+use storage::data::now_micros;
 use storage::dht::{KeyBound, Partitioner, Token};
 use storage::engine::Storage;
 use storage::filter::ReadFilter;
 use storage::schema::{CfMetadata, KeyspaceDef};
-use storage::system::traces::{self, TraceEvent, TraceSession};
 use storage::StorageError;
+use storage::{TraceEvent, TraceSession};
 
 use crate::consistency::ConsistencyLevel;
 use crate::executor::Executor;
@@ -314,8 +314,8 @@ impl Coordinator {
     /// Writes a traced request's session row and events to `system_traces` on this node (the
     /// keyspace is local: a trace is read back through the node that coordinated it).
     pub async fn record_trace(&self, session: TraceSession, events: Vec<TraceEvent>) -> Result<()> {
-        let m = traces::session_mutation(&session, &events, now_micros(), now_seconds());
-        self.blocking(move |storage| Ok(storage.apply(m)?)).await
+        let timestamp = now_micros();
+        self.blocking(move |storage| Ok(storage.record_trace(&session, &events, timestamp)?)).await
     }
 
     /// This node's address, as trace sessions name their coordinator.

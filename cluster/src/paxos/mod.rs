@@ -33,8 +33,8 @@ use parking_lot::Mutex;
 use storage::data::{now_micros, Row};
 use storage::engine::Storage;
 use storage::mutation::RowMutation;
-use storage::system::paxos::{ballot_micros, ballot_order, PaxosRecord, StoredCommit};
 use storage::StorageError;
+use storage::{ballot_micros, ballot_order, PaxosRecord, StoredCommit};
 use tracing::debug;
 use uuid::Uuid;
 

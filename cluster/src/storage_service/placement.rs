@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use storage::dht::{Partitioner, Token};
 use storage::engine::Storage;
-use storage::system::PeerInfo;
+use storage::PeerInfo;
 use tracing::{debug, info, warn};
 
 use super::StorageService;

@@ -181,7 +181,7 @@ pub(super) async fn cleanup<W: AsyncWrite + Unpin>(
             done.push(nothing(format!("this node is the only one in the ring ({ring_size} token) and owns every key")));
             continue;
         }
-        if storage::system::is_builtin_keyspace(&ks.name) {
+        if storage::is_builtin_keyspace(&ks.name) {
             done.push(nothing("a system keyspace, local to this node".into()));
             continue;
         }

@@ -220,7 +220,7 @@ impl Authenticator {
     /// SimpleAuthenticator each user of passwd.properties, a superuser when it may change
     /// keyspaces (`<modify-keyspaces>`), with its grants of access.properties on `data/<ks>`
     /// and `data/<ks>/<cf>` (read-only: SELECT; read-write: MODIFY and SELECT).
-    pub fn system_auth_users(&self) -> Vec<storage::system::derived::AuthUser> {
+    pub fn system_auth_users(&self) -> Vec<storage::AuthUser> {
         let Authenticator::Simple(simple) = self else { return Vec::new() };
         let tables = simple.tables();
         let access = &tables.access;
@@ -243,11 +243,7 @@ impl Authenticator {
                         grants.insert(resource.clone(), vec!["SELECT".to_string()]);
                     }
                 }
-                storage::system::derived::AuthUser {
-                    name: name.clone(),
-                    superuser: access.modify_keyspaces.contains(name),
-                    grants,
-                }
+                storage::AuthUser { name: name.clone(), superuser: access.modify_keyspaces.contains(name), grants }
             })
             .collect()
     }

@@ -9,9 +9,26 @@ use crate::data::{now_seconds, DeletionTime};
 use crate::dht::KeyBound;
 use crate::error::{Result, StorageError};
 use crate::mutation::RowMutation;
+use crate::system::traces::{TraceEvent, TraceSession};
 use crate::system::{self, derived};
 
 impl Storage {
+    /// Shows `users` (the authenticator's, as this start read them) in `system_auth.roles` and
+    /// `role_permissions`, replacing what those tables held.
+    pub fn replace_auth_users(&self, users: &[derived::AuthUser]) -> Result<()> {
+        for (cf, rows) in derived::auth_rows(users) {
+            self.replace_derived_rows(derived::AUTH_KEYSPACE, cf, rows)?;
+        }
+        Ok(())
+    }
+
+    /// Records a traced request: its `session` row and its `events` in `system_traces`, written
+    /// at `timestamp` (µs) and expiring a day after now. Blocks on the commit log like
+    /// [`Storage::apply`].
+    pub fn record_trace(&self, session: &TraceSession, events: &[TraceEvent], timestamp: i64) -> Result<()> {
+        self.apply(system::traces::session_mutation(session, events, timestamp, now_seconds()))
+    }
+
     /// Makes `keyspace.cf`, a column family of a derived built-in keyspace, hold exactly `rows`
     /// (cell timestamps are ignored): every row not in `rows` is deleted, and each row of `rows`
     /// replaces what its key held (a row tombstone, then its cells one microsecond later).
