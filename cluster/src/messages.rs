@@ -31,8 +31,8 @@ use storage::filter::{CountUnit, ReadFilter};
 use storage::index::{IndexExpression, IndexOperator};
 use storage::mutation::RowMutation;
 
-/// The only payload format so far.
-const FORMAT: u8 = 1;
+/// The only payload format so far (Paxos's payloads share it: `paxos::messages`).
+pub(crate) const FORMAT: u8 = 1;
 
 /// Why a payload could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,7 +49,8 @@ fn begin() -> Vec<u8> {
     vec![FORMAT]
 }
 
-fn open(bytes: &[u8]) -> Result<Reader<'_>, PayloadError> {
+/// A reader past the payload's format byte, which must be [`FORMAT`].
+pub(crate) fn open(bytes: &[u8]) -> Result<Reader<'_>, PayloadError> {
     let mut r = Reader::new(bytes);
     match r.u8()? {
         FORMAT => Ok(r),
@@ -57,7 +58,8 @@ fn open(bytes: &[u8]) -> Result<Reader<'_>, PayloadError> {
     }
 }
 
-fn finish<T>(r: &Reader<'_>, value: T) -> Result<T, PayloadError> {
+/// `value`, if the payload held nothing after it.
+pub(crate) fn finish<T>(r: &Reader<'_>, value: T) -> Result<T, PayloadError> {
     if r.is_empty() {
         Ok(value)
     } else {

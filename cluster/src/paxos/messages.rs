@@ -15,9 +15,7 @@ use storage::data::{decode_row, encode_row, Reader};
 use uuid::Uuid;
 
 use super::{Ballot, Commit};
-use crate::messages::PayloadError;
-
-const FORMAT: u8 = 1;
+use crate::messages::{finish, open, PayloadError, FORMAT};
 
 /// A Paxos message to a replica: the partition and the commit (or ballot) it is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,22 +45,6 @@ fn put_short(out: &mut Vec<u8>, bytes: &[u8]) {
 fn put_commit(out: &mut Vec<u8>, c: &Commit) {
     out.extend_from_slice(c.ballot.uuid().as_bytes());
     encode_row(&c.update, out);
-}
-
-fn open(bytes: &[u8]) -> Result<Reader<'_>, PayloadError> {
-    let mut r = Reader::new(bytes);
-    match r.u8()? {
-        FORMAT => Ok(r),
-        other => Err(PayloadError::UnknownFormat(other)),
-    }
-}
-
-fn finish<T>(r: &Reader<'_>, value: T) -> Result<T, PayloadError> {
-    if r.is_empty() {
-        Ok(value)
-    } else {
-        Err(PayloadError::Invalid("trailing bytes"))
-    }
 }
 
 fn string(r: &mut Reader<'_>) -> Result<String, PayloadError> {
