@@ -20,9 +20,12 @@ use crate::Endpoint;
 impl StorageService {
     /// Turns what gossip learned into the ring and liveness.
     pub(super) fn apply(&self, events: Vec<GossipEvent>) {
-        if events.is_empty() {
-            return;
-        }
+        // Only liveness and placement change which live peers are awaited; heartbeats and loads,
+        // most of gossip, do not (and the check decodes every peer's tokens).
+        let placement_may_change = events.iter().any(|e| match e {
+            GossipEvent::Changed { state, .. } => matches!(state, ApplicationState::Status | ApplicationState::Tokens),
+            _ => true,
+        });
         for event in events {
             match event {
                 GossipEvent::Alive { ep } => {
@@ -43,7 +46,9 @@ impl StorageService {
                 GossipEvent::Changed { ep, state, value } => self.on_change(ep, state, value),
             }
         }
-        self.note_awaited_peers();
+        if placement_may_change {
+            self.note_awaited_peers();
+        }
     }
 
     fn on_change(&self, ep: Endpoint, state: ApplicationState, value: String) {
