@@ -32,10 +32,13 @@
 
 pub mod ast;
 mod error;
+pub mod exec;
 mod lexer;
 mod parser;
+pub mod schema;
 
 pub use ast::Statement;
 pub use error::{SyntaxError, SyntaxErrorKind};
+pub use exec::{CqlError, Executor, Outcome, Session};
 pub use lexer::{all_keywords, tokenize, Keyword, Punct, Reservation, Token, TokenKind};
 pub use parser::{parse, parse_statements, MAX_NESTING};

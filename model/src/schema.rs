@@ -87,6 +87,29 @@ pub struct CfDef {
     pub populate_io_cache_on_flush: Option<bool>,
     /// Thrift's `CfDef.id` (an i32 some clients show); derived from `id`.
     pub thrift_id: i32,
+    /// The CQL names of the row key's and cell name's parts, for a table made by CQL's CREATE
+    /// TABLE (3.11's legacy `key_aliases`, `column_aliases`, `value_alias` and flags). `None`
+    /// for a column family made over Thrift, which CQL shows with its default names.
+    #[serde(default)]
+    pub cql: Option<CqlLayout>,
+}
+
+/// How CQL reads a table's row keys and cell names (see `cql::schema`, which builds and reads
+/// it). A table made by CQL keeps its column names here: the partition key's parts, the
+/// clustering columns and, for a compact table, the value column.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CqlLayout {
+    /// The partition key columns, in order (the row key, a `CompositeType` when several).
+    pub key_aliases: Vec<String>,
+    /// The clustering columns, in order (the first components of each cell name).
+    pub column_aliases: Vec<String>,
+    /// A compact table's one value column; `None` for a non-compact table.
+    pub value_alias: Option<String>,
+    /// `COMPACT STORAGE`: cell names hold only clustering values, no column name.
+    pub dense: bool,
+    /// Static columns (one value per partition, under an empty clustering prefix).
+    #[serde(default)]
+    pub static_columns: Vec<String>,
 }
 
 pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;
@@ -130,6 +153,7 @@ impl CfDef {
             max_index_interval: None,
             populate_io_cache_on_flush: None,
             thrift_id: thrift_id_of(&id),
+            cql: None,
         }
     }
 
@@ -342,6 +366,58 @@ impl KeyspaceDef {
         }
         crate::schema_rules::check_keyspace_index_names(self)
     }
+}
+
+/// The keyspaces Cassandra 3.11 keeps for itself: no client makes, alters or drops them.
+pub fn is_reserved_keyspace(name: &str) -> bool {
+    ["system", "system_auth", "system_traces", "system_distributed", "system_schema"]
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
+}
+
+/// Replication strategies Cassandra accepts for a keyspace.
+const STRATEGIES: [&str; 3] = ["SimpleStrategy", "NetworkTopologyStrategy", "OldNetworkTopologyStrategy"];
+const LOCATOR: &str = "org.apache.cassandra.locator";
+
+/// Checks a keyspace's replication as Cassandra 3.11 does when a keyspace is made or altered,
+/// over Thrift or CQL, and gives the strategy's full class name with its options. The messages
+/// are 3.11's.
+pub fn check_replication(
+    keyspace: &str,
+    class: &str,
+    options: BTreeMap<String, String>,
+) -> Result<(String, BTreeMap<String, String>), String> {
+    let full = if class.contains('.') { class.to_string() } else { format!("{LOCATOR}.{class}") };
+    let short = full.rsplit('.').next().unwrap_or_default();
+    if !full.starts_with(LOCATOR) || !STRATEGIES.contains(&short) {
+        return Err(format!("Unable to find replication strategy class '{class}'"));
+    }
+    match short {
+        "SimpleStrategy" | "OldNetworkTopologyStrategy" => {
+            let rf = options
+                .get("replication_factor")
+                .ok_or_else(|| format!("{short} requires a replication_factor strategy option."))?;
+            match rf.parse::<i32>() {
+                Ok(n) if n >= 0 => {}
+                _ => return Err(format!("Replication factor must be non-negative; found {rf}")),
+            }
+            if short == "SimpleStrategy" {
+                if let Some(k) = options.keys().find(|k| *k != "replication_factor") {
+                    return Err(format!(
+                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {keyspace}"
+                    ));
+                }
+            }
+        }
+        _ => {
+            for (dc, rf) in &options {
+                if rf.parse::<i32>().map(|n| n < 0).unwrap_or(true) {
+                    return Err(format!("Replication factor for {dc} must be a non-negative integer; found {rf}"));
+                }
+            }
+        }
+    }
+    Ok((full, options))
 }
 
 /// Keyspace and CF names: word characters only, 1..=48 long (Cassandra's rule).

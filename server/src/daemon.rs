@@ -205,6 +205,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         }
         let ctx = Arc::new(ThriftContext {
             coordinator: coordinator.clone(),
+            cql: Arc::new(cql::Executor::new(coordinator.clone())),
             authenticator,
             config_file: Some(config_path.to_path_buf()),
         });

@@ -14,6 +14,9 @@ pub struct Attributes {
     pub timestamp: Option<Term>,
     /// `TTL n`
     pub ttl: Option<Term>,
+    /// `TTL` was written before `TIMESTAMP` (bind markers take their values in the order
+    /// written).
+    pub ttl_first: bool,
 }
 
 impl Attributes {
@@ -29,6 +32,7 @@ impl fmt::Display for Attributes {
             (None, None) => Ok(()),
             (Some(ts), None) => write!(f, " USING TIMESTAMP {ts}"),
             (None, Some(ttl)) => write!(f, " USING TTL {ttl}"),
+            (Some(ts), Some(ttl)) if self.ttl_first => write!(f, " USING TTL {ttl} AND TIMESTAMP {ts}"),
             (Some(ts), Some(ttl)) => write!(f, " USING TIMESTAMP {ts} AND TTL {ttl}"),
         }
     }

@@ -62,10 +62,13 @@ impl Parser<'_> {
                 attributes.timestamp = Some(self.int_value()?);
             } else if self.eat_kw(Keyword::Ttl) {
                 attributes.ttl = Some(self.int_value()?);
+                attributes.ttl_first = attributes.timestamp.is_none();
             } else {
                 return Err(self.no_viable());
             }
             if !self.eat_kw(Keyword::And) {
+                // Only an order between two markers matters.
+                attributes.ttl_first &= attributes.timestamp.is_some();
                 return Ok(attributes);
             }
         }

@@ -256,7 +256,11 @@ pub fn select() -> impl Strategy<Value = Select> {
 }
 
 pub fn attributes() -> impl Strategy<Value = Attributes> {
-    (option::of(int_value()), option::of(int_value())).prop_map(|(timestamp, ttl)| Attributes { timestamp, ttl })
+    (option::of(int_value()), option::of(int_value()), any::<bool>()).prop_map(|(timestamp, ttl, first)| Attributes {
+        ttl_first: first && timestamp.is_some() && ttl.is_some(),
+        timestamp,
+        ttl,
+    })
 }
 
 pub fn insert() -> impl Strategy<Value = Insert> {

@@ -441,6 +441,7 @@ async fn open_node_serving_thrift(dir: &Path) -> Arc<Node> {
     let bare = open_node(dir);
     let ctx = Arc::new(ThriftContext {
         coordinator: bare.coordinator.clone(),
+        cql: Arc::new(cql::Executor::new(bare.coordinator.clone())),
         authenticator: crate::auth::Authenticator::AllowAll,
         config_file: None,
     });

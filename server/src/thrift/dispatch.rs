@@ -201,17 +201,17 @@ async fn call(h: &mut Handler, method: &str, seq: i32, input: &mut MessageInput<
         "system_update_column_family" => CassandraSystemUpdateColumnFamilyArgs / CassandraSystemUpdateColumnFamilyResult (a)
             h.system_update_column_family(a.cf_def).await => value [ire, sde],
         "execute_cql_query" => CassandraExecuteCqlQueryArgs / CassandraExecuteCqlQueryResult (_a)
-            h.cql("execute_cql_query").await => value [ire, ue, te, sde],
-        "execute_cql3_query" => CassandraExecuteCql3QueryArgs / CassandraExecuteCql3QueryResult (_a)
-            h.cql("execute_cql3_query").await => value [ire, ue, te, sde],
+            h.cql2("execute_cql_query").await => value [ire, ue, te, sde],
+        "execute_cql3_query" => CassandraExecuteCql3QueryArgs / CassandraExecuteCql3QueryResult (a)
+            h.execute_cql3_query(a.query, a.compression, a.consistency).await => value [ire, ue, te, sde],
         "prepare_cql_query" => CassandraPrepareCqlQueryArgs / CassandraPrepareCqlQueryResult (_a)
-            h.cql_prepare("prepare_cql_query").await => value [ire],
-        "prepare_cql3_query" => CassandraPrepareCql3QueryArgs / CassandraPrepareCql3QueryResult (_a)
-            h.cql_prepare("prepare_cql3_query").await => value [ire],
+            h.cql2_prepare("prepare_cql_query").await => value [ire],
+        "prepare_cql3_query" => CassandraPrepareCql3QueryArgs / CassandraPrepareCql3QueryResult (a)
+            h.prepare_cql3_query(a.query, a.compression).await => value [ire],
         "execute_prepared_cql_query" => CassandraExecutePreparedCqlQueryArgs / CassandraExecutePreparedCqlQueryResult (_a)
-            h.cql("execute_prepared_cql_query").await => value [ire, ue, te, sde],
-        "execute_prepared_cql3_query" => CassandraExecutePreparedCql3QueryArgs / CassandraExecutePreparedCql3QueryResult (_a)
-            h.cql("execute_prepared_cql3_query").await => value [ire, ue, te, sde],
+            h.cql2("execute_prepared_cql_query").await => value [ire, ue, te, sde],
+        "execute_prepared_cql3_query" => CassandraExecutePreparedCql3QueryArgs / CassandraExecutePreparedCql3QueryResult (a)
+            h.execute_prepared_cql3_query(a.item_id, a.values, a.consistency).await => value [ire, ue, te, sde],
         "set_cql_version" => CassandraSetCqlVersionArgs / CassandraSetCqlVersionResult (a)
             h.set_cql_version(a.version).await => void [ire],
     }

@@ -11,7 +11,7 @@ use thrift_idl as t;
 use uuid::Uuid;
 
 use super::convert::{families_of, BatchMutateArgs, Columns, ColumnsByKey, Found, GetSliceArgs, InsertArgs};
-use super::error::{ire, not_supported, TResult};
+use super::error::{ire, TResult};
 use super::session::{auth_error, Session};
 use super::validate::is_reserved_keyspace;
 use super::{describe, reads, writes};
@@ -20,6 +20,8 @@ use crate::auth::Authenticator;
 /// What every connection's handler shares.
 pub struct ThriftContext {
     pub coordinator: Arc<Coordinator>,
+    /// CQL statements, and the statements prepared on this node (shared by every connection).
+    pub cql: Arc<cql::Executor>,
     pub authenticator: Authenticator,
     /// The node's storage-conf.xml: the 0.6 API's `get_string_property("config file")` answers
     /// with its text.
@@ -387,17 +389,97 @@ impl Handler {
         describe::update_column_family(self.coordinator(), cf_def).await
     }
 
-    // ----- CQL: not supported -----
+    // ----- CQL -----
 
-    pub async fn cql(&mut self, method: &str) -> TResult<t::CqlResult> {
-        Err(not_supported(&format!("CQL ({method})")))
+    /// The CQL 2 calls: removed from Cassandra in 2.2, answered with 3.11's words.
+    pub async fn cql2(&mut self, _method: &str) -> TResult<t::CqlResult> {
+        Err(ire("CQL2 has been removed in Cassandra 2.2. Please use CQL3 instead"))
     }
 
-    pub async fn cql_prepare(&mut self, method: &str) -> TResult<t::CqlPreparedResult> {
-        Err(not_supported(&format!("CQL ({method})")))
+    pub async fn cql2_prepare(&mut self, _method: &str) -> TResult<t::CqlPreparedResult> {
+        Err(ire("CQL2 has been removed in Cassandra 2.2. Please use CQL3 instead"))
     }
 
+    pub async fn execute_cql3_query(
+        &mut self,
+        query: Vec<u8>,
+        compression: t::Compression,
+        consistency: t::ConsistencyLevel,
+    ) -> TResult<t::CqlResult> {
+        let text = super::cql::query_text(query, compression)?;
+        let cl = super::convert::consistency_level(consistency)?;
+        let statement = cql::parse(&text).map_err(cql::CqlError::from)?;
+        self.authorize_cql(&statement)?;
+        let mut session = self.cql_session();
+        let outcome = self.ctx.cql.execute_statement(&mut session, &statement, cl).await;
+        self.keep_cql_session(session);
+        Ok(super::cql::result(outcome?))
+    }
+
+    pub async fn prepare_cql3_query(
+        &mut self,
+        query: Vec<u8>,
+        compression: t::Compression,
+    ) -> TResult<t::CqlPreparedResult> {
+        let text = super::cql::query_text(query, compression)?;
+        self.session.require_login(&self.ctx.authenticator)?;
+        let (id, prepared) = self.ctx.cql.prepare(&self.cql_session(), &text)?;
+        Ok(super::cql::prepared_result(id, &prepared))
+    }
+
+    pub async fn execute_prepared_cql3_query(
+        &mut self,
+        item_id: i32,
+        values: Vec<Vec<u8>>,
+        consistency: t::ConsistencyLevel,
+    ) -> TResult<t::CqlResult> {
+        let cl = super::convert::consistency_level(consistency)?;
+        let Some(prepared) = self.ctx.cql.prepared(item_id) else {
+            return Err(ire(format!(
+                "Prepared query with ID {item_id} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)"
+            )));
+        };
+        self.authorize_cql(&prepared.statement)?;
+        let values: Vec<cql::exec::Value> = values.into_iter().map(cql::exec::Value::Bytes).collect();
+        let mut session = self.cql_session();
+        let outcome = self.ctx.cql.execute_prepared(&mut session, &prepared, &values, cl).await;
+        self.keep_cql_session(session);
+        Ok(super::cql::result(outcome?))
+    }
+
+    /// Deprecated in 3.11 and ignored there: every version is accepted.
     pub async fn set_cql_version(&mut self, _version: String) -> TResult<()> {
-        Err(not_supported("CQL (set_cql_version)"))
+        Ok(())
+    }
+
+    /// The CQL view of this connection: its keyspace, shared with set_keyspace as in 3.11.
+    fn cql_session(&self) -> cql::Session {
+        cql::Session { keyspace: self.session.current_keyspace_name().map(str::to_string) }
+    }
+
+    fn keep_cql_session(&mut self, session: cql::Session) {
+        if let Some(ks) = session.keyspace {
+            if self.session.current_keyspace_name() != Some(ks.as_str()) {
+                self.session.set_keyspace(ks);
+            }
+        }
+    }
+
+    /// The login and the right a statement needs (keyspace grants, as the Thrift calls).
+    fn authorize_cql(&self, statement: &cql::ast::Statement) -> TResult<()> {
+        let auth = &self.ctx.authenticator;
+        self.session.require_login(auth)?;
+        match super::cql::access(statement) {
+            super::cql::Access::None => Ok(()),
+            super::cql::Access::Keyspaces => self.session.authorize_keyspace_change(auth),
+            super::cql::Access::Data { keyspace, write } => {
+                let ks = match keyspace.or_else(|| self.session.current_keyspace_name().map(str::to_string)) {
+                    Some(ks) => ks,
+                    // The statement answers with its own error.
+                    None => return Ok(()),
+                };
+                self.session.authorize(auth, &ks, write)
+            }
+        }
     }
 }

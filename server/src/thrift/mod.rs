@@ -13,6 +13,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod convert;
+mod cql;
 mod describe;
 pub mod dispatch;
 pub mod error;

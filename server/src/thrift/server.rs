@@ -322,7 +322,9 @@ mod tests {
             snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
         };
         let coordinator = Coordinator::single_node(storage, local).unwrap();
-        let ctx = Arc::new(ThriftContext { coordinator, authenticator: Authenticator::AllowAll, config_file: None });
+        let cql = Arc::new(cql::Executor::new(coordinator.clone()));
+        let ctx =
+            Arc::new(ThriftContext { coordinator, cql, authenticator: Authenticator::AllowAll, config_file: None });
         ThriftServer::new(addr, ctx, ServeOptions { max_message_bytes: 1 << 20, event_loops: 1 })
     }
 

@@ -92,6 +92,11 @@ impl Session {
         self.keyspace = Some(keyspace.into());
     }
 
+    /// The keyspace set by set_keyspace or USE, unchecked.
+    pub fn current_keyspace_name(&self) -> Option<&str> {
+        self.keyspace.as_deref()
+    }
+
     /// Asks for the next request to be traced under `id`.
     pub fn trace_next(&mut self, id: Uuid) {
         self.trace_next = Some(id);

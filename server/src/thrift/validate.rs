@@ -17,11 +17,7 @@ pub const MAX_NAME_LENGTH: usize = u16::MAX as usize;
 pub const MAX_TTL: i32 = storage::schema_rules::MAX_TTL;
 
 /// Keyspaces Cassandra reserves for itself; clients cannot create, change or write them.
-pub fn is_reserved_keyspace(name: &str) -> bool {
-    ["system", "system_auth", "system_traces", "system_distributed", "system_schema"]
-        .iter()
-        .any(|r| r.eq_ignore_ascii_case(name))
-}
+pub use storage::schema::is_reserved_keyspace;
 
 pub fn validate_key(key: &[u8]) -> TResult<()> {
     if key.is_empty() {

@@ -19,7 +19,6 @@ pub fn full_class_name(name: &str, package: &str) -> String {
 }
 
 const MARSHAL: &str = "org.apache.cassandra.db.marshal";
-const LOCATOR: &str = "org.apache.cassandra.locator";
 
 /// Normalizes a type name as Cassandra would echo it back.
 fn type_name(name: &str) -> Result<String, String> {
@@ -293,9 +292,6 @@ fn merge_duplicate_column(cf: &mut schema::CfDef, c: t::ColumnDef) -> Result<(),
     ))
 }
 
-/// Replication strategies Cassandra accepts on system_add_keyspace.
-const STRATEGIES: [&str; 3] = ["SimpleStrategy", "NetworkTopologyStrategy", "OldNetworkTopologyStrategy"];
-
 pub fn ks_def_from_thrift(d: t::KsDef) -> Result<schema::KeyspaceDef, String> {
     if !schema::valid_name(&d.name) {
         return Err(format!(
@@ -303,41 +299,11 @@ pub fn ks_def_from_thrift(d: t::KsDef) -> Result<schema::KeyspaceDef, String> {
             d.name
         ));
     }
-    let strategy_class = full_class_name(&d.strategy_class, LOCATOR);
-    let short = strategy_class.rsplit('.').next().unwrap_or_default();
-    if !strategy_class.starts_with(LOCATOR) || !STRATEGIES.contains(&short) {
-        return Err(format!("Unable to find replication strategy class '{}'", d.strategy_class));
-    }
     let mut strategy_options: BTreeMap<String, String> = d.strategy_options.unwrap_or_default();
     if let Some(rf) = d.replication_factor {
         strategy_options.entry("replication_factor".into()).or_insert_with(|| rf.to_string());
     }
-    match short {
-        "SimpleStrategy" | "OldNetworkTopologyStrategy" => {
-            let rf = strategy_options
-                .get("replication_factor")
-                .ok_or_else(|| format!("{short} requires a replication_factor strategy option."))?;
-            match rf.parse::<i32>() {
-                Ok(n) if n >= 0 => {}
-                _ => return Err(format!("Replication factor must be non-negative; found {rf}")),
-            }
-            if short == "SimpleStrategy" {
-                if let Some(k) = strategy_options.keys().find(|k| *k != "replication_factor") {
-                    return Err(format!(
-                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {}",
-                        d.name
-                    ));
-                }
-            }
-        }
-        _ => {
-            for (dc, rf) in &strategy_options {
-                if rf.parse::<i32>().map(|n| n < 0).unwrap_or(true) {
-                    return Err(format!("Replication factor for {dc} must be a non-negative integer; found {rf}"));
-                }
-            }
-        }
-    }
+    let (strategy_class, strategy_options) = schema::check_replication(&d.name, &d.strategy_class, strategy_options)?;
     let mut ks = schema::KeyspaceDef::new(d.name.clone());
     ks.strategy_class = strategy_class;
     ks.strategy_options = strategy_options;

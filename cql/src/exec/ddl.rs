@@ -1,0 +1,489 @@
+//! Keyspaces and tables: CREATE, ALTER and DROP, through the coordinator's schema changes
+//! (persisted, spread to every live node and waited for, as the Thrift `system_*` calls).
+
+use std::collections::{BTreeMap, HashSet};
+
+use model::marshal::AbstractType;
+use model::schema::{is_reserved_keyspace, valid_name, CfDef, ColumnDef, CqlLayout, KeyspaceDef};
+
+use super::{invalid, Context, CqlError, Outcome, SchemaChange};
+use crate::ast::{
+    AlterKeyspace, CqlType, CreateKeyspace, CreateTable, NativeType, Property, PropertyValue, QualifiedName,
+    TableElement, TableOption,
+};
+use crate::schema::storage_type;
+
+fn change(change: &'static str, target: &'static str, keyspace: &str, name: Option<&str>) -> Outcome {
+    Outcome::SchemaChange(SchemaChange {
+        change,
+        target,
+        keyspace: keyspace.to_string(),
+        name: name.map(str::to_string),
+    })
+}
+
+fn not_modifiable(keyspace: &str) -> Result<Outcome, CqlError> {
+    invalid(format!("{keyspace} keyspace is not user-modifiable"))
+}
+
+pub(super) async fn create_keyspace(ctx: &Context<'_>, s: &CreateKeyspace) -> Result<Outcome, CqlError> {
+    let name = s.name.name();
+    if !valid_name(name) {
+        return invalid(format!(
+            "Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
+        ));
+    }
+    if is_reserved_keyspace(name) {
+        return not_modifiable(name);
+    }
+    let def = keyspace_def(name, &s.properties, None)?;
+    if let Some(existing) = ctx.coordinator.keyspaces().into_iter().find(|k| k.name.eq_ignore_ascii_case(name)) {
+        if s.if_not_exists && existing.name == name {
+            return Ok(Outcome::Void);
+        }
+        return Err(CqlError::AlreadyExists {
+            keyspace: existing.name,
+            table: String::new(),
+            message: format!("Keyspace {name} already exists"),
+        });
+    }
+    ctx.coordinator.add_keyspace(def).await?;
+    Ok(change("CREATED", "KEYSPACE", name, None))
+}
+
+pub(super) async fn alter_keyspace(ctx: &Context<'_>, s: &AlterKeyspace) -> Result<Outcome, CqlError> {
+    let name = s.name.name();
+    let Some(existing) = ctx.coordinator.keyspace(name) else {
+        return invalid(format!("Unknown keyspace {name}"));
+    };
+    if is_reserved_keyspace(name) {
+        return not_modifiable(name);
+    }
+    let mut def = keyspace_def(name, &s.properties, Some(&existing))?;
+    def.cf_defs.clear();
+    ctx.coordinator.update_keyspace(def).await?;
+    Ok(change("UPDATED", "KEYSPACE", name, None))
+}
+
+pub(super) async fn drop_keyspace(ctx: &Context<'_>, name: &str, if_exists: bool) -> Result<Outcome, CqlError> {
+    if is_reserved_keyspace(name) {
+        return not_modifiable(name);
+    }
+    if !ctx.coordinator.has_keyspace(name) {
+        if if_exists {
+            return Ok(Outcome::Void);
+        }
+        return invalid(format!("Cannot drop non existing keyspace '{name}'."));
+    }
+    ctx.coordinator.drop_keyspace(name).await?;
+    Ok(change("DROPPED", "KEYSPACE", name, None))
+}
+
+/// A keyspace definition from `replication = {...}` and `durable_writes`; `existing` gives
+/// what an ALTER leaves out.
+fn keyspace_def(name: &str, properties: &[Property], existing: Option<&KeyspaceDef>) -> Result<KeyspaceDef, CqlError> {
+    let mut replication: Option<BTreeMap<String, String>> = None;
+    let mut durable = existing.map(|k| k.durable_writes).unwrap_or(true);
+    let mut seen = HashSet::new();
+    for p in properties {
+        let key = p.name.name();
+        if !seen.insert(key.to_string()) {
+            return invalid(format!("Multiple definition for property {key}"));
+        }
+        match (key, &p.value) {
+            ("replication", PropertyValue::Map(entries)) => {
+                replication = Some(entries.iter().map(|(k, v)| (k.raw_text(), v.raw_text())).collect());
+            }
+            ("replication", _) => return invalid("Invalid value for property 'replication': a map is expected"),
+            ("durable_writes", v) => durable = boolean("durable_writes", v)?,
+            _ => return invalid(format!("Unknown property '{key}'")),
+        }
+    }
+    let (class, options) = match (replication, existing) {
+        (Some(mut map), _) => {
+            let Some(class) = map.remove("class") else {
+                return invalid("Missing mandatory replication strategy class");
+            };
+            (class, map)
+        }
+        (None, Some(e)) => (e.strategy_class.clone(), e.strategy_options.clone()),
+        (None, None) => return invalid("Missing mandatory replication strategy class"),
+    };
+    let (strategy_class, strategy_options) =
+        model::schema::check_replication(name, &class, options).map_err(CqlError::Invalid)?;
+    let mut def = existing.cloned().unwrap_or_else(|| KeyspaceDef::new(name));
+    def.strategy_class = strategy_class;
+    def.strategy_options = strategy_options;
+    def.durable_writes = durable;
+    Ok(def)
+}
+
+fn boolean(property: &str, v: &PropertyValue) -> Result<bool, CqlError> {
+    let text = match v {
+        PropertyValue::Constant(c) => c.raw_text(),
+        PropertyValue::Keyword(k) => k.clone(),
+        PropertyValue::Map(_) => String::new(),
+    };
+    match text.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => invalid(format!("Invalid boolean value {text} for '{property}'. Expected true or false.")),
+    }
+}
+
+pub(super) async fn create_table(ctx: &Context<'_>, s: &CreateTable) -> Result<Outcome, CqlError> {
+    let keyspace = ctx.keyspace_of(&s.name)?;
+    let name = s.name.name.name();
+    if is_reserved_keyspace(&keyspace) {
+        return not_modifiable(&keyspace);
+    }
+    if !valid_name(name) {
+        return invalid(if name.len() > 48 {
+            format!("Table names shouldn't be more than 48 characters long (got \"{name}\")")
+        } else {
+            format!("\"{name}\" is not a valid table name (must be alphanumeric character or underscores only: [a-zA-Z_0-9]+)")
+        });
+    }
+    let Some(ks) = ctx.coordinator.keyspace(&keyspace) else {
+        return invalid(format!("Cannot add table '{name}' to non existing keyspace '{keyspace}'."));
+    };
+    let def = table_def(&keyspace, name, s)?;
+    if ks.cf(name).is_some() {
+        if s.if_not_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(CqlError::AlreadyExists {
+            keyspace: keyspace.clone(),
+            table: name.to_string(),
+            message: format!("Cannot add already existing table \"{name}\" to keyspace \"{keyspace}\""),
+        });
+    }
+    ctx.coordinator.add_column_family(def).await?;
+    Ok(change("CREATED", "TABLE", &keyspace, Some(name)))
+}
+
+pub(super) async fn drop_table(ctx: &Context<'_>, name: &QualifiedName, if_exists: bool) -> Result<Outcome, CqlError> {
+    let keyspace = ctx.keyspace_of(name)?;
+    let table = name.name.name();
+    if is_reserved_keyspace(&keyspace) {
+        return not_modifiable(&keyspace);
+    }
+    let exists = ctx.coordinator.keyspace(&keyspace).is_some_and(|k| k.cf(table).is_some());
+    if !exists {
+        if if_exists {
+            return Ok(Outcome::Void);
+        }
+        return invalid(format!("Cannot drop non existing table '{table}' in keyspace '{keyspace}'."));
+    }
+    ctx.coordinator.drop_column_family(&keyspace, table).await?;
+    Ok(change("DROPPED", "TABLE", &keyspace, Some(table)))
+}
+
+/// The column family of a CREATE TABLE, with 3.11's checks and messages
+/// (`CreateTableStatement.RawStatement.prepare`).
+fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<CfDef, CqlError> {
+    let mut columns: Vec<(String, CqlType, bool)> = Vec::new();
+    let mut keys = Vec::new();
+    for element in &s.elements {
+        match element {
+            TableElement::Column(c) => {
+                let n = c.name.name().to_string();
+                if columns.iter().any(|(m, _, _)| *m == n) {
+                    return invalid(format!("Multiple definition of identifier {n}"));
+                }
+                if c.primary_key {
+                    keys.push((vec![n.clone()], Vec::new()));
+                }
+                columns.push((n, c.ty.clone(), c.is_static));
+            }
+            TableElement::PrimaryKey(pk) => keys.push((
+                pk.partition_key.iter().map(|i| i.name().to_string()).collect(),
+                pk.clustering.iter().map(|i| i.name().to_string()).collect(),
+            )),
+        }
+    }
+    let (partition_key, clustering) = match keys.len() {
+        0 => return invalid("No PRIMARY KEY specifed (exactly one required)"),
+        1 => keys.remove(0),
+        _ => return invalid("Multiple PRIMARY KEYs specifed (exactly one required)"),
+    };
+    let type_of = |n: &str| -> Result<(AbstractType, bool), CqlError> {
+        match columns.iter().find(|(m, _, _)| m == n) {
+            Some((_, ty, is_static)) => Ok((storage_type(ty)?, *is_static)),
+            None => invalid(format!("Unknown definition {n} referenced in PRIMARY KEY")),
+        }
+    };
+    let mut key_types = Vec::new();
+    let mut clustering_types = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, n) in partition_key.iter().chain(&clustering).enumerate() {
+        if !seen.insert(n.clone()) {
+            return invalid(format!("Multiple definition of identifier {n}"));
+        }
+        let (ty, is_static) = type_of(n)?;
+        if is_static {
+            return invalid(format!("Static column {n} cannot be part of the PRIMARY KEY"));
+        }
+        if ty.is_counter() {
+            return invalid(format!("counter type is not supported for PRIMARY KEY part {n}"));
+        }
+        if matches!(columns.iter().find(|(m, _, _)| m == n).map(|c| &c.1), Some(CqlType::Native(NativeType::Duration)))
+        {
+            return invalid(format!("duration type is not supported for PRIMARY KEY part {n}"));
+        }
+        if i < partition_key.len() {
+            key_types.push(ty);
+        } else {
+            clustering_types.push(ty);
+        }
+    }
+    let mut regular: Vec<(String, AbstractType)> = Vec::new();
+    for (n, ty, is_static) in &columns {
+        if seen.contains(n) {
+            continue;
+        }
+        if *is_static {
+            return invalid(format!("static column {n}: static columns are not supported yet"));
+        }
+        if matches!(ty, CqlType::Native(NativeType::Duration)) {
+            return invalid(format!("column {n}: the duration type is not supported yet"));
+        }
+        regular.push((n.clone(), storage_type(ty)?));
+    }
+    let counters = regular.iter().filter(|(_, t)| t.is_counter()).count();
+    if counters > 0 && counters < regular.len() {
+        return invalid("Cannot mix counter and non counter columns in the same table");
+    }
+    let mut compact = false;
+    let mut order: Option<Vec<(String, bool)>> = None;
+    let mut def = CfDef::new(keyspace, name);
+    for option in &s.options {
+        match option {
+            TableOption::CompactStorage => compact = true,
+            TableOption::ClusteringOrder(o) => {
+                if order.is_some() {
+                    return invalid("Multiple definition for property clustering_order");
+                }
+                order = Some(o.iter().map(|(i, desc)| (i.name().to_string(), *desc)).collect());
+            }
+            TableOption::Property(p) => table_property(&mut def, p)?,
+        }
+    }
+    if let Some(order) = &order {
+        let mut last = None;
+        for (n, _) in order {
+            let Some(pos) = clustering.iter().position(|c| c == n) else {
+                return invalid(format!(
+                    "Only clustering key columns can be defined in CLUSTERING ORDER directive: {n} is not"
+                ));
+            };
+            if let Some(prev) = last {
+                if pos <= prev {
+                    return invalid(format!(
+                        "The order of columns in the CLUSTERING ORDER directive must be the one of the clustering key ({} must appear before {n})",
+                        clustering[pos]
+                    ));
+                }
+            }
+            last = Some(pos);
+        }
+        if let Some(missing) = clustering.iter().find(|c| !order.iter().any(|(n, _)| n == *c)) {
+            return invalid(format!("Missing CLUSTERING ORDER for column {missing}"));
+        }
+        for (n, desc) in order {
+            if *desc {
+                if let Some(pos) = clustering.iter().position(|c| c == n) {
+                    clustering_types[pos] = AbstractType::Reversed(Box::new(clustering_types[pos].clone()));
+                }
+            }
+        }
+    }
+
+    def.key_validation_class = match key_types.as_slice() {
+        [one] => one.class_name(),
+        many => AbstractType::Composite(many.to_vec()).class_name(),
+    };
+    let mut layout =
+        CqlLayout { key_aliases: partition_key.clone(), column_aliases: clustering.clone(), ..Default::default() };
+    if compact {
+        if clustering.is_empty() {
+            if regular.is_empty() {
+                return invalid("No definition found that is not part of the PRIMARY KEY");
+            }
+            def.comparator_type = AbstractType::Utf8.class_name();
+            def.column_metadata = column_metadata(&regular);
+        } else {
+            let [(value, value_type)] = regular.as_slice() else {
+                if regular.is_empty() {
+                    return invalid(
+                        "COMPACT STORAGE tables without a column outside the PRIMARY KEY are not supported yet",
+                    );
+                }
+                let names: Vec<&str> = regular.iter().map(|(n, _)| n.as_str()).collect();
+                return invalid(format!(
+                    "COMPACT STORAGE with composite PRIMARY KEY allows no more than one column not part of the PRIMARY KEY (got: {})",
+                    names.join(", ")
+                ));
+            };
+            def.comparator_type = match clustering_types.as_slice() {
+                [one] => one.class_name(),
+                many => AbstractType::Composite(many.to_vec()).class_name(),
+            };
+            def.default_validation_class = value_type.class_name();
+            layout.value_alias = Some(value.clone());
+        }
+        layout.dense = true;
+    } else {
+        let mut parts = clustering_types;
+        parts.push(AbstractType::Utf8);
+        def.comparator_type = AbstractType::Composite(parts).class_name();
+        def.column_metadata = column_metadata(&regular);
+        if counters > 0 {
+            def.default_validation_class = AbstractType::CounterColumn.class_name();
+        }
+    }
+    def.cql = Some(layout);
+    def.validate().map_err(CqlError::Invalid)?;
+    Ok(def)
+}
+
+fn column_metadata(columns: &[(String, AbstractType)]) -> Vec<ColumnDef> {
+    columns
+        .iter()
+        .map(|(n, ty)| ColumnDef {
+            name: n.as_bytes().to_vec(),
+            validation_class: ty.class_name(),
+            index_type: None,
+            index_name: None,
+            index_options: BTreeMap::new(),
+        })
+        .collect()
+}
+
+/// One `WITH name = value` of CREATE TABLE (3.11's `TableAttributes`).
+fn table_property(def: &mut CfDef, p: &Property) -> Result<(), CqlError> {
+    let key = p.name.name();
+    let text = match &p.value {
+        PropertyValue::Constant(c) => Some(c.raw_text()),
+        PropertyValue::Keyword(k) => Some(k.clone()),
+        PropertyValue::Map(_) => None,
+    };
+    let map = match &p.value {
+        PropertyValue::Map(entries) => {
+            Some(entries.iter().map(|(k, v)| (k.raw_text(), v.raw_text())).collect::<BTreeMap<_, _>>())
+        }
+        _ => None,
+    };
+    let number = |what: &str| -> Result<f64, CqlError> {
+        text.as_deref()
+            .and_then(|t| t.parse::<f64>().ok())
+            .map_or_else(|| invalid(format!("Invalid double value {} for '{what}'", p.value)), Ok)
+    };
+    let integer = |what: &str| -> Result<i32, CqlError> {
+        text.as_deref()
+            .and_then(|t| t.parse::<i32>().ok())
+            .map_or_else(|| invalid(format!("Invalid integer value {} for '{what}'", p.value)), Ok)
+    };
+    let chance = |what: &str| -> Result<f64, CqlError> {
+        let v = number(what)?;
+        if !(0.0..=1.0).contains(&v) {
+            return invalid(format!(
+                "{what} must be larger than or equal to 0 and smaller than or equal to 1.0 (got {v})"
+            ));
+        }
+        Ok(v)
+    };
+    match key {
+        "comment" => def.comment = text,
+        "gc_grace_seconds" => {
+            let v = integer(key)?;
+            if v < 0 {
+                return invalid(format!("{key} must be greater than or equal to 0 (got {v})"));
+            }
+            def.gc_grace_seconds = v;
+        }
+        "default_time_to_live" => {
+            let v = integer(key)?;
+            if !(0..=model::schema_rules::MAX_TTL).contains(&v) {
+                return invalid(format!(
+                    "default_time_to_live must be greater than or equal to 0 and less than or equal to {} (got {v})",
+                    model::schema_rules::MAX_TTL
+                ));
+            }
+            def.default_time_to_live = v;
+        }
+        "read_repair_chance" => def.read_repair_chance = chance(key)?,
+        "dclocal_read_repair_chance" => def.dclocal_read_repair_chance = chance(key)?,
+        "crc_check_chance" => {
+            chance(key)?;
+        }
+        "bloom_filter_fp_chance" => {
+            let v = number(key)?;
+            if !(v > 0.0 && v <= 1.0) {
+                return invalid(format!(
+                    "bloom_filter_fp_chance must be larger than 0 and less than or equal to 1.0 (got {v})"
+                ));
+            }
+            def.bloom_filter_fp_chance = Some(v);
+        }
+        "memtable_flush_period_in_ms" => def.memtable_flush_period_in_ms = Some(integer(key)?),
+        "min_index_interval" => def.min_index_interval = Some(integer(key)?),
+        "max_index_interval" => def.max_index_interval = Some(integer(key)?),
+        "speculative_retry" => def.speculative_retry = text,
+        "cdc" => {
+            if boolean(key, &p.value)? {
+                return invalid("cdc is not supported yet");
+            }
+        }
+        "caching" => {
+            let Some(map) = map else { return invalid("Invalid value for property 'caching': a map is expected") };
+            let keys = map.get("keys").map(String::as_str).unwrap_or("ALL");
+            let rows = map.get("rows_per_partition").map(String::as_str).unwrap_or("NONE");
+            if let Some(k) = map.keys().find(|k| !matches!(k.as_str(), "keys" | "rows_per_partition")) {
+                return invalid(format!(
+                    "Invalid caching sub-options {k}: only \"keys\" and \"rows_per_partition\" are allowed"
+                ));
+            }
+            def.caching = match (keys, rows) {
+                ("ALL", "NONE") => "KEYS_ONLY",
+                ("ALL", _) => "ALL",
+                ("NONE", "NONE") => "NONE",
+                ("NONE", _) => "ROWS_ONLY",
+                (other, _) => {
+                    return invalid(format!(
+                        "Invalid value '{other}' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"
+                    ))
+                }
+            }
+            .to_string();
+            def.cells_per_row_to_cache = Some(rows.to_string());
+        }
+        "compaction" => {
+            let Some(mut map) = map else {
+                return invalid("Invalid value for property 'compaction': a map is expected");
+            };
+            let Some(class) = map.remove("class") else {
+                return invalid("Missing sub-option 'class' for the 'compaction' option.");
+            };
+            def.compaction_strategy = model::compaction_options::CompactionOptions::full_class_name(&class);
+            for (k, slot) in [
+                ("min_threshold", &mut def.min_compaction_threshold),
+                ("max_threshold", &mut def.max_compaction_threshold),
+            ] {
+                if let Some(v) = map.get(k).and_then(|v| v.trim().parse().ok()) {
+                    *slot = v;
+                }
+            }
+            model::compaction_options::CompactionOptions::parse(&def.compaction_strategy, &map)
+                .map_err(CqlError::Invalid)?;
+            def.compaction_strategy_options = map;
+        }
+        "compression" => {
+            let Some(map) = map else { return invalid("Invalid value for property 'compression': a map is expected") };
+            def.compression_options = map;
+        }
+        "id" => return invalid("id of a table cannot be set yet (not supported yet)"),
+        _ => return invalid(format!("Unknown property '{key}'")),
+    }
+    Ok(())
+}

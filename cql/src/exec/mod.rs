@@ -1,0 +1,336 @@
+//! Running statements: names resolved against the schema, values checked against their
+//! columns' types, and the work handed to the coordinator, the one door to data. Each front
+//! end (Thrift's CQL calls, later the native protocol) decodes its request, calls
+//! [`Executor::execute`] or [`Executor::prepare`], and encodes the [`Outcome`].
+//!
+//! Bind markers take their values in the order they are written in the statement, named or
+//! not, as in 3.11.
+
+mod ddl;
+mod restrict;
+mod select;
+mod values;
+mod write;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cluster::consistency::ConsistencyLevel;
+use cluster::coordinator::{Coordinator, CoordinatorError};
+use model::marshal::AbstractType;
+use parking_lot::Mutex;
+
+use crate::ast::{QualifiedName, Statement};
+use crate::schema::Table;
+use crate::SyntaxError;
+
+pub use values::Value;
+
+/// A statement that is valid CQL but cannot run: Cassandra's InvalidRequestException, with
+/// its reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidRequest(pub String);
+
+/// Why a statement did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CqlError {
+    /// The text does not parse (SyntaxException).
+    #[error("{0}")]
+    Syntax(#[from] SyntaxError),
+    /// The statement cannot run as written (InvalidRequestException).
+    #[error("{0}")]
+    Invalid(String),
+    /// The thing to create exists (AlreadyExistsException); `table` is empty for a keyspace.
+    #[error("{message}")]
+    AlreadyExists {
+        /// The keyspace.
+        keyspace: String,
+        /// The table, or empty.
+        table: String,
+        /// 3.11's message.
+        message: String,
+    },
+    /// The coordinator could not do it (unavailable, timed out, ...).
+    #[error(transparent)]
+    Coordinator(CoordinatorError),
+}
+
+impl From<InvalidRequest> for CqlError {
+    fn from(e: InvalidRequest) -> CqlError {
+        CqlError::Invalid(e.0)
+    }
+}
+
+impl From<CoordinatorError> for CqlError {
+    fn from(e: CoordinatorError) -> CqlError {
+        match e {
+            CoordinatorError::Invalid(why) => CqlError::Invalid(why),
+            other => CqlError::Coordinator(other),
+        }
+    }
+}
+
+pub(crate) fn invalid<T>(why: impl Into<String>) -> Result<T, CqlError> {
+    Err(CqlError::Invalid(why.into()))
+}
+
+/// A connection's state: its keyspace (`USE`).
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    /// The keyspace of unqualified names.
+    pub keyspace: Option<String>,
+}
+
+/// The name, table and type of a result column or of a bind marker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSpec {
+    /// The keyspace.
+    pub keyspace: String,
+    /// The table.
+    pub table: String,
+    /// The column's name (or alias, or `[limit]`-like name for markers not bound to a column).
+    pub name: String,
+    /// Its type.
+    pub ty: AbstractType,
+}
+
+/// Rows of a SELECT: a value (or null) per column.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResultSet {
+    /// The columns.
+    pub columns: Vec<ColumnSpec>,
+    /// The rows, each with one entry per column.
+    pub rows: Vec<Vec<Option<Vec<u8>>>>,
+}
+
+/// What changed in the schema (the native protocol's SCHEMA_CHANGE result).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaChange {
+    /// `CREATED`, `UPDATED` or `DROPPED`.
+    pub change: &'static str,
+    /// `KEYSPACE` or `TABLE`.
+    pub target: &'static str,
+    /// The keyspace.
+    pub keyspace: String,
+    /// The table, for a table change.
+    pub name: Option<String>,
+}
+
+/// What a statement answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Nothing (writes).
+    Void,
+    /// Rows (SELECT, and conditional writes' `[applied]` row).
+    Rows(ResultSet),
+    /// `USE ks` succeeded.
+    SetKeyspace(String),
+    /// A schema statement changed this.
+    SchemaChange(SchemaChange),
+}
+
+/// A parsed statement kept for later executions, with its markers' specifications.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// The statement.
+    pub statement: Statement,
+    /// The session keyspace it was prepared in (for its unqualified names).
+    pub keyspace: Option<String>,
+    /// One per bind marker, in order.
+    pub markers: Vec<ColumnSpec>,
+}
+
+/// Prepared statements kept per node; Thrift's item ids index them.
+const MAX_PREPARED: usize = 100_000;
+
+/// Runs statements through one coordinator.
+pub struct Executor {
+    coordinator: Arc<Coordinator>,
+    prepared: Mutex<PreparedCache>,
+}
+
+#[derive(Default)]
+struct PreparedCache {
+    by_id: HashMap<i32, Arc<Prepared>>,
+    by_text: HashMap<(Option<String>, String), i32>,
+}
+
+impl Executor {
+    /// An executor over `coordinator`.
+    pub fn new(coordinator: Arc<Coordinator>) -> Executor {
+        Executor { coordinator, prepared: Mutex::new(PreparedCache::default()) }
+    }
+
+    /// The coordinator statements run through.
+    pub fn coordinator(&self) -> &Coordinator {
+        &self.coordinator
+    }
+
+    /// Parses and runs one statement with no bound values.
+    pub async fn execute(&self, session: &mut Session, text: &str, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
+        let statement = crate::parse(text)?;
+        self.execute_statement(session, &statement, cl).await
+    }
+
+    /// Runs a parsed statement with no bound values.
+    pub async fn execute_statement(
+        &self,
+        session: &mut Session,
+        statement: &Statement,
+        cl: ConsistencyLevel,
+    ) -> Result<Outcome, CqlError> {
+        let keyspace = session.keyspace.clone();
+        self.run(session, statement, keyspace.as_deref(), &[], cl).await
+    }
+
+    /// Parses `text` and keeps it; the id (as 3.11's Thrift ids, the text's hash with the
+    /// keyspace) finds it again.
+    pub fn prepare(&self, session: &Session, text: &str) -> Result<(i32, Arc<Prepared>), CqlError> {
+        let cache_key = (session.keyspace.clone(), text.to_string());
+        if let Some(id) = self.prepared.lock().by_text.get(&cache_key).copied() {
+            if let Some(p) = self.prepared.lock().by_id.get(&id).cloned() {
+                return Ok((id, p));
+            }
+        }
+        let statement = crate::parse(text)?;
+        let markers = self.markers(&statement, session.keyspace.as_deref())?;
+        let prepared = Arc::new(Prepared { statement, keyspace: session.keyspace.clone(), markers });
+        let mut id = thrift_id(session.keyspace.as_deref(), text);
+        let mut cache = self.prepared.lock();
+        if cache.by_id.len() >= MAX_PREPARED {
+            cache.by_id.clear();
+            cache.by_text.clear();
+        }
+        // Another text with the same hash: take the next free id.
+        while cache.by_id.get(&id).is_some_and(|p| p.statement.to_string() != prepared.statement.to_string()) {
+            id = id.wrapping_add(1);
+        }
+        cache.by_id.insert(id, prepared.clone());
+        cache.by_text.insert(cache_key, id);
+        Ok((id, prepared))
+    }
+
+    /// The statement prepared under `id`.
+    pub fn prepared(&self, id: i32) -> Option<Arc<Prepared>> {
+        self.prepared.lock().by_id.get(&id).cloned()
+    }
+
+    /// Runs a prepared statement with one value per marker.
+    pub async fn execute_prepared(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        values: &[Value],
+        cl: ConsistencyLevel,
+    ) -> Result<Outcome, CqlError> {
+        if values.len() != prepared.markers.len() {
+            return invalid(format!(
+                "there were {} markers(?) in CQL but {} bound variables",
+                prepared.markers.len(),
+                values.len()
+            ));
+        }
+        self.run(session, &prepared.statement, prepared.keyspace.as_deref(), values, cl).await
+    }
+
+    async fn run(
+        &self,
+        session: &mut Session,
+        statement: &Statement,
+        keyspace: Option<&str>,
+        values: &[Value],
+        cl: ConsistencyLevel,
+    ) -> Result<Outcome, CqlError> {
+        let mut binder = values::Binder::new(values);
+        let ctx = Context { coordinator: &self.coordinator, keyspace };
+        match statement {
+            Statement::Use(ks) => {
+                let name = ks.name();
+                if !self.coordinator.has_keyspace(name) {
+                    return invalid(format!("Keyspace '{name}' does not exist"));
+                }
+                session.keyspace = Some(name.to_string());
+                Ok(Outcome::SetKeyspace(name.to_string()))
+            }
+            Statement::Select(s) => select::select(&ctx, s, &mut binder, cl).await,
+            Statement::Insert(s) => write::insert(&ctx, s, &mut binder, cl).await,
+            Statement::Update(s) => write::update(&ctx, s, &mut binder, cl).await,
+            Statement::Delete(s) => write::delete(&ctx, s, &mut binder, cl).await,
+            Statement::Truncate(name) => {
+                let table = ctx.table(name)?;
+                self.coordinator.truncate(&table.keyspace, &table.name).await?;
+                Ok(Outcome::Void)
+            }
+            Statement::CreateKeyspace(s) => ddl::create_keyspace(&ctx, s).await,
+            Statement::AlterKeyspace(s) => ddl::alter_keyspace(&ctx, s).await,
+            Statement::DropKeyspace { if_exists, name } => ddl::drop_keyspace(&ctx, name.name(), *if_exists).await,
+            Statement::CreateTable(s) => ddl::create_table(&ctx, s).await,
+            Statement::DropTable(d) => ddl::drop_table(&ctx, &d.name, d.if_exists).await,
+            other => invalid(format!("{} is not supported yet", statement_kind(other))),
+        }
+    }
+
+    fn markers(&self, statement: &Statement, keyspace: Option<&str>) -> Result<Vec<ColumnSpec>, CqlError> {
+        let ctx = Context { coordinator: &self.coordinator, keyspace };
+        match statement {
+            Statement::Select(s) => select::markers(&ctx, s),
+            Statement::Insert(s) => write::insert_markers(&ctx, s),
+            Statement::Update(s) => write::update_markers(&ctx, s),
+            Statement::Delete(s) => write::delete_markers(&ctx, s),
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
+/// 3.11's Thrift item id: the hash of the keyspace and the text (Java's `String.hashCode`).
+fn thrift_id(keyspace: Option<&str>, text: &str) -> i32 {
+    let full = format!("{}{text}", keyspace.unwrap_or(""));
+    full.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// What a statement is, for "not supported yet".
+fn statement_kind(s: &Statement) -> String {
+    let text = s.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(3).collect();
+    match words.as_slice() {
+        ["CREATE", "MATERIALIZED", "VIEW", ..] | ["DROP", "MATERIALIZED", "VIEW", ..] => {
+            format!("{} MATERIALIZED VIEW", words[0])
+        }
+        [a, b, ..] if matches!(*a, "CREATE" | "ALTER" | "DROP" | "LIST" | "GRANT" | "REVOKE") => format!("{a} {b}"),
+        [a, ..] => a.to_string(),
+        [] => "this statement".into(),
+    }
+}
+
+/// What every statement needs: the coordinator and the keyspace of unqualified names.
+pub(crate) struct Context<'a> {
+    pub coordinator: &'a Coordinator,
+    pub keyspace: Option<&'a str>,
+}
+
+impl Context<'_> {
+    /// The keyspace a name is in.
+    pub fn keyspace_of(&self, name: &QualifiedName) -> Result<String, CqlError> {
+        match (&name.keyspace, self.keyspace) {
+            (Some(ks), _) => Ok(ks.name().to_string()),
+            (None, Some(ks)) => Ok(ks.to_string()),
+            (None, None) => {
+                invalid("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+            }
+        }
+    }
+
+    /// The table a name names, as CQL sees it.
+    pub fn table(&self, name: &QualifiedName) -> Result<Table, CqlError> {
+        let keyspace = self.keyspace_of(name)?;
+        let Some(ks) = self.coordinator.keyspace(&keyspace) else {
+            return invalid(format!("Keyspace {keyspace} does not exist"));
+        };
+        let table = name.name.name();
+        match ks.cf(table) {
+            Some(def) => Ok(Table::from_def(def)?),
+            None => invalid(format!("unconfigured table {table}")),
+        }
+    }
+}

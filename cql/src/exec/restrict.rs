@@ -1,0 +1,201 @@
+//! WHERE clauses: each relation's values computed (in the order written, so bind markers take
+//! theirs in order), then sorted into what selects partitions, what selects rows within them,
+//! and what is left to filter.
+
+use std::cmp::Ordering;
+
+use super::values::{key_value, Binder};
+use super::{invalid, CqlError};
+use crate::ast::{InValues, Operator, Relation};
+use crate::schema::{Column, ColumnKind, Table};
+
+/// One bound of a slice: the value and whether it is included.
+pub(crate) type Bound = Option<(Vec<u8>, bool)>;
+
+/// What a column is restricted to.
+#[derive(Clone, Debug)]
+pub(crate) enum Restriction {
+    /// `= v` or `IN (...)`: one of these values (sorted by the column's type, no duplicates).
+    Values(Vec<Vec<u8>>),
+    /// `>`, `>=`, `<`, `<=`, combined.
+    Slice { lower: Bound, upper: Bound },
+}
+
+/// The restrictions of a WHERE clause by column, in the table's column order.
+pub(crate) struct Restrictions {
+    pub columns: Vec<(Column, Restriction)>,
+}
+
+impl Restrictions {
+    pub fn of(&self, name: &str) -> Option<&Restriction> {
+        self.columns.iter().find(|(c, _)| c.name == name).map(|(_, r)| r)
+    }
+
+    /// Every partition key (row key) the clause names; `None` if it names no partition key
+    /// column. A clause that names some but not all of them is refused.
+    pub fn partition_keys(&self, table: &Table) -> Result<Option<Vec<Vec<u8>>>, CqlError> {
+        let mut parts: Vec<&Vec<Vec<u8>>> = Vec::new();
+        let mut missing = Vec::new();
+        for c in &table.partition_key {
+            match self.of(&c.name) {
+                Some(Restriction::Values(v)) => parts.push(v),
+                Some(Restriction::Slice { .. }) => return invalid(
+                    "Only EQ and IN relation are supported on the partition key (unless you use the token() function)",
+                ),
+                None => missing.push(c.name.as_str()),
+            }
+        }
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        if !missing.is_empty() {
+            return invalid(format!(
+                "Partition key parts: {} must be restricted as other parts are",
+                missing.join(", ")
+            ));
+        }
+        let keys = cartesian(&parts).into_iter().map(|values| table.partition_key_bytes(&values)).collect::<Vec<_>>();
+        for k in &keys {
+            if k.is_empty() {
+                return invalid("Key may not be empty");
+            }
+            if k.len() > u16::MAX as usize {
+                return invalid(format!("Key length of {} is longer than maximum of {}", k.len(), u16::MAX));
+            }
+        }
+        Ok(Some(keys))
+    }
+}
+
+/// Every combination of one value from each list, in order.
+pub(crate) fn cartesian(lists: &[&Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
+    for list in lists {
+        let mut next = Vec::with_capacity(out.len() * list.len());
+        for prefix in &out {
+            for v in list.iter() {
+                let mut p = prefix.clone();
+                p.push(v.clone());
+                next.push(p);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Reads a WHERE clause. Relations on columns not in the primary key are kept as filters
+/// (the caller decides whether they are allowed).
+pub(crate) fn restrictions(table: &Table, clause: &[Relation], binder: &mut Binder) -> Result<Restrictions, CqlError> {
+    let mut found: Vec<(Column, Restriction)> = Vec::new();
+    for relation in clause {
+        let (column, restriction) = match relation {
+            Relation::Column { column, op, value } => {
+                let c = lookup(table, column.name())?;
+                let v = key_value(value, &c.ty, &c.name, binder)?;
+                let r = match op {
+                    Operator::Eq => Restriction::Values(vec![v]),
+                    Operator::Lt => Restriction::Slice { lower: None, upper: Some((v, false)) },
+                    Operator::Lte => Restriction::Slice { lower: None, upper: Some((v, true)) },
+                    Operator::Gt => Restriction::Slice { lower: Some((v, false)), upper: None },
+                    Operator::Gte => Restriction::Slice { lower: Some((v, true)), upper: None },
+                    other => return invalid(format!("the {other} operator is not supported yet")),
+                };
+                (c, r)
+            }
+            Relation::In { column, values } => {
+                let c = lookup(table, column.name())?;
+                let InValues::List(terms) = values else {
+                    return invalid(format!("IN ? on {} is not supported yet", c.name));
+                };
+                let mut vs = Vec::with_capacity(terms.len());
+                for t in terms {
+                    vs.push(key_value(t, &c.ty, &c.name, binder)?);
+                }
+                vs.sort_by(|a, b| c.ty.compare(a, b));
+                vs.dedup();
+                (c, Restriction::Values(vs))
+            }
+            other => return invalid(format!("the relation {other} is not supported yet")),
+        };
+        match found.iter_mut().find(|(c, _)| c.name == column.name) {
+            None => found.push((column, restriction)),
+            Some((c, existing)) => merge(c, existing, restriction)?,
+        }
+    }
+    found.sort_by_key(|(c, _)| {
+        let kind = match c.kind {
+            ColumnKind::PartitionKey => 0,
+            ColumnKind::Clustering => 1,
+            ColumnKind::Regular => 2,
+        };
+        (kind, c.position)
+    });
+    Ok(Restrictions { columns: found })
+}
+
+fn lookup(table: &Table, name: &str) -> Result<Column, CqlError> {
+    match table.column(name) {
+        Some(c) => Ok(c.clone()),
+        None => invalid(format!("Undefined column name {name}")),
+    }
+}
+
+fn merge(column: &Column, existing: &mut Restriction, new: Restriction) -> Result<(), CqlError> {
+    match (existing, new) {
+        (Restriction::Slice { lower, upper }, Restriction::Slice { lower: l2, upper: u2 }) => {
+            if l2.is_some() {
+                if lower.is_some() {
+                    return invalid(format!(
+                        "More than one restriction was found for the start bound on {}",
+                        column.name
+                    ));
+                }
+                *lower = l2;
+            }
+            if u2.is_some() {
+                if upper.is_some() {
+                    return invalid(format!(
+                        "More than one restriction was found for the end bound on {}",
+                        column.name
+                    ));
+                }
+                *upper = u2;
+            }
+            Ok(())
+        }
+        (Restriction::Values(_), _) | (_, Restriction::Values(_)) => {
+            invalid(format!("{} cannot be restricted by more than one relation if it includes an Equal", column.name))
+        }
+    }
+}
+
+/// True when `value` lies within the slice, by `column`'s type.
+pub(crate) fn in_slice(column: &Column, value: &[u8], lower: &Bound, upper: &Bound) -> bool {
+    let above = match lower {
+        None => true,
+        Some((l, inclusive)) => match column.ty.compare(value, l) {
+            Ordering::Greater => true,
+            Ordering::Equal => *inclusive,
+            Ordering::Less => false,
+        },
+    };
+    let below = match upper {
+        None => true,
+        Some((u, inclusive)) => match column.ty.compare(value, u) {
+            Ordering::Less => true,
+            Ordering::Equal => *inclusive,
+            Ordering::Greater => false,
+        },
+    };
+    above && below
+}
+
+/// True when `value` satisfies the restriction.
+pub(crate) fn satisfies(column: &Column, value: Option<&[u8]>, r: &Restriction) -> bool {
+    let Some(value) = value else { return false };
+    match r {
+        Restriction::Values(vs) => vs.iter().any(|v| column.ty.compare(v, value) == Ordering::Equal),
+        Restriction::Slice { lower, upper } => in_slice(column, value, lower, upper),
+    }
+}

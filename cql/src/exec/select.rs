@@ -1,0 +1,484 @@
+//! SELECT: partitions read by key (`=`, `IN`) or scanned in token order, their cells grouped
+//! into CQL rows by clustering prefix, then filtered, ordered, limited and projected.
+
+use std::cmp::Ordering;
+
+use cluster::consistency::ConsistencyLevel;
+use cluster::coordinator::{RangeCommand, ReadCommand};
+use model::data::{now_seconds, Cell, CellKind};
+use model::dht::KeyBound;
+use model::filter::{CountUnit, ReadFilter};
+use model::marshal::AbstractType;
+
+use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
+use super::values::{term_value, Binder, Value};
+use super::write::{spec, where_markers};
+use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
+use crate::ast::{Select, Selectable, Selection, Term};
+use crate::schema::{Column, ColumnKind, Layout, Table};
+
+/// Partitions a scan asks for at a time.
+const SCAN_PAGE: usize = 1000;
+/// Rows a SELECT without LIMIT answers at most over Thrift (which has no paging): 3.11's
+/// default LIMIT for Thrift's CQL calls is 10,000; Sibyl lets more through up to this bound.
+const MAX_ROWS: usize = 1_000_000;
+
+const FILTERING: &str = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING";
+
+/// Inclusive slices of cell names, in comparator order (a read filter's ranges).
+type Slices = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// What one selector gives.
+#[derive(Clone, Debug)]
+enum Selected {
+    Column(Column),
+    WriteTime(Column),
+    Ttl(Column),
+    Count,
+}
+
+/// One CQL row: its partition, clustering values and cells by column name.
+struct CqlRow {
+    partition: usize,
+    clustering: Vec<Vec<u8>>,
+    cells: Vec<(Vec<u8>, Cell)>,
+}
+
+impl CqlRow {
+    fn cell(&self, column: &Column, layout: Layout) -> Option<&Cell> {
+        match layout {
+            Layout::Dense { .. } => self.cells.first().map(|(_, c)| c),
+            Layout::Sparse => self.cells.iter().find(|(n, _)| n == column.name.as_bytes()).map(|(_, c)| c),
+            Layout::StaticCompact => self.cells.iter().find(|(n, _)| *n == column.cell_name).map(|(_, c)| c),
+        }
+    }
+}
+
+fn selection(table: &Table, s: &Select) -> Result<Vec<(Selected, String)>, CqlError> {
+    let selectors = match &s.selection {
+        Selection::Wildcard => {
+            return Ok(table.columns().map(|c| (Selected::Column(c.clone()), c.name.clone())).collect())
+        }
+        Selection::Selectors(v) => v,
+    };
+    let mut out = Vec::new();
+    for sel in selectors {
+        let column = |id: &crate::ast::Identifier| -> Result<Column, CqlError> {
+            table.column(id.name()).cloned().map_or_else(|| invalid(format!("Undefined column name {}", id.name())), Ok)
+        };
+        let (what, default_name) = match &sel.selectable {
+            Selectable::Column(id) => {
+                let c = column(id)?;
+                let n = c.name.clone();
+                (Selected::Column(c), n)
+            }
+            Selectable::WriteTime(id) | Selectable::Ttl(id) => {
+                let c = column(id)?;
+                let writetime = matches!(sel.selectable, Selectable::WriteTime(_));
+                let function = if writetime { "writetime" } else { "ttl" };
+                if c.kind != ColumnKind::Regular {
+                    return invalid(format!("Cannot use selection function {function} on PRIMARY KEY part {}", c.name));
+                }
+                if c.ty.is_counter() {
+                    return invalid(format!("Cannot use selection function {function} on counter column {}", c.name));
+                }
+                let n = format!("{function}({})", c.name);
+                (if writetime { Selected::WriteTime(c) } else { Selected::Ttl(c) }, n)
+            }
+            Selectable::CountRows => (Selected::Count, "count".to_string()),
+            Selectable::Function { name, args }
+                if name.to_string().eq_ignore_ascii_case("count")
+                    && matches!(args.as_slice(), [Selectable::Term(Term::Constant(_))]) =>
+            {
+                (Selected::Count, "count".to_string())
+            }
+            other => return invalid(format!("the selector {other} is not supported yet")),
+        };
+        let name = sel.alias.as_ref().map(|a| a.name().to_string()).unwrap_or(default_name);
+        out.push((what, name));
+    }
+    let counts = out.iter().filter(|(s, _)| matches!(s, Selected::Count)).count();
+    if counts > 0 && counts < out.len() {
+        return invalid("the select clause must either contain only aggregates or no aggregate");
+    }
+    Ok(out)
+}
+
+fn positive_limit(term: &Term, what: &str, binder: &mut Binder) -> Result<Option<usize>, CqlError> {
+    match term_value(term, &AbstractType::Int32, what, binder)? {
+        Value::Bytes(b) => {
+            let n = i32::from_be_bytes(b.try_into().unwrap_or_default());
+            if n <= 0 {
+                return invalid(format!(
+                    "{} must be strictly positive",
+                    if what == "[limit]" { "LIMIT" } else { "PER PARTITION LIMIT" }
+                ));
+            }
+            Ok(Some(n as usize))
+        }
+        Value::Null => invalid(format!(
+            "Invalid null value of {}",
+            if what == "[limit]" { "limit" } else { "per partition limit" }
+        )),
+        Value::Unset => Ok(None),
+    }
+}
+
+pub(super) async fn select(
+    ctx: &Context<'_>,
+    s: &Select,
+    binder: &mut Binder<'_>,
+    cl: ConsistencyLevel,
+) -> Result<Outcome, CqlError> {
+    let table = ctx.table(&s.table)?;
+    if s.json {
+        return invalid("SELECT JSON is not supported yet");
+    }
+    if !s.group_by.is_empty() {
+        return invalid("GROUP BY is not supported yet");
+    }
+    let selected = selection(&table, s)?;
+    let r = restrictions(&table, &s.where_clause, binder)?;
+    let per_partition = match &s.per_partition_limit {
+        Some(t) => positive_limit(t, "[per_partition_limit]", binder)?,
+        None => None,
+    };
+    let limit = match &s.limit {
+        Some(t) => positive_limit(t, "[limit]", binder)?,
+        None => None,
+    };
+    let keys = r.partition_keys(&table)?;
+    let clustering_ranges = check_restrictions(&table, &r, keys.is_some(), s.allow_filtering)?;
+    if s.distinct {
+        for (what, _) in &selected {
+            match what {
+                Selected::Column(c) if c.kind == ColumnKind::PartitionKey => {}
+                Selected::Column(c) | Selected::WriteTime(c) | Selected::Ttl(c) => return invalid(format!(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                    c.name
+                )),
+                Selected::Count => {}
+            }
+        }
+        if let Some(missing) = table
+            .partition_key
+            .iter()
+            .find(|k| !selected.iter().any(|(s, _)| matches!(s, Selected::Column(c) if c.name == k.name)))
+        {
+            if !selected.iter().all(|(s, _)| matches!(s, Selected::Count)) {
+                return invalid(format!(
+                    "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+                    missing.name
+                ));
+            }
+        }
+    }
+    let reverse = order_by(&table, s, keys.is_some())?;
+    let is_count = selected.iter().any(|(s, _)| matches!(s, Selected::Count));
+    let wanted = if is_count || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
+
+    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+    let filter =
+        ReadFilter { ranges: clustering_ranges, reversed: false, count: usize::MAX, count_unit: CountUnit::Cells };
+    let mut partitions: Vec<(Vec<u8>, Vec<Cell>)> = Vec::new();
+    let mut rows: Vec<CqlRow> = Vec::new();
+    let now = now_seconds();
+    let take = |key: Vec<u8>, cells: Vec<Cell>, rows: &mut Vec<CqlRow>, partitions: &mut Vec<(Vec<u8>, Vec<Cell>)>| {
+        let index = partitions.len();
+        let before = rows.len();
+        group(&table, index, &cells, now, rows);
+        rows.retain_mut(|row| row.partition != index || keep(&table, &r, &key, row));
+        if s.distinct && rows.len() > before {
+            rows.truncate(before + 1);
+        }
+        if let Some(n) = per_partition {
+            rows.truncate(before + n.min(rows.len() - before));
+        }
+        partitions.push((key, Vec::new()));
+    };
+    match &keys {
+        Some(keys) => {
+            let (ks, cf) = meta.shared_names();
+            let commands: Vec<ReadCommand> = keys
+                .iter()
+                .map(|k| ReadCommand { keyspace: ks.clone(), cf: cf.clone(), key: k.clone(), filter: filter.clone() })
+                .collect();
+            let results = ctx.coordinator.read(commands, cl).await?;
+            for (key, cells) in keys.iter().zip(results) {
+                take(key.clone(), cells, &mut rows, &mut partitions);
+            }
+        }
+        None => {
+            let mut start = KeyBound::Unbounded;
+            loop {
+                let command = RangeCommand {
+                    keyspace: table.keyspace.clone(),
+                    cf: table.name.clone(),
+                    pieces: vec![(start.clone(), KeyBound::Unbounded)],
+                    filter: filter.clone(),
+                    max_rows: SCAN_PAGE,
+                };
+                let page = ctx.coordinator.scan(command, cl).await?;
+                let full = page.len() >= SCAN_PAGE;
+                let last = page.last().map(|(k, _)| k.clone());
+                for (key, cells) in page {
+                    take(key.key, cells, &mut rows, &mut partitions);
+                }
+                if !full || rows.len() >= wanted {
+                    break;
+                }
+                match last {
+                    Some(k) => start = KeyBound::Key { key: k, inclusive: false },
+                    None => break,
+                }
+            }
+        }
+    }
+
+    if !s.order_by.is_empty() {
+        let ascending = !reverse;
+        rows.sort_by(|a, b| {
+            for (i, c) in table.clustering.iter().enumerate() {
+                let (x, y) = (a.clustering.get(i), b.clustering.get(i));
+                let o = match (x, y) {
+                    (Some(x), Some(y)) => c.ty.compare(x, y),
+                    _ => Ordering::Equal,
+                };
+                // ORDER BY speaks of values, whatever order the table stores them in.
+                if o != Ordering::Equal {
+                    return if ascending { o } else { o.reverse() };
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    if is_count {
+        let n = rows.len() as i64;
+        let columns = selected.iter().map(|(_, name)| spec(&table, name, &AbstractType::Long)).collect();
+        let row = selected.iter().map(|_| Some(n.to_be_bytes().to_vec())).collect();
+        return Ok(Outcome::Rows(ResultSet { columns, rows: vec![row] }));
+    }
+    if let Some(n) = limit {
+        rows.truncate(n);
+    }
+    let columns = selected
+        .iter()
+        .map(|(what, name)| match what {
+            Selected::Column(c) => spec(&table, name, &c.ty),
+            Selected::WriteTime(_) => spec(&table, name, &AbstractType::Long),
+            Selected::Ttl(_) => spec(&table, name, &AbstractType::Int32),
+            Selected::Count => spec(&table, name, &AbstractType::Long),
+        })
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let key = &partitions[row.partition].0;
+        let key_parts = table.split_partition_key(key).unwrap_or_default();
+        let values = selected
+            .iter()
+            .map(|(what, _)| match what {
+                Selected::Column(c) => value_of(&table, c, row, &key_parts),
+                Selected::WriteTime(c) => row.cell(c, table.layout).map(|cell| cell.timestamp.to_be_bytes().to_vec()),
+                Selected::Ttl(c) => row.cell(c, table.layout).and_then(|cell| match cell.kind {
+                    CellKind::Expiring { expires_at, .. } => {
+                        let left = (expires_at - i64::from(now)).clamp(0, i64::from(i32::MAX)) as i32;
+                        Some(left.to_be_bytes().to_vec())
+                    }
+                    _ => None,
+                }),
+                Selected::Count => None,
+            })
+            .collect();
+        out.push(values);
+    }
+    Ok(Outcome::Rows(ResultSet { columns, rows: out }))
+}
+
+fn value_of(table: &Table, c: &Column, row: &CqlRow, key_parts: &[Vec<u8>]) -> Option<Vec<u8>> {
+    match c.kind {
+        ColumnKind::PartitionKey => key_parts.get(c.position).cloned(),
+        ColumnKind::Clustering => row.clustering.get(c.position).cloned(),
+        ColumnKind::Regular => row.cell(c, table.layout).map(|cell| match cell.kind {
+            CellKind::Counter => model::counter::total(&cell.value).to_be_bytes().to_vec(),
+            _ => cell.value.clone(),
+        }),
+    }
+}
+
+/// Groups a partition's live cells into CQL rows.
+fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
+    let first = rows.len();
+    for cell in cells {
+        if !cell.is_live(now) {
+            continue;
+        }
+        let Some((clustering, column)) = table.split_cell_name(&cell.name) else {
+            tracing::warn!(keyspace = %table.keyspace, table = %table.name, "a cell name that does not fit the table's layout is skipped");
+            continue;
+        };
+        let same = match table.layout {
+            Layout::Sparse => rows.len() > first && rows.last().is_some_and(|r| r.clustering == clustering),
+            Layout::StaticCompact => rows.len() > first,
+            Layout::Dense { .. } => false,
+        };
+        if !same {
+            rows.push(CqlRow { partition, clustering, cells: Vec::new() });
+        }
+        if let Some(row) = rows.last_mut() {
+            let name = column.unwrap_or_default();
+            if table.layout == Layout::Sparse && name.is_empty() {
+                continue; // the row marker: the row exists, with no value of its own
+            }
+            row.cells.push((name, cell.clone()));
+        }
+    }
+}
+
+/// Whether a row passes the restrictions that the read could not apply.
+fn keep(table: &Table, r: &Restrictions, _key: &[u8], row: &CqlRow) -> bool {
+    for (c, restriction) in &r.columns {
+        let ok = match c.kind {
+            ColumnKind::PartitionKey => true,
+            ColumnKind::Clustering => satisfies(c, row.clustering.get(c.position).map(Vec::as_slice), restriction),
+            ColumnKind::Regular => {
+                satisfies(c, row.cell(c, table.layout).map(|cell| cell.value.as_slice()), restriction)
+            }
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
+/// names to read (a superset of what they select; rows are filtered again after the read).
+fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filtering: bool) -> Result<Slices, CqlError> {
+    let open = vec![(Vec::new(), Vec::new())];
+    let mut needs_filtering = false;
+    // The clustering prefix that the read can use: `=` restrictions, then one IN or slice.
+    let mut prefix: Vec<&Vec<Vec<u8>>> = Vec::new();
+    let mut last: Option<(&Column, &Restriction)> = None;
+    let mut stopped_at: Option<&Column> = None;
+    for c in &table.clustering {
+        let restriction = r.of(&c.name);
+        match (stopped_at, restriction) {
+            (None, Some(Restriction::Values(v))) if v.len() == 1 => prefix.push(v),
+            (None, Some(other)) => {
+                last = Some((c, other));
+                stopped_at = Some(c);
+            }
+            (None, None) => stopped_at = Some(c),
+            (Some(_), None) => {}
+            (Some(stop), Some(_)) => {
+                if !allow_filtering {
+                    return invalid(match last {
+                        Some(_) => format!("Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)", c.name, stop.name),
+                        None => format!("PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted", c.name, stop.name),
+                    });
+                }
+                needs_filtering = true;
+            }
+        }
+    }
+    if r.columns.iter().any(|(c, _)| c.kind == ColumnKind::Regular) {
+        needs_filtering = true;
+    }
+    if !keyed && r.columns.iter().any(|(c, _)| c.kind != ColumnKind::PartitionKey) {
+        needs_filtering = true;
+    }
+    if needs_filtering && !allow_filtering {
+        return invalid(FILTERING);
+    }
+    if !keyed || table.layout == Layout::StaticCompact {
+        return Ok(open);
+    }
+    let eq: Vec<Vec<u8>> = prefix.iter().map(|v| v[0].clone()).collect();
+    let exact_bounds = table.layout != (Layout::Dense { compound: false });
+    let ranges = match last {
+        Some((c, Restriction::Values(vs))) => {
+            let mut ranges: Vec<(Vec<u8>, Vec<u8>)> = vs
+                .iter()
+                .map(|v| {
+                    let mut p = eq.clone();
+                    p.push(v.clone());
+                    (table.prefix_bound(&p, false), table.prefix_bound(&p, true))
+                })
+                .collect();
+            if c.reversed {
+                ranges.reverse();
+            }
+            ranges
+        }
+        Some((c, Restriction::Slice { lower, upper })) => {
+            // Bounds in comparator order: a descending column's lower value bounds the high
+            // end. A bound that includes its value's cells ends after them (or starts before).
+            let bound = |b: &Option<(Vec<u8>, bool)>, is_upper: bool| -> Vec<u8> {
+                let high_end = is_upper != c.reversed;
+                match b {
+                    None => table.prefix_bound(&eq, high_end),
+                    Some((v, _)) if !exact_bounds => v.clone(),
+                    Some((v, inclusive)) => {
+                        let mut p = eq.clone();
+                        p.push(v.clone());
+                        table.prefix_bound(&p, if high_end { *inclusive } else { !*inclusive })
+                    }
+                }
+            };
+            let (lower_bound, upper_bound) = (bound(lower, false), bound(upper, true));
+            if c.reversed {
+                vec![(upper_bound, lower_bound)]
+            } else {
+                vec![(lower_bound, upper_bound)]
+            }
+        }
+        None => vec![(table.prefix_bound(&eq, false), table.prefix_bound(&eq, true))],
+    };
+    Ok(ranges)
+}
+
+/// Checks ORDER BY and says whether the rows come in the reverse of the table's order.
+fn order_by(table: &Table, s: &Select, keyed: bool) -> Result<bool, CqlError> {
+    if s.order_by.is_empty() {
+        return Ok(false);
+    }
+    if !keyed {
+        return invalid("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.");
+    }
+    let mut reversed: Option<bool> = None;
+    for (i, o) in s.order_by.iter().enumerate() {
+        let Some(c) = table.column(o.column.name()) else {
+            return invalid(format!("Order by on unknown column {}", o.column.name()));
+        };
+        if c.kind != ColumnKind::Clustering {
+            return invalid(format!(
+                "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
+                c.name
+            ));
+        }
+        if c.position != i {
+            return invalid("Order by currently only support the ordering of columns following their declared order in the PRIMARY KEY");
+        }
+        let this = o.descending;
+        match reversed {
+            None => reversed = Some(this),
+            Some(r) if r != this => return invalid("Unsupported order by relation"),
+            _ => {}
+        }
+    }
+    Ok(reversed.unwrap_or(false))
+}
+
+/// The markers of a SELECT, in order.
+pub(super) fn markers(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let mut out = Vec::new();
+    where_markers(&table, &s.where_clause, &mut out)?;
+    if s.per_partition_limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
+        out.push(spec(&table, "[per_partition_limit]", &AbstractType::Int32));
+    }
+    if s.limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
+        out.push(spec(&table, "[limit]", &AbstractType::Int32));
+    }
+    Ok(out)
+}

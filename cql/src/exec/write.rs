@@ -1,0 +1,489 @@
+//! INSERT, UPDATE and DELETE: cells in the table's layout, one mutation per partition,
+//! through the coordinator at the request's consistency level.
+
+use cluster::consistency::ConsistencyLevel;
+use model::data::{now_micros, now_seconds, Cell, DeletionTime, RangeTombstone};
+use model::filter::insert_cell;
+use model::marshal::AbstractType;
+use model::mutation::RowMutation;
+use model::schema::CfMetadata;
+
+use super::restrict::{cartesian, restrictions, Restriction, Restrictions};
+use super::values::{is_marker, key_value, term_value, Binder, Value};
+use super::{invalid, ColumnSpec, Context, CqlError, Outcome};
+use crate::ast::{Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Relation, Term, Update};
+use crate::schema::{Clustering, Column, ColumnKind, Layout, Table};
+
+/// When and for how long the written cells live.
+struct Stamp {
+    timestamp: i64,
+    ttl: i32,
+    now: i32,
+}
+
+fn stamp(table: &Table, meta: &CfMetadata, attributes: &Attributes, binder: &mut Binder) -> Result<Stamp, CqlError> {
+    // USING TIMESTAMP ? AND TTL ?: markers take their values in the order written.
+    let ttl_first = attributes.ttl_first;
+    let mut timestamp = None;
+    let mut ttl = None;
+    let order: [&str; 2] = if ttl_first { ["ttl", "timestamp"] } else { ["timestamp", "ttl"] };
+    for which in order {
+        match which {
+            "timestamp" => {
+                if let Some(t) = &attributes.timestamp {
+                    timestamp = match term_value(t, &AbstractType::Long, "[timestamp]", binder)? {
+                        Value::Bytes(b) => Some(i64::from_be_bytes(b.try_into().unwrap_or_default())),
+                        Value::Null => return invalid("Invalid null value of timestamp"),
+                        Value::Unset => None,
+                    };
+                }
+            }
+            _ => {
+                if let Some(t) = &attributes.ttl {
+                    ttl = match term_value(t, &AbstractType::Int32, "[ttl]", binder)? {
+                        Value::Bytes(b) => Some(i32::from_be_bytes(b.try_into().unwrap_or_default())),
+                        Value::Null => return invalid("Invalid null value of TTL"),
+                        Value::Unset => None,
+                    };
+                }
+            }
+        }
+    }
+    let ttl = ttl.unwrap_or(meta.def.default_time_to_live);
+    if ttl < 0 {
+        return invalid(format!("A TTL must be greater or equal to 0, but was {ttl}"));
+    }
+    if ttl > model::schema_rules::MAX_TTL {
+        return invalid(format!("ttl is too large. requested ({ttl}) maximum ({})", model::schema_rules::MAX_TTL));
+    }
+    if ttl > 0 && table.counter {
+        return invalid("Cannot set TTL on counter update");
+    }
+    Ok(Stamp { timestamp: timestamp.unwrap_or_else(now_micros), ttl, now: now_seconds() })
+}
+
+impl Stamp {
+    fn cell(&self, name: Vec<u8>, value: Value) -> Cell {
+        match value {
+            Value::Bytes(v) if self.ttl > 0 => Cell::expiring(name, v, self.timestamp, self.ttl, self.now),
+            Value::Bytes(v) => Cell::live(name, v, self.timestamp),
+            Value::Null | Value::Unset => Cell::tombstone(name, self.timestamp, self.now),
+        }
+    }
+
+    fn deletion(&self) -> DeletionTime {
+        DeletionTime::new(self.timestamp, self.now)
+    }
+}
+
+/// The mutations of a statement, one per partition key, sharing each row's cells.
+struct Writes<'a> {
+    table: &'a Table,
+    meta: std::sync::Arc<CfMetadata>,
+    mutations: Vec<RowMutation>,
+}
+
+impl<'a> Writes<'a> {
+    fn new(ctx: &Context<'_>, table: &'a Table, keys: Vec<Vec<u8>>) -> Result<Writes<'a>, CqlError> {
+        let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+        let mutations = keys.into_iter().map(|k| RowMutation::new(table.keyspace.clone(), k)).collect();
+        Ok(Writes { table, meta, mutations })
+    }
+
+    fn cell(&mut self, cell: Cell) {
+        for m in &mut self.mutations {
+            insert_cell(&self.meta.cmp, &mut m.row_mut(&self.table.name).cells, cell.clone());
+        }
+    }
+
+    fn range_tombstone(&mut self, start: Vec<u8>, end: Vec<u8>, deletion: DeletionTime) {
+        for m in &mut self.mutations {
+            m.row_mut(&self.table.name).range_tombstones.push(RangeTombstone {
+                start: start.clone(),
+                end: end.clone(),
+                deletion,
+            });
+        }
+    }
+
+    fn partition_deletion(&mut self, deletion: DeletionTime) {
+        for m in &mut self.mutations {
+            m.row_mut(&self.table.name).deletion = deletion;
+        }
+    }
+
+    async fn apply(self, ctx: &Context<'_>, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
+        let counter = self.table.counter;
+        let mutations: Vec<RowMutation> = self.mutations.into_iter().filter(|m| !m.updates.is_empty()).collect();
+        if mutations.is_empty() {
+            return Ok(Outcome::Void);
+        }
+        if counter {
+            ctx.coordinator.mutate_counters(mutations, cl).await?;
+        } else {
+            ctx.coordinator.mutate(mutations, cl).await?;
+        }
+        Ok(Outcome::Void)
+    }
+}
+
+fn check_clustering(values: &[Vec<u8>], table: &Table) -> Result<(), CqlError> {
+    for (v, c) in values.iter().zip(&table.clustering) {
+        if v.len() > u16::MAX as usize {
+            return invalid(format!(
+                "Key length of {} is longer than maximum of {} (clustering column {})",
+                v.len(),
+                u16::MAX,
+                c.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn insert(
+    ctx: &Context<'_>,
+    s: &Insert,
+    binder: &mut Binder<'_>,
+    cl: ConsistencyLevel,
+) -> Result<Outcome, CqlError> {
+    let table = ctx.table(&s.table)?;
+    if s.if_not_exists {
+        return invalid("INSERT ... IF NOT EXISTS is not supported yet");
+    }
+    let InsertValues::Values { columns, values } = &s.values else {
+        return invalid("INSERT JSON is not supported yet");
+    };
+    if columns.len() != values.len() {
+        return invalid("Unmatched column names/values");
+    }
+    if table.counter {
+        return invalid("INSERT statements are not allowed on counter tables, use UPDATE instead");
+    }
+    let mut given: Vec<(Column, Value)> = Vec::new();
+    for (name, term) in columns.iter().zip(values) {
+        let Some(c) = table.column(name.name()) else {
+            return invalid(format!("Undefined column name {}", name.name()));
+        };
+        if given.iter().any(|(g, _)| g.name == c.name) {
+            return invalid(format!("Multiple definitions found for column {}", c.name));
+        }
+        let v = term_value(term, &c.ty, &c.name, binder)?;
+        given.push((c.clone(), v));
+    }
+    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+    let stamp = stamp(&table, &meta, &s.attributes, binder)?;
+    let key_part = |c: &Column| -> Result<Vec<u8>, CqlError> {
+        match given.iter().find(|(g, _)| g.name == c.name) {
+            Some((_, Value::Bytes(b))) => Ok(b.clone()),
+            Some(_) => invalid(format!("Invalid null value in condition for column {}", c.name)),
+            None => invalid(format!(
+                "Some {} are missing: {}",
+                if c.kind == ColumnKind::PartitionKey { "partition key parts" } else { "clustering keys" },
+                c.name
+            )),
+        }
+    };
+    let mut key_values = Vec::new();
+    for c in &table.partition_key {
+        key_values.push(key_part(c)?);
+    }
+    let mut clustering = Vec::new();
+    for c in &table.clustering {
+        clustering.push(key_part(c)?);
+    }
+    check_clustering(&clustering, &table)?;
+    let key = table.partition_key_bytes(&key_values);
+    check_key(&key)?;
+    let mut writes = Writes::new(ctx, &table, vec![key])?;
+    match table.layout {
+        Layout::Sparse => {
+            writes.cell(stamp.cell(table.cell_name(&clustering, None), Value::Bytes(Vec::new())));
+            for (c, v) in &given {
+                if c.kind == ColumnKind::Regular && *v != Value::Unset {
+                    writes.cell(stamp.cell(table.cell_name(&clustering, Some(c)), v.clone()));
+                }
+            }
+        }
+        Layout::Dense { .. } => {
+            let value = given.iter().find(|(c, _)| c.kind == ColumnKind::Regular).map(|(_, v)| v.clone());
+            let value = value.unwrap_or(Value::Bytes(Vec::new()));
+            if value != Value::Unset {
+                writes.cell(stamp.cell(table.cell_name(&clustering, None), value));
+            }
+        }
+        Layout::StaticCompact => {
+            for (c, v) in &given {
+                if c.kind == ColumnKind::Regular && *v != Value::Unset {
+                    writes.cell(stamp.cell(table.cell_name(&[], Some(c)), v.clone()));
+                }
+            }
+        }
+    }
+    writes.apply(ctx, cl).await
+}
+
+fn check_key(key: &[u8]) -> Result<(), CqlError> {
+    if key.is_empty() {
+        return invalid("Key may not be empty");
+    }
+    if key.len() > u16::MAX as usize {
+        return invalid(format!("Key length of {} is longer than maximum of {}", key.len(), u16::MAX));
+    }
+    Ok(())
+}
+
+/// The partition keys and full clustering rows a WHERE clause of UPDATE names.
+fn rows_of(table: &Table, r: &Restrictions, statement: &str) -> Result<(Vec<Vec<u8>>, Vec<Clustering>), CqlError> {
+    if let Some((c, _)) = r.columns.iter().find(|(c, _)| c.kind == ColumnKind::Regular) {
+        return invalid(format!("Non PRIMARY KEY columns found in where clause: {}", c.name));
+    }
+    let Some(keys) = r.partition_keys(table)? else {
+        let missing: Vec<&str> = table.partition_key.iter().map(|c| c.name.as_str()).collect();
+        return invalid(format!("Some partition key parts are missing: {}", missing.join(", ")));
+    };
+    let mut lists = Vec::new();
+    for c in &table.clustering {
+        match r.of(&c.name) {
+            Some(Restriction::Values(v)) => lists.push(v),
+            Some(Restriction::Slice { .. }) => {
+                return invalid(format!(
+                    "Slice restrictions are not supported on the clustering columns in {statement} statements"
+                ))
+            }
+            None => break,
+        }
+    }
+    if lists.len() < table.clustering.len() {
+        if let Some(after) = table.clustering[lists.len()..].iter().find(|c| r.of(&c.name).is_some()) {
+            return invalid(format!(
+                "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+                after.name,
+                table.clustering[lists.len()].name
+            ));
+        }
+    }
+    let prefixes = cartesian(&lists);
+    Ok((keys, prefixes))
+}
+
+pub(super) async fn update(
+    ctx: &Context<'_>,
+    s: &Update,
+    binder: &mut Binder<'_>,
+    cl: ConsistencyLevel,
+) -> Result<Outcome, CqlError> {
+    let table = ctx.table(&s.table)?;
+    if s.conditions.is_some() {
+        return invalid("UPDATE ... IF is not supported yet");
+    }
+    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+    let stamp = stamp(&table, &meta, &s.attributes, binder)?;
+    let mut sets: Vec<(Column, Option<Value>, i64)> = Vec::new();
+    for a in &s.assignments {
+        let (column, value, delta) = match a {
+            Assignment::Set { column, value } => {
+                let c = regular_column(&table, column.name())?;
+                if table.counter {
+                    return invalid(format!("Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)", c.name));
+                }
+                let v = term_value(value, &c.ty, &c.name, binder)?;
+                (c, Some(v), 0)
+            }
+            Assignment::Add { column, value } | Assignment::Subtract { column, value } => {
+                let c = regular_column(&table, column.name())?;
+                if !c.ty.is_counter() {
+                    return invalid(format!("Invalid operation ({a}) for non counter column {}", c.name));
+                }
+                let v = key_value(value, &AbstractType::Long, &c.name, binder)?;
+                let n = i64::from_be_bytes(v.try_into().unwrap_or_default());
+                let n = if matches!(a, Assignment::Subtract { .. }) { n.checked_neg().unwrap_or(i64::MAX) } else { n };
+                (c, None, n)
+            }
+            other => return invalid(format!("the operation {other} is not supported yet")),
+        };
+        if sets.iter().any(|(c, _, _)| c.name == column.name) {
+            return invalid(format!("Multiple incompatible setting of column {}", column.name));
+        }
+        sets.push((column, value, delta));
+    }
+    let r = restrictions(&table, &s.where_clause, binder)?;
+    let (keys, rows) = rows_of(&table, &r, "UPDATE")?;
+    if rows.iter().any(|p| p.len() < table.clustering.len()) {
+        let missing = &table.clustering[rows.first().map_or(0, Vec::len)].name;
+        return invalid(format!("Some clustering keys are missing: {missing}"));
+    }
+    for k in &keys {
+        check_key(k)?;
+    }
+    let mut writes = Writes::new(ctx, &table, keys)?;
+    for clustering in &rows {
+        check_clustering(clustering, &table)?;
+        for (c, value, delta) in &sets {
+            let name = match table.layout {
+                Layout::Sparse | Layout::StaticCompact => table.cell_name(clustering, Some(c)),
+                Layout::Dense { .. } => table.cell_name(clustering, None),
+            };
+            match value {
+                Some(Value::Unset) => {}
+                Some(v) => writes.cell(stamp.cell(name, v.clone())),
+                None => writes.cell(Cell::counter_update(name, *delta, stamp.timestamp)),
+            }
+        }
+    }
+    writes.apply(ctx, cl).await
+}
+
+fn regular_column(table: &Table, name: &str) -> Result<Column, CqlError> {
+    match table.column(name) {
+        None => invalid(format!("Undefined column name {name}")),
+        Some(c) if c.kind != ColumnKind::Regular => invalid(format!("PRIMARY KEY part {name} found in SET part")),
+        Some(c) => Ok(c.clone()),
+    }
+}
+
+pub(super) async fn delete(
+    ctx: &Context<'_>,
+    s: &Delete,
+    binder: &mut Binder<'_>,
+    cl: ConsistencyLevel,
+) -> Result<Outcome, CqlError> {
+    let table = ctx.table(&s.table)?;
+    if s.conditions.is_some() {
+        return invalid("DELETE ... IF is not supported yet");
+    }
+    let mut columns = Vec::new();
+    for d in &s.deletions {
+        match d {
+            Deletion::Column(name) => columns.push(regular_column(&table, name.name()).map_err(|e| match e {
+                CqlError::Invalid(m) if m.starts_with("PRIMARY KEY part") => CqlError::Invalid(format!(
+                    "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
+                    name.name()
+                )),
+                other => other,
+            })?),
+            other => return invalid(format!("deleting {other} is not supported yet")),
+        }
+    }
+    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+    let attributes = Attributes { timestamp: s.timestamp.clone(), ..Attributes::default() };
+    let stamp = stamp(&table, &meta, &attributes, binder)?;
+    let r = restrictions(&table, &s.where_clause, binder)?;
+    let (keys, prefixes) = rows_of(&table, &r, "DELETE")?;
+    for k in &keys {
+        check_key(k)?;
+    }
+    let mut writes = Writes::new(ctx, &table, keys)?;
+    for prefix in &prefixes {
+        check_clustering(prefix, &table)?;
+        let full = prefix.len() == table.clustering.len();
+        if columns.is_empty() {
+            if prefix.is_empty() {
+                writes.partition_deletion(stamp.deletion());
+            } else {
+                writes.range_tombstone(
+                    table.prefix_bound(prefix, false),
+                    table.prefix_bound(prefix, true),
+                    stamp.deletion(),
+                );
+            }
+            continue;
+        }
+        if !full {
+            let missing = &table.clustering[prefix.len()].name;
+            return invalid(format!("Some clustering keys are missing: {missing}"));
+        }
+        for c in &columns {
+            let name = match table.layout {
+                Layout::Dense { .. } => table.cell_name(prefix, None),
+                _ => table.cell_name(prefix, Some(c)),
+            };
+            writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
+        }
+    }
+    writes.apply(ctx, cl).await
+}
+
+/// The markers of an INSERT, in order.
+pub(super) fn insert_markers(ctx: &Context<'_>, s: &Insert) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let mut out = Vec::new();
+    if let InsertValues::Values { columns, values } = &s.values {
+        for (name, term) in columns.iter().zip(values) {
+            if is_marker(term).is_some() {
+                let c = table
+                    .column(name.name())
+                    .ok_or_else(|| CqlError::Invalid(format!("Undefined column name {}", name.name())))?;
+                out.push(spec(&table, &c.name, &c.ty));
+            }
+        }
+    }
+    attribute_markers(&table, &s.attributes, &mut out);
+    Ok(out)
+}
+
+pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let mut out = Vec::new();
+    attribute_markers(&table, &s.attributes, &mut out);
+    for a in &s.assignments {
+        let (column, value) = match a {
+            Assignment::Set { column, value }
+            | Assignment::Add { column, value }
+            | Assignment::Subtract { column, value } => (column, value),
+            _ => continue,
+        };
+        if is_marker(value).is_some() {
+            let c = regular_column(&table, column.name())?;
+            let ty = if c.ty.is_counter() { AbstractType::Long } else { c.ty.clone() };
+            out.push(spec(&table, &c.name, &ty));
+        }
+    }
+    where_markers(&table, &s.where_clause, &mut out)?;
+    Ok(out)
+}
+
+pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let mut out = Vec::new();
+    if s.timestamp.as_ref().is_some_and(|t| is_marker(t).is_some()) {
+        out.push(spec(&table, "[timestamp]", &AbstractType::Long));
+    }
+    where_markers(&table, &s.where_clause, &mut out)?;
+    Ok(out)
+}
+
+fn attribute_markers(table: &Table, a: &Attributes, out: &mut Vec<ColumnSpec>) {
+    let timestamp = a
+        .timestamp
+        .as_ref()
+        .filter(|t| is_marker(t).is_some())
+        .map(|_| spec(table, "[timestamp]", &AbstractType::Long));
+    let ttl = a.ttl.as_ref().filter(|t| is_marker(t).is_some()).map(|_| spec(table, "[ttl]", &AbstractType::Int32));
+    let (first, second) = if a.ttl_first { (ttl, timestamp) } else { (timestamp, ttl) };
+    out.extend(first.into_iter().chain(second));
+}
+
+/// The markers of a WHERE clause, in order.
+pub(super) fn where_markers(table: &Table, clause: &[Relation], out: &mut Vec<ColumnSpec>) -> Result<(), CqlError> {
+    for relation in clause {
+        let (column, terms): (&str, Vec<&Term>) = match relation {
+            Relation::Column { column, value, .. } => (column.name(), vec![value]),
+            Relation::In { column, values: crate::ast::InValues::List(ts) } => (column.name(), ts.iter().collect()),
+            _ => continue,
+        };
+        let Some(c) = table.column(column) else {
+            return invalid(format!("Undefined column name {column}"));
+        };
+        for t in terms {
+            if is_marker(t).is_some() {
+                out.push(spec(table, &c.name, &c.ty));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn spec(table: &Table, name: &str, ty: &AbstractType) -> ColumnSpec {
+    ColumnSpec { keyspace: table.keyspace.clone(), table: table.name.clone(), name: name.to_string(), ty: ty.clone() }
+}
