@@ -376,3 +376,83 @@ fn a_thrift_column_family_is_a_compact_table_in_cql() {
     assert_eq!(seen, [("a".into(), "1".into()), ("b".into(), "2".into()), ("c".into(), "3".into())]);
     drop(node);
 }
+
+#[test]
+fn lightweight_transactions_answer_with_the_applied_row() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE l WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "CREATE TABLE l.users (name text, rev int, email text, PRIMARY KEY (name, rev))"));
+    let first = rows(&run(&mut c, "INSERT INTO l.users (name, rev, email) VALUES ('ann', 1, 'a@x') IF NOT EXISTS"));
+    assert_eq!(first, [vec!["[applied]=true"]]);
+    let again = rows(&run(&mut c, "INSERT INTO l.users (name, rev, email) VALUES ('ann', 1, 'other') IF NOT EXISTS"));
+    assert_eq!(again, [vec!["[applied]=false", "name=ann", "rev=1", "email=a@x"]]);
+    // Another row of the same partition does not exist yet.
+    let other_row = rows(&run(&mut c, "INSERT INTO l.users (name, rev, email) VALUES ('ann', 2, 'b@x') IF NOT EXISTS"));
+    assert_eq!(other_row, [vec!["[applied]=true"]]);
+    let wrong = rows(&run(&mut c, "UPDATE l.users SET email = 'c@x' WHERE name = 'ann' AND rev = 1 IF email = 'nope'"));
+    assert_eq!(wrong, [vec!["[applied]=false", "email=a@x"]]);
+    let right = rows(&run(&mut c, "UPDATE l.users SET email = 'c@x' WHERE name = 'ann' AND rev = 1 IF email = 'a@x'"));
+    assert_eq!(right, [vec!["[applied]=true"]]);
+    let missing = rows(&run(&mut c, "UPDATE l.users SET email = 'd@x' WHERE name = 'bob' AND rev = 1 IF EXISTS"));
+    assert_eq!(missing, [vec!["[applied]=false"]]);
+    let gone = rows(&run(&mut c, "DELETE FROM l.users WHERE name = 'ann' AND rev = 2 IF EXISTS"));
+    assert_eq!(gone, [vec!["[applied]=true"]]);
+    let now = rows(&run(&mut c, "SELECT rev, email FROM l.users WHERE name = 'ann'"));
+    assert_eq!(now, [vec!["rev=1", "email=c@x"]]);
+    assert_eq!(
+        refused(&mut c, "UPDATE l.users USING TIMESTAMP 5 SET email = 'x' WHERE name = 'ann' AND rev = 1 IF EXISTS"),
+        "Cannot provide custom timestamp for conditional updates"
+    );
+    assert_eq!(
+        refused(&mut c, "UPDATE l.users SET email = 'x' WHERE name IN ('ann', 'bob') AND rev = 1 IF EXISTS"),
+        "IN on the partition key is not supported with conditional updates"
+    );
+}
+
+#[test]
+fn batches_apply_together_and_keep_3_11s_rules() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE b WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "USE b"));
+    void(run(&mut c, "CREATE TABLE items (list text, pos int, item text, PRIMARY KEY (list, pos))"));
+    void(run(&mut c, "CREATE TABLE hits (page text PRIMARY KEY, n counter)"));
+    // One partition: atomic without a batchlog.
+    void(run(
+        &mut c,
+        "BEGIN BATCH INSERT INTO items (list, pos, item) VALUES ('todo', 1, 'milk'); INSERT INTO items (list, pos, item) VALUES ('todo', 2, 'eggs'); DELETE FROM items WHERE list = 'todo' AND pos = 1; APPLY BATCH",
+    ));
+    // Same timestamp for the whole batch: the deletion wins over the insert it follows.
+    assert_eq!(rows(&run(&mut c, "SELECT pos, item FROM items WHERE list = 'todo'")), [vec!["pos=2", "item=eggs"]]);
+    void(run(
+        &mut c,
+        "BEGIN UNLOGGED BATCH USING TIMESTAMP 77 INSERT INTO items (list, pos, item) VALUES ('a', 1, 'x') INSERT INTO items (list, pos, item) VALUES ('b', 1, 'y') APPLY BATCH",
+    ));
+    let written = rows(&run(&mut c, "SELECT writetime(item) FROM items WHERE list IN ('a', 'b')"));
+    assert_eq!(written, [vec!["writetime(item)=77"], vec!["writetime(item)=77"]]);
+    let why = refused(
+        &mut c,
+        "BEGIN BATCH INSERT INTO items (list, pos, item) VALUES ('c', 1, 'x') INSERT INTO items (list, pos, item) VALUES ('d', 1, 'y') APPLY BATCH",
+    );
+    assert!(why.contains("not supported yet"), "{why}");
+    assert!(
+        rows(&run(&mut c, "SELECT * FROM items WHERE list IN ('c', 'd')")).is_empty(),
+        "a refused batch writes nothing"
+    );
+    void(run(&mut c, "BEGIN COUNTER BATCH UPDATE hits SET n = n + 2 WHERE page = '/'; UPDATE hits SET n = n - 1 WHERE page = '/'; APPLY BATCH"));
+    void(run(&mut c, "UPDATE hits SET n = n + 5 WHERE page = '/'"));
+    assert_eq!(rows(&run(&mut c, "SELECT n FROM hits WHERE page = '/'")), [vec!["n=6"]]);
+    assert_eq!(
+        refused(&mut c, "BEGIN BATCH UPDATE hits SET n = n + 1 WHERE page = '/' APPLY BATCH"),
+        "Cannot include a counter statement in a logged batch"
+    );
+    assert_eq!(
+        refused(&mut c, "BEGIN COUNTER BATCH INSERT INTO items (list, pos, item) VALUES ('e', 1, 'x') APPLY BATCH"),
+        "Cannot include non-counter statement in a counter batch"
+    );
+    assert_eq!(
+        refused(&mut c, "INSERT INTO hits (page, n) VALUES ('/', 1)"),
+        "INSERT statements are not allowed on counter tables, use UPDATE instead"
+    );
+}

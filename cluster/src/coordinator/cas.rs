@@ -20,6 +20,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -53,14 +54,34 @@ pub struct Expected {
     pub value: Option<Vec<u8>>,
 }
 
-/// A compare-and-set of one partition: apply `updates` if the current values match `expected`
-/// (3.11's ThriftCASRequest: an empty `expected` means "the partition has no live cell").
+/// What a cas compares the current values with.
+#[derive(Clone)]
+pub enum CasCondition {
+    /// Thrift's: these columns' values (3.11's ThriftCASRequest: an empty list means "the
+    /// partition has no live cell").
+    Expected(Vec<Expected>),
+    /// CQL's IF clauses: a test of the live cells `filter` reads (3.11's CQLCASRequest).
+    Cells { filter: ReadFilter, holds: Arc<dyn Fn(&[Cell]) -> bool + Send + Sync> },
+}
+
+impl std::fmt::Debug for CasCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CasCondition::Expected(e) => f.debug_tuple("Expected").field(e).finish(),
+            CasCondition::Cells { filter, .. } => {
+                f.debug_struct("Cells").field("filter", filter).finish_non_exhaustive()
+            }
+        }
+    }
+}
+
+/// A compare-and-set of one partition: apply `updates` if the current values meet `condition`.
 #[derive(Clone, Debug)]
 pub struct CasCommand {
     pub keyspace: String,
     pub cf: String,
     pub key: Vec<u8>,
-    pub expected: Vec<Expected>,
+    pub condition: CasCondition,
     pub updates: Row,
 }
 
@@ -161,11 +182,15 @@ impl Coordinator {
         let meta = self.cf_metadata(&command.keyspace, &command.cf)?;
         let started = Instant::now();
         let participants = self.participants(&command.keyspace, &command.key, serial)?;
-        let filter = if command.expected.is_empty() {
+        let filter = match &command.condition {
             // Whether the partition has anything: one cell is enough.
-            ReadFilter::slice(Vec::new(), Vec::new(), false, 1, CountUnit::Cells)
-        } else {
-            ReadFilter::names(&meta.cmp, command.expected.iter().map(|e| e.name.clone()).collect(), CountUnit::Cells)
+            CasCondition::Expected(expected) if expected.is_empty() => {
+                ReadFilter::slice(Vec::new(), Vec::new(), false, 1, CountUnit::Cells)
+            }
+            CasCondition::Expected(expected) => {
+                ReadFilter::names(&meta.cmp, expected.iter().map(|e| e.name.clone()).collect(), CountUnit::Cells)
+            }
+            CasCondition::Cells { filter, .. } => filter.clone(),
         };
         let read = ReadCommand {
             keyspace: command.keyspace.as_str().into(),
@@ -179,7 +204,11 @@ impl Coordinator {
                 .await?;
             let current =
                 self.read(vec![read.clone()], read_level(serial)).await?.into_iter().next().unwrap_or_default();
-            if !applies_to(&command.expected, &current) {
+            let holds = match &command.condition {
+                CasCondition::Expected(expected) => applies_to(expected, &current),
+                CasCondition::Cells { holds, .. } => holds(&current),
+            };
+            if !holds {
                 debug!(keyspace = %command.keyspace, cf = %command.cf, "cas: the current values differ");
                 return Ok(CasOutcome::NotApplied { current });
             }
@@ -565,7 +594,8 @@ mod tests {
     fn command(expected: Vec<Expected>, name: &str, value: &str) -> CasCommand {
         let mut updates = Row::new();
         updates.cells.push(cell(name, value));
-        CasCommand { keyspace: "ks".into(), cf: "cf".into(), key: b"k".to_vec(), expected, updates }
+        let condition = CasCondition::Expected(expected);
+        CasCommand { keyspace: "ks".into(), cf: "cf".into(), key: b"k".to_vec(), condition, updates }
     }
 
     fn serial_read(name: &str) -> ReadCommand {

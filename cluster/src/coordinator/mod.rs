@@ -64,7 +64,7 @@ use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
 use placements::{Placement, Placements};
 
-pub use cas::{CasCommand, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
+pub use cas::{CasCommand, CasCondition, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
 pub use drain::{DrainError, DrainOutcome};
 pub use index::IndexCommand;
 pub use leave::{DecommissionOutcome, RemovalOutcome, Transfer};

@@ -6,7 +6,9 @@
 //! Bind markers take their values in the order they are written in the statement, named or
 //! not, as in 3.11.
 
+mod batch;
 mod ddl;
+mod lwt;
 mod restrict;
 mod select;
 mod values;
@@ -254,9 +256,10 @@ impl Executor {
                 Ok(Outcome::SetKeyspace(name.to_string()))
             }
             Statement::Select(s) => select::select(&ctx, s, &mut binder, cl).await,
-            Statement::Insert(s) => write::insert(&ctx, s, &mut binder, cl).await,
-            Statement::Update(s) => write::update(&ctx, s, &mut binder, cl).await,
-            Statement::Delete(s) => write::delete(&ctx, s, &mut binder, cl).await,
+            Statement::Insert(s) => write::insert(&ctx, s, &mut binder, None)?.run(&ctx, cl).await,
+            Statement::Update(s) => write::update(&ctx, s, &mut binder, None)?.run(&ctx, cl).await,
+            Statement::Delete(s) => write::delete(&ctx, s, &mut binder, None)?.run(&ctx, cl).await,
+            Statement::Batch(b) => batch::batch(&ctx, b, &mut binder, cl).await,
             Statement::Truncate(name) => {
                 let table = ctx.table(name)?;
                 self.coordinator.truncate(&table.keyspace, &table.name).await?;
@@ -278,6 +281,7 @@ impl Executor {
             Statement::Insert(s) => write::insert_markers(&ctx, s),
             Statement::Update(s) => write::update_markers(&ctx, s),
             Statement::Delete(s) => write::delete_markers(&ctx, s),
+            Statement::Batch(b) => batch::markers(&ctx, b),
             _ => Ok(Vec::new()),
         }
     }

@@ -153,10 +153,12 @@ pub(super) async fn select(
         for (what, _) in &selected {
             match what {
                 Selected::Column(c) if c.kind == ColumnKind::PartitionKey => {}
-                Selected::Column(c) | Selected::WriteTime(c) | Selected::Ttl(c) => return invalid(format!(
+                Selected::Column(c) | Selected::WriteTime(c) | Selected::Ttl(c) => {
+                    return invalid(format!(
                     "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
                     c.name
-                )),
+                ))
+                }
                 Selected::Count => {}
             }
         }

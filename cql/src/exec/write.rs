@@ -8,6 +8,7 @@ use model::marshal::AbstractType;
 use model::mutation::RowMutation;
 use model::schema::CfMetadata;
 
+use super::lwt;
 use super::restrict::{cartesian, restrictions, Restriction, Restrictions};
 use super::values::{is_marker, key_value, term_value, Binder, Value};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome};
@@ -21,7 +22,13 @@ struct Stamp {
     now: i32,
 }
 
-fn stamp(table: &Table, meta: &CfMetadata, attributes: &Attributes, binder: &mut Binder) -> Result<Stamp, CqlError> {
+fn stamp(
+    table: &Table,
+    meta: &CfMetadata,
+    attributes: &Attributes,
+    binder: &mut Binder,
+    batch: Option<i64>,
+) -> Result<Stamp, CqlError> {
     // USING TIMESTAMP ? AND TTL ?: markers take their values in the order written.
     let ttl_first = attributes.ttl_first;
     let mut timestamp = None;
@@ -59,7 +66,10 @@ fn stamp(table: &Table, meta: &CfMetadata, attributes: &Attributes, binder: &mut
     if ttl > 0 && table.counter {
         return invalid("Cannot set TTL on counter update");
     }
-    Ok(Stamp { timestamp: timestamp.unwrap_or_else(now_micros), ttl, now: now_seconds() })
+    if batch.is_some() && attributes.timestamp.is_some() {
+        return invalid("Timestamp must be set either on BATCH or individual statements");
+    }
+    Ok(Stamp { timestamp: timestamp.or(batch).unwrap_or_else(now_micros), ttl, now: now_seconds() })
 }
 
 impl Stamp {
@@ -112,18 +122,49 @@ impl<'a> Writes<'a> {
         }
     }
 
-    async fn apply(self, ctx: &Context<'_>, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
-        let counter = self.table.counter;
-        let mutations: Vec<RowMutation> = self.mutations.into_iter().filter(|m| !m.updates.is_empty()).collect();
-        if mutations.is_empty() {
-            return Ok(Outcome::Void);
+    /// The one partition's update, for a conditional write.
+    fn into_update(self) -> (Vec<u8>, model::data::Row) {
+        let name = self.table.name.clone();
+        let mut m = self.mutations.into_iter().next().unwrap_or_else(|| RowMutation::new(String::new(), Vec::new()));
+        let row = std::mem::take(m.row_mut(&name));
+        (m.key, row)
+    }
+
+    /// The statement's mutations, for the caller to apply (alone or in a batch).
+    fn finish(self) -> Planned {
+        let name = self.table.name.clone();
+        let mutations: Vec<RowMutation> = self
+            .mutations
+            .into_iter()
+            .filter(|m| m.updates.iter().any(|(cf, row)| *cf == name && !row.is_empty()))
+            .collect();
+        Planned::Write { mutations, counter: self.table.counter }
+    }
+}
+
+/// What a write statement does once its values are known.
+pub(super) enum Planned {
+    /// These mutations (increments when `counter`).
+    Write { mutations: Vec<RowMutation>, counter: bool },
+    /// A conditional write.
+    Conditional(lwt::Conditional),
+}
+
+impl Planned {
+    /// Applies it at `cl`.
+    pub async fn run(self, ctx: &Context<'_>, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
+        match self {
+            Planned::Write { mutations, .. } if mutations.is_empty() => Ok(Outcome::Void),
+            Planned::Write { mutations, counter: true } => {
+                ctx.coordinator.mutate_counters(mutations, cl).await?;
+                Ok(Outcome::Void)
+            }
+            Planned::Write { mutations, counter: false } => {
+                ctx.coordinator.mutate(mutations, cl).await?;
+                Ok(Outcome::Void)
+            }
+            Planned::Conditional(c) => c.apply(ctx, cl).await,
         }
-        if counter {
-            ctx.coordinator.mutate_counters(mutations, cl).await?;
-        } else {
-            ctx.coordinator.mutate(mutations, cl).await?;
-        }
-        Ok(Outcome::Void)
     }
 }
 
@@ -141,16 +182,13 @@ fn check_clustering(values: &[Vec<u8>], table: &Table) -> Result<(), CqlError> {
     Ok(())
 }
 
-pub(super) async fn insert(
+pub(super) fn insert(
     ctx: &Context<'_>,
     s: &Insert,
     binder: &mut Binder<'_>,
-    cl: ConsistencyLevel,
-) -> Result<Outcome, CqlError> {
+    batch: Option<i64>,
+) -> Result<Planned, CqlError> {
     let table = ctx.table(&s.table)?;
-    if s.if_not_exists {
-        return invalid("INSERT ... IF NOT EXISTS is not supported yet");
-    }
     let InsertValues::Values { columns, values } = &s.values else {
         return invalid("INSERT JSON is not supported yet");
     };
@@ -172,7 +210,10 @@ pub(super) async fn insert(
         given.push((c.clone(), v));
     }
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
-    let stamp = stamp(&table, &meta, &s.attributes, binder)?;
+    let stamp = stamp(&table, &meta, &s.attributes, binder, batch)?;
+    if s.if_not_exists && s.attributes.timestamp.is_some() {
+        return invalid("Cannot provide custom timestamp for conditional updates");
+    }
     let key_part = |c: &Column| -> Result<Vec<u8>, CqlError> {
         match given.iter().find(|(g, _)| g.name == c.name) {
             Some((_, Value::Bytes(b))) => Ok(b.clone()),
@@ -220,7 +261,17 @@ pub(super) async fn insert(
             }
         }
     }
-    writes.apply(ctx, cl).await
+    if s.if_not_exists {
+        let (key, update) = writes.into_update();
+        return Ok(Planned::Conditional(lwt::Conditional {
+            table,
+            key,
+            clustering,
+            check: lwt::Check::NotExists,
+            update,
+        }));
+    }
+    Ok(writes.finish())
 }
 
 fn check_key(key: &[u8]) -> Result<(), CqlError> {
@@ -267,18 +318,15 @@ fn rows_of(table: &Table, r: &Restrictions, statement: &str) -> Result<(Vec<Vec<
     Ok((keys, prefixes))
 }
 
-pub(super) async fn update(
+pub(super) fn update(
     ctx: &Context<'_>,
     s: &Update,
     binder: &mut Binder<'_>,
-    cl: ConsistencyLevel,
-) -> Result<Outcome, CqlError> {
+    batch: Option<i64>,
+) -> Result<Planned, CqlError> {
     let table = ctx.table(&s.table)?;
-    if s.conditions.is_some() {
-        return invalid("UPDATE ... IF is not supported yet");
-    }
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
-    let stamp = stamp(&table, &meta, &s.attributes, binder)?;
+    let stamp = stamp(&table, &meta, &s.attributes, binder, batch)?;
     let mut sets: Vec<(Column, Option<Value>, i64)> = Vec::new();
     for a in &s.assignments {
         let (column, value, delta) = match a {
@@ -316,6 +364,7 @@ pub(super) async fn update(
     for k in &keys {
         check_key(k)?;
     }
+    let check = conditional(&table, s.conditions.as_ref(), &s.attributes, keys.len(), rows.len(), binder)?;
     let mut writes = Writes::new(ctx, &table, keys)?;
     for clustering in &rows {
         check_clustering(clustering, &table)?;
@@ -331,7 +380,35 @@ pub(super) async fn update(
             }
         }
     }
-    writes.apply(ctx, cl).await
+    if let Some(check) = check {
+        let (key, update) = writes.into_update();
+        let clustering = rows.into_iter().next().unwrap_or_default();
+        return Ok(Planned::Conditional(lwt::Conditional { table, key, clustering, check, update }));
+    }
+    Ok(writes.finish())
+}
+
+/// The IF clause of an UPDATE or DELETE, checked as 3.11 checks it: one partition, one row,
+/// the server's timestamp.
+fn conditional(
+    table: &Table,
+    conditions: Option<&crate::ast::Conditions>,
+    attributes: &Attributes,
+    partitions: usize,
+    rows: usize,
+    binder: &mut Binder,
+) -> Result<Option<lwt::Check>, CqlError> {
+    let Some(conditions) = conditions else { return Ok(None) };
+    if partitions != 1 {
+        return invalid("IN on the partition key is not supported with conditional updates");
+    }
+    if rows != 1 {
+        return invalid("IN on the clustering key columns is not supported with conditional updates");
+    }
+    if attributes.timestamp.is_some() {
+        return invalid("Cannot provide custom timestamp for conditional updates");
+    }
+    Ok(Some(lwt::check_of(table, conditions, binder)?))
 }
 
 fn regular_column(table: &Table, name: &str) -> Result<Column, CqlError> {
@@ -342,16 +419,13 @@ fn regular_column(table: &Table, name: &str) -> Result<Column, CqlError> {
     }
 }
 
-pub(super) async fn delete(
+pub(super) fn delete(
     ctx: &Context<'_>,
     s: &Delete,
     binder: &mut Binder<'_>,
-    cl: ConsistencyLevel,
-) -> Result<Outcome, CqlError> {
+    batch: Option<i64>,
+) -> Result<Planned, CqlError> {
     let table = ctx.table(&s.table)?;
-    if s.conditions.is_some() {
-        return invalid("DELETE ... IF is not supported yet");
-    }
     let mut columns = Vec::new();
     for d in &s.deletions {
         match d {
@@ -367,12 +441,16 @@ pub(super) async fn delete(
     }
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let attributes = Attributes { timestamp: s.timestamp.clone(), ..Attributes::default() };
-    let stamp = stamp(&table, &meta, &attributes, binder)?;
+    let stamp = stamp(&table, &meta, &attributes, binder, batch)?;
     let r = restrictions(&table, &s.where_clause, binder)?;
     let (keys, prefixes) = rows_of(&table, &r, "DELETE")?;
     for k in &keys {
         check_key(k)?;
     }
+    if s.conditions.is_some() && prefixes.iter().any(|p| p.len() < table.clustering.len()) {
+        return invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions");
+    }
+    let check = conditional(&table, s.conditions.as_ref(), &attributes, keys.len(), prefixes.len(), binder)?;
     let mut writes = Writes::new(ctx, &table, keys)?;
     for prefix in &prefixes {
         check_clustering(prefix, &table)?;
@@ -401,7 +479,12 @@ pub(super) async fn delete(
             writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
         }
     }
-    writes.apply(ctx, cl).await
+    if let Some(check) = check {
+        let (key, update) = writes.into_update();
+        let clustering = prefixes.into_iter().next().unwrap_or_default();
+        return Ok(Planned::Conditional(lwt::Conditional { table, key, clustering, check, update }));
+    }
+    Ok(writes.finish())
 }
 
 /// The markers of an INSERT, in order.
@@ -440,6 +523,7 @@ pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<Column
         }
     }
     where_markers(&table, &s.where_clause, &mut out)?;
+    condition_markers(&table, s.conditions.as_ref(), &mut out);
     Ok(out)
 }
 
@@ -450,7 +534,27 @@ pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<Column
         out.push(spec(&table, "[timestamp]", &AbstractType::Long));
     }
     where_markers(&table, &s.where_clause, &mut out)?;
+    condition_markers(&table, s.conditions.as_ref(), &mut out);
     Ok(out)
+}
+
+/// The markers of an IF clause, in order.
+fn condition_markers(table: &Table, conditions: Option<&crate::ast::Conditions>, out: &mut Vec<ColumnSpec>) {
+    use crate::ast::{Conditions, InValues, Predicate};
+    let Some(Conditions::Columns(list)) = conditions else { return };
+    for condition in list {
+        let Some(c) = table.column(condition.column.name()) else { continue };
+        let terms: Vec<&Term> = match &condition.predicate {
+            Predicate::Compare(_, t) => vec![t],
+            Predicate::In(InValues::List(ts)) => ts.iter().collect(),
+            Predicate::In(InValues::Marker(_)) => continue,
+        };
+        for t in terms {
+            if is_marker(t).is_some() {
+                out.push(spec(table, &c.name, &c.ty));
+            }
+        }
+    }
 }
 
 fn attribute_markers(table: &Table, a: &Attributes, out: &mut Vec<ColumnSpec>) {

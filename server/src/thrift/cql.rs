@@ -113,21 +113,37 @@ pub enum Access {
     Keyspaces,
 }
 
-/// The right a statement needs.
-pub fn access(s: &Statement) -> Access {
+/// The rights a statement needs (a batch: each of its statements').
+pub fn access(s: &Statement) -> Vec<Access> {
     let ks = |name: &cql::ast::QualifiedName| name.keyspace.as_ref().map(|k| k.name().to_string());
-    match s {
+    let one = match s {
         Statement::Use(_) => Access::None,
         Statement::Select(s) => Access::Data { keyspace: ks(&s.table), write: false },
         Statement::Insert(s) => Access::Data { keyspace: ks(&s.table), write: true },
         Statement::Update(s) => Access::Data { keyspace: ks(&s.table), write: true },
         Statement::Delete(s) => Access::Data { keyspace: ks(&s.table), write: true },
+        Statement::Batch(b) => {
+            return b
+                .statements
+                .iter()
+                .map(|s| {
+                    let table = match s {
+                        cql::ast::BatchStatement::Insert(s) => &s.table,
+                        cql::ast::BatchStatement::Update(s) => &s.table,
+                        cql::ast::BatchStatement::Delete(s) => &s.table,
+                    };
+                    Access::Data { keyspace: ks(table), write: true }
+                })
+                .collect()
+        }
         Statement::Truncate(t) => Access::Data { keyspace: ks(t), write: true },
         Statement::CreateTable(s) => Access::Data { keyspace: ks(&s.name), write: true },
+        Statement::AlterTable(s) => Access::Data { keyspace: ks(&s.name), write: true },
         Statement::DropTable(d) => Access::Data { keyspace: ks(&d.name), write: true },
         Statement::CreateKeyspace(_) | Statement::AlterKeyspace(_) | Statement::DropKeyspace { .. } => {
             Access::Keyspaces
         }
         _ => Access::None,
-    }
+    };
+    vec![one]
 }

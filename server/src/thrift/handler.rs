@@ -469,17 +469,18 @@ impl Handler {
     fn authorize_cql(&self, statement: &cql::ast::Statement) -> TResult<()> {
         let auth = &self.ctx.authenticator;
         self.session.require_login(auth)?;
-        match super::cql::access(statement) {
-            super::cql::Access::None => Ok(()),
-            super::cql::Access::Keyspaces => self.session.authorize_keyspace_change(auth),
-            super::cql::Access::Data { keyspace, write } => {
-                let ks = match keyspace.or_else(|| self.session.current_keyspace_name().map(str::to_string)) {
-                    Some(ks) => ks,
-                    // The statement answers with its own error.
-                    None => return Ok(()),
-                };
-                self.session.authorize(auth, &ks, write)
+        for access in super::cql::access(statement) {
+            match access {
+                super::cql::Access::None => {}
+                super::cql::Access::Keyspaces => self.session.authorize_keyspace_change(auth)?,
+                super::cql::Access::Data { keyspace, write } => {
+                    // Without a keyspace the statement answers with its own error.
+                    if let Some(ks) = keyspace.or_else(|| self.session.current_keyspace_name().map(str::to_string)) {
+                        self.session.authorize(auth, &ks, write)?;
+                    }
+                }
             }
         }
+        Ok(())
     }
 }

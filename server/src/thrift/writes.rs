@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use cluster::consistency::ConsistencyLevel;
-use cluster::coordinator::{CasCommand, CasOutcome, Coordinator, Expected};
+use cluster::coordinator::{CasCommand, CasCondition, CasOutcome, Coordinator, Expected};
 use storage::data::{now_micros, now_seconds, Cell};
 use storage::mutation::RowMutation;
 use storage::schema::CfMetadata;
@@ -262,7 +262,8 @@ pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResul
     let expected = expected.into_iter().map(|e| Expected { name: e.name, value: e.value }).collect();
     let serial = consistency_level(serial_consistency_level)?;
     let commit = consistency_level(commit_consistency_level)?;
-    let command = CasCommand { keyspace: ks.to_string(), cf: meta.name().to_string(), key, expected, updates: row };
+    let condition = CasCondition::Expected(expected);
+    let command = CasCommand { keyspace: ks.to_string(), cf: meta.name().to_string(), key, condition, updates: row };
     Ok(match c.cas(command, serial, commit).await? {
         CasOutcome::Applied => t::CASResult::new(true, None),
         CasOutcome::NotApplied { current } => {
