@@ -54,6 +54,9 @@ pub struct Expected {
     pub value: Option<Vec<u8>>,
 }
 
+/// A test of the current cells of a CQL condition.
+pub type CellTest = Arc<dyn Fn(&[Cell]) -> bool + Send + Sync>;
+
 /// What a cas compares the current values with.
 #[derive(Clone)]
 pub enum CasCondition {
@@ -61,7 +64,7 @@ pub enum CasCondition {
     /// partition has no live cell").
     Expected(Vec<Expected>),
     /// CQL's IF clauses: a test of the live cells `filter` reads (3.11's CQLCASRequest).
-    Cells { filter: ReadFilter, holds: Arc<dyn Fn(&[Cell]) -> bool + Send + Sync> },
+    Cells { filter: ReadFilter, holds: CellTest },
 }
 
 impl std::fmt::Debug for CasCondition {
