@@ -147,7 +147,7 @@ pub(super) enum Planned {
     /// These mutations (increments when `counter`).
     Write { mutations: Vec<RowMutation>, counter: bool },
     /// A conditional write.
-    Conditional(lwt::Conditional),
+    Conditional(Box<lwt::Conditional>),
 }
 
 impl Planned {
@@ -263,13 +263,13 @@ pub(super) fn insert(
     }
     if s.if_not_exists {
         let (key, update) = writes.into_update();
-        return Ok(Planned::Conditional(lwt::Conditional {
+        return Ok(Planned::Conditional(Box::new(lwt::Conditional {
             table,
             key,
             clustering,
             check: lwt::Check::NotExists,
             update,
-        }));
+        })));
     }
     Ok(writes.finish())
 }
@@ -383,7 +383,7 @@ pub(super) fn update(
     if let Some(check) = check {
         let (key, update) = writes.into_update();
         let clustering = rows.into_iter().next().unwrap_or_default();
-        return Ok(Planned::Conditional(lwt::Conditional { table, key, clustering, check, update }));
+        return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
     }
     Ok(writes.finish())
 }
@@ -482,7 +482,7 @@ pub(super) fn delete(
     if let Some(check) = check {
         let (key, update) = writes.into_update();
         let clustering = prefixes.into_iter().next().unwrap_or_default();
-        return Ok(Planned::Conditional(lwt::Conditional { table, key, clustering, check, update }));
+        return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
     }
     Ok(writes.finish())
 }
