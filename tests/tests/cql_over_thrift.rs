@@ -456,3 +456,47 @@ fn batches_apply_together_and_keep_3_11s_rules() {
         "INSERT statements are not allowed on counter tables, use UPDATE instead"
     );
 }
+
+#[test]
+fn functions_aggregates_and_token_ranges() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE fn WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "CREATE TABLE fn.n (k int, c int, v int, t text, PRIMARY KEY (k, c))"));
+    for (k, cl, v) in [(1, 1, 10), (1, 2, 20), (2, 1, 5), (3, 1, 7)] {
+        void(run(&mut c, &format!("INSERT INTO fn.n (k, c, v, t) VALUES ({k}, {cl}, {v}, 't{v}')")));
+    }
+    let agg = rows(&run(&mut c, "SELECT max(v), min(v), sum(v), avg(v), count(v), count(*) FROM fn.n"));
+    assert_eq!(
+        agg,
+        [vec![
+            "system.max(v)=20",
+            "system.min(v)=5",
+            "system.sum(v)=42",
+            "system.avg(v)=10",
+            "system.count(v)=4",
+            "count=4"
+        ]]
+    );
+    let one = rows(&run(&mut c, "SELECT max(v) AS top FROM fn.n WHERE k = 1"));
+    assert_eq!(one[0][0], "top=20");
+    let blob = rows(&run(&mut c, "SELECT textAsBlob(t), cast(v AS text) FROM fn.n WHERE k = 2"));
+    assert_eq!(blob, [vec!["system.textasblob(t)=7435", "cast(v as text)=5"]]);
+    // Token ranges split the table between them, in token order.
+    let tokens = rows(&run(&mut c, "SELECT token(k), k FROM fn.n"));
+    assert_eq!(tokens.len(), 4);
+    let mut keys_by_range: Vec<String> =
+        rows(&run(&mut c, "SELECT k FROM fn.n WHERE token(k) <= 85070591730234615865843651857942052864"))
+            .into_iter()
+            .chain(rows(&run(&mut c, "SELECT k FROM fn.n WHERE token(k) > 85070591730234615865843651857942052864")))
+            .map(|r| r[0].clone())
+            .collect();
+    keys_by_range.sort();
+    assert_eq!(keys_by_range, ["k=1", "k=1", "k=2", "k=3"]);
+    assert_eq!(
+        refused(&mut c, "SELECT k, max(v) FROM fn.n"),
+        "the select clause must either contain only aggregates or no aggregate"
+    );
+    let why = refused(&mut c, "SELECT k FROM fn.n WHERE token(c) > 0");
+    assert!(why.starts_with("The token() function must be applied to all partition key components"), "{why}");
+}

@@ -11,6 +11,7 @@ mod ddl;
 mod lwt;
 mod restrict;
 mod select;
+mod selectors;
 mod values;
 mod write;
 

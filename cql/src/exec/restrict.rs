@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use model::dht::{KeyBound, Partitioner};
+
 use super::values::{key_value, Binder};
 use super::{invalid, CqlError};
 use crate::ast::{InValues, Operator, Relation};
@@ -24,9 +26,28 @@ pub(crate) enum Restriction {
 /// The restrictions of a WHERE clause by column, in the table's column order.
 pub(crate) struct Restrictions {
     pub columns: Vec<(Column, Restriction)>,
+    /// `token(partition key) > x` and the like: the values given, as the token type encodes them.
+    pub token: Option<(Bound, Bound)>,
 }
 
 impl Restrictions {
+    /// The scan bounds of a token restriction (unbounded without one).
+    pub fn token_bounds(&self, partitioner: Partitioner) -> Result<(KeyBound, KeyBound), CqlError> {
+        let Some((lower, upper)) = &self.token else { return Ok((KeyBound::Unbounded, KeyBound::Unbounded)) };
+        let ty = super::selectors::token_type(partitioner);
+        let bound = |b: &Bound| -> Result<KeyBound, CqlError> {
+            match b {
+                None => Ok(KeyBound::Unbounded),
+                Some((v, inclusive)) => {
+                    let token =
+                        partitioner.token_from_string(&ty.to_display_string(v)).or_else(|e| invalid(e.to_string()))?;
+                    Ok(KeyBound::Token { token, inclusive: *inclusive })
+                }
+            }
+        };
+        Ok((bound(lower)?, bound(upper)?))
+    }
+
     pub fn of(&self, name: &str) -> Option<&Restriction> {
         self.columns.iter().find(|(c, _)| c.name == name).map(|(_, r)| r)
     }
@@ -86,8 +107,14 @@ pub(crate) fn cartesian(lists: &[&Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
 
 /// Reads a WHERE clause. Relations on columns not in the primary key are kept as filters
 /// (the caller decides whether they are allowed).
-pub(crate) fn restrictions(table: &Table, clause: &[Relation], binder: &mut Binder) -> Result<Restrictions, CqlError> {
+pub(crate) fn restrictions(
+    table: &Table,
+    clause: &[Relation],
+    partitioner: Partitioner,
+    binder: &mut Binder,
+) -> Result<Restrictions, CqlError> {
     let mut found: Vec<(Column, Restriction)> = Vec::new();
+    let mut token: Option<(Bound, Bound)> = None;
     for relation in clause {
         let (column, restriction) = match relation {
             Relation::Column { column, op, value } => {
@@ -116,6 +143,31 @@ pub(crate) fn restrictions(table: &Table, clause: &[Relation], binder: &mut Bind
                 vs.dedup();
                 (c, Restriction::Values(vs))
             }
+            Relation::Token { columns, op, value } => {
+                let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
+                let key: Vec<&str> = table.partition_key.iter().map(|c| c.name.as_str()).collect();
+                if names != key {
+                    return invalid(format!(
+                        "The token() function must be applied to all partition key components or none of them ({})",
+                        key.join(", ")
+                    ));
+                }
+                let ty = super::selectors::token_type(partitioner);
+                let v = key_value(value, &ty, "partition key token", binder)?;
+                let (lower, upper) = token.get_or_insert((None, None));
+                let (slot, bound) = match op {
+                    Operator::Gt => (lower, (v, false)),
+                    Operator::Gte => (lower, (v, true)),
+                    Operator::Lt => (upper, (v, false)),
+                    Operator::Lte => (upper, (v, true)),
+                    other => return invalid(format!("the {other} operator on token() is not supported yet")),
+                };
+                if slot.is_some() {
+                    return invalid("More than one restriction was found for the start bound on token");
+                }
+                *slot = Some(bound);
+                continue;
+            }
             other => return invalid(format!("the relation {other} is not supported yet")),
         };
         match found.iter_mut().find(|(c, _)| c.name == column.name) {
@@ -131,7 +183,14 @@ pub(crate) fn restrictions(table: &Table, clause: &[Relation], binder: &mut Bind
         };
         (kind, c.position)
     });
-    Ok(Restrictions { columns: found })
+    if token.is_some() && found.iter().any(|(c, _)| c.kind == ColumnKind::PartitionKey) {
+        let key: Vec<&str> = table.partition_key.iter().map(|c| c.name.as_str()).collect();
+        return invalid(format!(
+            "Columns \"{}\" cannot be restricted by both a normal relation and a token relation",
+            key.join(", ")
+        ));
+    }
+    Ok(Restrictions { columns: found, token })
 }
 
 fn lookup(table: &Table, name: &str) -> Result<Column, CqlError> {

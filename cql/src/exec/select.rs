@@ -5,16 +5,17 @@ use std::cmp::Ordering;
 
 use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::{RangeCommand, ReadCommand};
-use model::data::{now_seconds, Cell, CellKind};
-use model::dht::KeyBound;
+use model::data::{now_seconds, Cell};
+use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::AbstractType;
 
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
+use super::selectors::{self, RowView, Selected};
 use super::values::{term_value, Binder, Value};
 use super::write::{spec, where_markers};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
-use crate::ast::{Select, Selectable, Selection, Term};
+use crate::ast::{Select, Selection, Term};
 use crate::schema::{Column, ColumnKind, Layout, Table};
 
 /// Partitions a scan asks for at a time.
@@ -27,15 +28,6 @@ const FILTERING: &str = "Cannot execute this query as it might involve data filt
 
 /// Inclusive slices of cell names, in comparator order (a read filter's ranges).
 type Slices = Vec<(Vec<u8>, Vec<u8>)>;
-
-/// What one selector gives.
-#[derive(Clone, Debug)]
-enum Selected {
-    Column(Column),
-    WriteTime(Column),
-    Ttl(Column),
-    Count,
-}
 
 /// One CQL row: its partition, clustering values and cells by column name.
 struct CqlRow {
@@ -54,7 +46,7 @@ impl CqlRow {
     }
 }
 
-fn selection(table: &Table, s: &Select) -> Result<Vec<(Selected, String)>, CqlError> {
+fn selection(table: &Table, s: &Select, partitioner: Partitioner) -> Result<Vec<(Selected, String)>, CqlError> {
     let selectors = match &s.selection {
         Selection::Wildcard => {
             return Ok(table.columns().map(|c| (Selected::Column(c.clone()), c.name.clone())).collect())
@@ -63,42 +55,12 @@ fn selection(table: &Table, s: &Select) -> Result<Vec<(Selected, String)>, CqlEr
     };
     let mut out = Vec::new();
     for sel in selectors {
-        let column = |id: &crate::ast::Identifier| -> Result<Column, CqlError> {
-            table.column(id.name()).cloned().map_or_else(|| invalid(format!("Undefined column name {}", id.name())), Ok)
-        };
-        let (what, default_name) = match &sel.selectable {
-            Selectable::Column(id) => {
-                let c = column(id)?;
-                let n = c.name.clone();
-                (Selected::Column(c), n)
-            }
-            Selectable::WriteTime(id) | Selectable::Ttl(id) => {
-                let c = column(id)?;
-                let writetime = matches!(sel.selectable, Selectable::WriteTime(_));
-                let function = if writetime { "writetime" } else { "ttl" };
-                if c.kind != ColumnKind::Regular {
-                    return invalid(format!("Cannot use selection function {function} on PRIMARY KEY part {}", c.name));
-                }
-                if c.ty.is_counter() {
-                    return invalid(format!("Cannot use selection function {function} on counter column {}", c.name));
-                }
-                let n = format!("{function}({})", c.name);
-                (if writetime { Selected::WriteTime(c) } else { Selected::Ttl(c) }, n)
-            }
-            Selectable::CountRows => (Selected::Count, "count".to_string()),
-            Selectable::Function { name, args }
-                if name.to_string().eq_ignore_ascii_case("count")
-                    && matches!(args.as_slice(), [Selectable::Term(Term::Constant(_))]) =>
-            {
-                (Selected::Count, "count".to_string())
-            }
-            other => return invalid(format!("the selector {other} is not supported yet")),
-        };
+        let (what, default_name) = selectors::resolve(table, &sel.selectable, partitioner)?;
         let name = sel.alias.as_ref().map(|a| a.name().to_string()).unwrap_or(default_name);
         out.push((what, name));
     }
-    let counts = out.iter().filter(|(s, _)| matches!(s, Selected::Count)).count();
-    if counts > 0 && counts < out.len() {
+    let aggregates = out.iter().filter(|(s, _)| s.is_aggregate()).count();
+    if aggregates > 0 && aggregates < out.len() {
         return invalid("the select clause must either contain only aggregates or no aggregate");
     }
     Ok(out)
@@ -137,8 +99,9 @@ pub(super) async fn select(
     if !s.group_by.is_empty() {
         return invalid("GROUP BY is not supported yet");
     }
-    let selected = selection(&table, s)?;
-    let r = restrictions(&table, &s.where_clause, binder)?;
+    let partitioner = ctx.coordinator.partitioner();
+    let selected = selection(&table, s, partitioner)?;
+    let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let per_partition = match &s.per_partition_limit {
         Some(t) => positive_limit(t, "[per_partition_limit]", binder)?,
         None => None,
@@ -152,22 +115,20 @@ pub(super) async fn select(
     if s.distinct {
         for (what, _) in &selected {
             match what {
-                Selected::Column(c) if c.kind == ColumnKind::PartitionKey => {}
-                Selected::Column(c) | Selected::WriteTime(c) | Selected::Ttl(c) => {
-                    return invalid(format!(
+                Selected::Column(c) if c.kind != ColumnKind::PartitionKey => return invalid(format!(
                     "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
                     c.name
-                ))
-                }
-                Selected::Count => {}
+                )),
+                _ => {}
             }
         }
+        let aggregate_only = selected.iter().all(|(s, _)| s.is_aggregate());
         if let Some(missing) = table
             .partition_key
             .iter()
             .find(|k| !selected.iter().any(|(s, _)| matches!(s, Selected::Column(c) if c.name == k.name)))
         {
-            if !selected.iter().all(|(s, _)| matches!(s, Selected::Count)) {
+            if !aggregate_only {
                 return invalid(format!(
                     "SELECT DISTINCT queries must request all the partition key columns (missing {})",
                     missing.name
@@ -176,7 +137,7 @@ pub(super) async fn select(
         }
     }
     let reverse = order_by(&table, s, keys.is_some())?;
-    let is_count = selected.iter().any(|(s, _)| matches!(s, Selected::Count));
+    let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
     let wanted = if is_count || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
 
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
@@ -211,12 +172,12 @@ pub(super) async fn select(
             }
         }
         None => {
-            let mut start = KeyBound::Unbounded;
+            let (mut start, end) = r.token_bounds(partitioner)?;
             loop {
                 let command = RangeCommand {
                     keyspace: table.keyspace.clone(),
                     cf: table.name.clone(),
-                    pieces: vec![(start.clone(), KeyBound::Unbounded)],
+                    pieces: vec![(start.clone(), end.clone())],
                     filter: filter.clone(),
                     max_rows: SCAN_PAGE,
                 };
@@ -254,57 +215,34 @@ pub(super) async fn select(
             Ordering::Equal
         });
     }
-    if is_count {
-        let n = rows.len() as i64;
-        let columns = selected.iter().map(|(_, name)| spec(&table, name, &AbstractType::Long)).collect();
-        let row = selected.iter().map(|_| Some(n.to_be_bytes().to_vec())).collect();
-        return Ok(Outcome::Rows(ResultSet { columns, rows: vec![row] }));
-    }
-    if let Some(n) = limit {
-        rows.truncate(n);
-    }
-    let columns = selected
-        .iter()
-        .map(|(what, name)| match what {
-            Selected::Column(c) => spec(&table, name, &c.ty),
-            Selected::WriteTime(_) => spec(&table, name, &AbstractType::Long),
-            Selected::Ttl(_) => spec(&table, name, &AbstractType::Int32),
-            Selected::Count => spec(&table, name, &AbstractType::Long),
-        })
-        .collect();
+    let columns = selected.iter().map(|(what, name)| spec(&table, name, &what.ty())).collect();
     let mut out = Vec::with_capacity(rows.len());
     for row in &rows {
         let key = &partitions[row.partition].0;
         let key_parts = table.split_partition_key(key).unwrap_or_default();
-        let values = selected
+        let cell = |c: &Column| row.cell(c, table.layout);
+        let view = RowView { key, key_parts: &key_parts, clustering: &row.clustering, cell: &cell, now, partitioner };
+        out.push(selected.iter().map(|(what, _)| what.eval(&view)).collect::<Vec<_>>());
+    }
+    if is_count {
+        let folded = selected
             .iter()
-            .map(|(what, _)| match what {
-                Selected::Column(c) => value_of(&table, c, row, &key_parts),
-                Selected::WriteTime(c) => row.cell(c, table.layout).map(|cell| cell.timestamp.to_be_bytes().to_vec()),
-                Selected::Ttl(c) => row.cell(c, table.layout).and_then(|cell| match cell.kind {
-                    CellKind::Expiring { expires_at, .. } => {
-                        let left = (expires_at - i64::from(now)).clamp(0, i64::from(i32::MAX)) as i32;
-                        Some(left.to_be_bytes().to_vec())
-                    }
-                    _ => None,
-                }),
-                Selected::Count => None,
+            .enumerate()
+            .map(|(i, (what, _))| match what {
+                Selected::Aggregate { function, ty, arg } => {
+                    let values: Vec<Option<Vec<u8>>> = out.iter().map(|r| r[i].clone()).collect();
+                    let input = arg.as_ref().map(|a| a.ty()).unwrap_or_else(|| ty.clone());
+                    selectors::aggregate(*function, &input, &values)
+                }
+                _ => None,
             })
             .collect();
-        out.push(values);
+        return Ok(Outcome::Rows(ResultSet { columns, rows: vec![folded] }));
+    }
+    if let Some(n) = limit {
+        out.truncate(n);
     }
     Ok(Outcome::Rows(ResultSet { columns, rows: out }))
-}
-
-fn value_of(table: &Table, c: &Column, row: &CqlRow, key_parts: &[Vec<u8>]) -> Option<Vec<u8>> {
-    match c.kind {
-        ColumnKind::PartitionKey => key_parts.get(c.position).cloned(),
-        ColumnKind::Clustering => row.clustering.get(c.position).cloned(),
-        ColumnKind::Regular => row.cell(c, table.layout).map(|cell| match cell.kind {
-            CellKind::Counter => model::counter::total(&cell.value).to_be_bytes().to_vec(),
-            _ => cell.value.clone(),
-        }),
-    }
 }
 
 /// Groups a partition's live cells into CQL rows.
@@ -475,7 +413,7 @@ fn order_by(table: &Table, s: &Select, keyed: bool) -> Result<bool, CqlError> {
 pub(super) fn markers(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
     let table = ctx.table(&s.table)?;
     let mut out = Vec::new();
-    where_markers(&table, &s.where_clause, &mut out)?;
+    where_markers(ctx, &table, &s.where_clause, &mut out)?;
     if s.per_partition_limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
         out.push(spec(&table, "[per_partition_limit]", &AbstractType::Int32));
     }

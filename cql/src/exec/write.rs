@@ -286,6 +286,9 @@ fn check_key(key: &[u8]) -> Result<(), CqlError> {
 
 /// The partition keys and full clustering rows a WHERE clause of UPDATE names.
 fn rows_of(table: &Table, r: &Restrictions, statement: &str) -> Result<(Vec<Vec<u8>>, Vec<Clustering>), CqlError> {
+    if r.token.is_some() {
+        return invalid(format!("The token function cannot be used in WHERE clauses for {statement} statements"));
+    }
     if let Some((c, _)) = r.columns.iter().find(|(c, _)| c.kind == ColumnKind::Regular) {
         return invalid(format!("Non PRIMARY KEY columns found in where clause: {}", c.name));
     }
@@ -355,7 +358,7 @@ pub(super) fn update(
         }
         sets.push((column, value, delta));
     }
-    let r = restrictions(&table, &s.where_clause, binder)?;
+    let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, rows) = rows_of(&table, &r, "UPDATE")?;
     if rows.iter().any(|p| p.len() < table.clustering.len()) {
         let missing = &table.clustering[rows.first().map_or(0, Vec::len)].name;
@@ -442,7 +445,7 @@ pub(super) fn delete(
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let attributes = Attributes { timestamp: s.timestamp.clone(), ..Attributes::default() };
     let stamp = stamp(&table, &meta, &attributes, binder, batch)?;
-    let r = restrictions(&table, &s.where_clause, binder)?;
+    let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, prefixes) = rows_of(&table, &r, "DELETE")?;
     for k in &keys {
         check_key(k)?;
@@ -522,7 +525,7 @@ pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<Column
             out.push(spec(&table, &c.name, &ty));
         }
     }
-    where_markers(&table, &s.where_clause, &mut out)?;
+    where_markers(ctx, &table, &s.where_clause, &mut out)?;
     condition_markers(&table, s.conditions.as_ref(), &mut out);
     Ok(out)
 }
@@ -533,7 +536,7 @@ pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<Column
     if s.timestamp.as_ref().is_some_and(|t| is_marker(t).is_some()) {
         out.push(spec(&table, "[timestamp]", &AbstractType::Long));
     }
-    where_markers(&table, &s.where_clause, &mut out)?;
+    where_markers(ctx, &table, &s.where_clause, &mut out)?;
     condition_markers(&table, s.conditions.as_ref(), &mut out);
     Ok(out)
 }
@@ -569,9 +572,21 @@ fn attribute_markers(table: &Table, a: &Attributes, out: &mut Vec<ColumnSpec>) {
 }
 
 /// The markers of a WHERE clause, in order.
-pub(super) fn where_markers(table: &Table, clause: &[Relation], out: &mut Vec<ColumnSpec>) -> Result<(), CqlError> {
+pub(super) fn where_markers(
+    ctx: &Context<'_>,
+    table: &Table,
+    clause: &[Relation],
+    out: &mut Vec<ColumnSpec>,
+) -> Result<(), CqlError> {
     for relation in clause {
         let (column, terms): (&str, Vec<&Term>) = match relation {
+            Relation::Token { value, .. } => {
+                if is_marker(value).is_some() {
+                    let ty = super::selectors::token_type(ctx.coordinator.partitioner());
+                    out.push(spec(table, "partition key token", &ty));
+                }
+                continue;
+            }
             Relation::Column { column, value, .. } => (column.name(), vec![value]),
             Relation::In { column, values: crate::ast::InValues::List(ts) } => (column.name(), ts.iter().collect()),
             _ => continue,
