@@ -84,6 +84,8 @@ pub struct Table {
     pub layout: Layout,
     /// A counter table.
     pub counter: bool,
+    /// Dropped columns and when: their older cells are not the table's any more.
+    pub dropped: std::collections::BTreeMap<String, i64>,
 }
 
 impl Table {
@@ -191,6 +193,7 @@ impl Table {
             layout,
             counter: value_type.is_counter()
                 || def.column_metadata.iter().any(|c| c.validation_class.contains("Counter")),
+            dropped: layout_names.dropped.clone(),
         })
     }
 

@@ -110,6 +110,10 @@ pub struct CqlLayout {
     /// Static columns (one value per partition, under an empty clustering prefix).
     #[serde(default)]
     pub static_columns: Vec<String>,
+    /// Columns dropped by ALTER TABLE, with when (microseconds): their cells written before
+    /// then are ignored, even if a column of that name is added again (3.11's dropped_columns).
+    #[serde(default)]
+    pub dropped: BTreeMap<String, i64>,
 }
 
 pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;
@@ -159,6 +163,15 @@ impl CfDef {
 
     pub fn is_super(&self) -> bool {
         self.column_type == ColumnType::Super
+    }
+
+    /// Whether Thrift sees this column family (3.11's `isThriftCompatible`): every one made over
+    /// Thrift, and CQL's COMPACT STORAGE tables; CQL's other tables are CQL's alone.
+    pub fn is_thrift_compatible(&self) -> bool {
+        match &self.cql {
+            None => true,
+            Some(layout) => layout.dense,
+        }
     }
 
     /// The comparator for (super) column names.

@@ -500,3 +500,65 @@ fn functions_aggregates_and_token_ranges() {
     let why = refused(&mut c, "SELECT k FROM fn.n WHERE token(c) > 0");
     assert!(why.starts_with("The token() function must be applied to all partition key components"), "{why}");
 }
+
+#[test]
+fn alter_table_and_what_thrift_sees_of_cql_tables() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE a WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "USE a"));
+    void(run(&mut c, "CREATE TABLE people (id int PRIMARY KEY, name text, age int)"));
+    void(run(&mut c, "CREATE TABLE compacted (id int, at int, v text, PRIMARY KEY (id, at)) WITH COMPACT STORAGE"));
+    void(run(&mut c, "INSERT INTO people (id, name, age) VALUES (1, 'ann', 30)"));
+    void(run(&mut c, "ALTER TABLE people ADD email text"));
+    void(run(&mut c, "INSERT INTO people (id, email) VALUES (2, 'b@x')"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT * FROM people WHERE id = 1")),
+        [vec!["id=1", "age=30", "email=null", "name=ann"]]
+    );
+    // A dropped column's data stays gone when a column of that name comes back.
+    void(run(&mut c, "ALTER TABLE people DROP age"));
+    assert_eq!(refused(&mut c, "SELECT age FROM people"), "Undefined column name age");
+    void(run(&mut c, "ALTER TABLE people ADD age int"));
+    assert_eq!(rows(&run(&mut c, "SELECT age FROM people WHERE id = 1")), [vec!["age=null"]]);
+    void(run(&mut c, "ALTER TABLE people RENAME id TO person"));
+    assert_eq!(rows(&run(&mut c, "SELECT person, name FROM people WHERE person = 1")), [vec!["person=1", "name=ann"]]);
+    void(run(&mut c, "ALTER TABLE people WITH comment = 'the people' AND gc_grace_seconds = 3600"));
+    assert_eq!(refused(&mut c, "ALTER TABLE people DROP person"), "Cannot drop PRIMARY KEY part person");
+    assert_eq!(
+        refused(&mut c, "ALTER TABLE people RENAME name TO full_name"),
+        "Cannot rename non PRIMARY KEY part name"
+    );
+    assert_eq!(
+        refused(&mut c, "ALTER TABLE people ADD name text"),
+        "Invalid column name name because it conflicts with an existing column"
+    );
+    assert_eq!(refused(&mut c, "ALTER TABLE compacted ADD w text"), "Cannot add new column to a COMPACT STORAGE table");
+
+    // Thrift sees the COMPACT STORAGE table, not the CQL one (3.11's CASSANDRA-4377), and may
+    // not change the CQL one.
+    let ks = c.describe_keyspace("a".into()).expect("describes");
+    let names: Vec<&str> = ks.cf_defs.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["compacted"]);
+    let mut update = cf_def("a", "people", "UTF8Type");
+    update.comment = Some("from thrift".into());
+    let why = match c.system_update_column_family(update) {
+        Err(thrift::Error::User(e)) => e.downcast::<t::InvalidRequestException>().expect("an IRE").why,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(why, "Cannot modify CQL3 table people as it may break the schema. You should use cqlsh to modify CQL3 tables instead.");
+    // The compact table's cells are plain Thrift columns: the clustering value names each.
+    void(run(&mut c, "INSERT INTO compacted (id, at, v) VALUES (5, 9, 'nine')"));
+    let got = c
+        .get(
+            5i32.to_be_bytes().to_vec(),
+            t::ColumnPath {
+                column_family: "compacted".into(),
+                super_column: None,
+                column: Some(9i32.to_be_bytes().to_vec()),
+            },
+            t::ConsistencyLevel::ONE,
+        )
+        .expect("a column");
+    assert_eq!(got.column.expect("column").value.as_deref(), Some(&b"nine"[..]));
+}

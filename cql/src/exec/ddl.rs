@@ -8,10 +8,10 @@ use model::schema::{is_reserved_keyspace, valid_name, CfDef, ColumnDef, CqlLayou
 
 use super::{invalid, Context, CqlError, Outcome, SchemaChange};
 use crate::ast::{
-    AlterKeyspace, CqlType, CreateKeyspace, CreateTable, NativeType, Property, PropertyValue, QualifiedName,
-    TableElement, TableOption,
+    AlterKeyspace, AlterTable, AlterTableAction, CqlType, CreateKeyspace, CreateTable, NativeType, Property,
+    PropertyValue, QualifiedName, TableElement, TableOption,
 };
-use crate::schema::storage_type;
+use crate::schema::{storage_type, ColumnKind, Layout, Table};
 
 fn change(change: &'static str, target: &'static str, keyspace: &str, name: Option<&str>) -> Outcome {
     Outcome::SchemaChange(SchemaChange {
@@ -486,4 +486,110 @@ fn table_property(def: &mut CfDef, p: &Property) -> Result<(), CqlError> {
         _ => return invalid(format!("Unknown property '{key}'")),
     }
     Ok(())
+}
+
+/// ALTER TABLE: ADD and DROP regular columns, RENAME primary key columns, WITH options (3.11's
+/// `AlterTableStatement`, its checks and words).
+pub(super) async fn alter_table(ctx: &Context<'_>, s: &AlterTable) -> Result<Outcome, CqlError> {
+    let keyspace = ctx.keyspace_of(&s.name)?;
+    let name = s.name.name.name();
+    if is_reserved_keyspace(&keyspace) {
+        return not_modifiable(&keyspace);
+    }
+    let Some(existing) = ctx.coordinator.keyspace(&keyspace).and_then(|k| k.cf(name).cloned()) else {
+        return invalid(format!("unconfigured table {name}"));
+    };
+    let table = Table::from_def(&existing)?;
+    let mut def = existing.clone();
+    let made_by_cql = def.cql.is_some();
+    let compact = table.layout != Layout::Sparse;
+    match &s.action {
+        AlterTableAction::With(properties) => {
+            for p in properties {
+                table_property(&mut def, p)?;
+            }
+        }
+        AlterTableAction::Add(columns) => {
+            if compact || !made_by_cql {
+                return invalid("Cannot add new column to a COMPACT STORAGE table");
+            }
+            for added in columns {
+                let n = added.name.name();
+                if table.column(n).is_some() {
+                    return invalid(format!("Invalid column name {n} because it conflicts with an existing column"));
+                }
+                if added.is_static {
+                    return invalid(format!("static column {n}: static columns are not supported yet"));
+                }
+                if matches!(added.ty, CqlType::Native(NativeType::Duration)) {
+                    return invalid(format!("column {n}: the duration type is not supported yet"));
+                }
+                let ty = storage_type(&added.ty)?;
+                if ty.is_counter() != table.counter {
+                    return invalid(if table.counter {
+                        format!("Cannot add a non counter column ({n}) in a counter column family")
+                    } else {
+                        format!("Cannot add a counter column ({n}) in a non counter column family")
+                    });
+                }
+                def.column_metadata.extend(column_metadata(&[(n.to_string(), ty)]));
+            }
+        }
+        AlterTableAction::Drop { columns, timestamp } => {
+            if compact || !made_by_cql {
+                return invalid("Cannot drop columns from a non-CQL3 table");
+            }
+            let when = match timestamp {
+                Some(t) => t.parse::<i64>().or_else(|_| invalid(format!("Invalid timestamp {t}")))?,
+                None => model::data::now_micros(),
+            };
+            for dropped in columns {
+                let n = dropped.name();
+                match table.column(n) {
+                    None => return invalid(format!("Column {n} was not found in table {name}")),
+                    Some(c) if c.kind != ColumnKind::Regular => {
+                        return invalid(format!("Cannot drop PRIMARY KEY part {n}"))
+                    }
+                    Some(_) => {}
+                }
+                def.column_metadata.retain(|c| c.name != n.as_bytes());
+                if let Some(layout) = def.cql.as_mut() {
+                    layout.dropped.insert(n.to_string(), when);
+                }
+            }
+        }
+        AlterTableAction::Rename(renames) => {
+            let Some(layout) = def.cql.as_mut() else {
+                return invalid("renaming the columns of a table made over Thrift is not supported yet");
+            };
+            for (from, to) in renames {
+                let (from, to) = (from.name(), to.name());
+                let Some(c) = table.column(from) else {
+                    return invalid(format!("Cannot rename unknown column {from} in table {name}"));
+                };
+                if table.column(to).is_some() && to != from {
+                    return invalid(format!("Cannot rename column {from} to {to} in table {name}; another column of that name already exist"));
+                }
+                let slot = match c.kind {
+                    ColumnKind::PartitionKey => layout.key_aliases.get_mut(c.position),
+                    ColumnKind::Clustering => layout.column_aliases.get_mut(c.position),
+                    ColumnKind::Regular if layout.value_alias.as_deref() == Some(from) => layout.value_alias.as_mut(),
+                    ColumnKind::Regular => {
+                        return invalid(format!("Cannot rename non PRIMARY KEY part {from}"));
+                    }
+                };
+                match slot {
+                    Some(s) => *s = to.to_string(),
+                    None => return invalid(format!("Cannot rename column {from}: its table keeps no CQL name for it")),
+                }
+            }
+        }
+        AlterTableAction::AlterType { column, .. } => {
+            return invalid(format!("Altering of types is not allowed (column {})", column.name()));
+        }
+        AlterTableAction::DropCompactStorage => return invalid("DROP COMPACT STORAGE is not supported yet"),
+    }
+    def.validate().map_err(CqlError::Invalid)?;
+    ctx.coordinator.update_column_family(def).await?;
+    Ok(change("UPDATED", "TABLE", &keyspace, Some(name)))
 }

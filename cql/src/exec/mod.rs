@@ -271,6 +271,7 @@ impl Executor {
             Statement::DropKeyspace { if_exists, name } => ddl::drop_keyspace(&ctx, name.name(), *if_exists).await,
             Statement::CreateTable(s) => ddl::create_table(&ctx, s).await,
             Statement::DropTable(d) => ddl::drop_table(&ctx, &d.name, d.if_exists).await,
+            Statement::AlterTable(s) => ddl::alter_table(&ctx, s).await,
             other => invalid(format!("{} is not supported yet", statement_kind(other))),
         }
     }

@@ -115,10 +115,12 @@ pub(super) async fn select(
     if s.distinct {
         for (what, _) in &selected {
             match what {
-                Selected::Column(c) if c.kind != ColumnKind::PartitionKey => return invalid(format!(
+                Selected::Column(c) if c.kind != ColumnKind::PartitionKey => {
+                    return invalid(format!(
                     "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
                     c.name
-                )),
+                ))
+                }
                 _ => {}
             }
         }
@@ -256,6 +258,9 @@ fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut V
             tracing::warn!(keyspace = %table.keyspace, table = %table.name, "a cell name that does not fit the table's layout is skipped");
             continue;
         };
+        if table.layout == Layout::Sparse && !is_current(table, column.as_deref(), cell.timestamp) {
+            continue;
+        }
         let same = match table.layout {
             Layout::Sparse => rows.len() > first && rows.last().is_some_and(|r| r.clustering == clustering),
             Layout::StaticCompact => rows.len() > first,
@@ -272,6 +277,20 @@ fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut V
             row.cells.push((name, cell.clone()));
         }
     }
+}
+
+/// Whether a sparse table's cell belongs to a column it has now: the row marker, or a column
+/// that exists and was not dropped after the cell was written.
+fn is_current(table: &Table, column: Option<&[u8]>, timestamp: i64) -> bool {
+    let name = column.unwrap_or_default();
+    if name.is_empty() {
+        return true;
+    }
+    let Ok(name) = std::str::from_utf8(name) else { return false };
+    if table.dropped.get(name).is_some_and(|when| timestamp <= *when) {
+        return false;
+    }
+    table.regular.iter().any(|c| c.name == name)
 }
 
 /// Whether a row passes the restrictions that the read could not apply.

@@ -72,6 +72,12 @@ pub async fn add_column_family(c: &Coordinator, cf_def: t::CfDef) -> TResult<Str
 
 pub async fn update_column_family(c: &Coordinator, cf_def: t::CfDef) -> TResult<String> {
     let existing = c.cf_metadata(&cf_def.keyspace, &cf_def.name)?;
+    if !existing.def.is_thrift_compatible() {
+        return Err(ire(format!(
+            "Cannot modify CQL3 table {} as it may break the schema. You should use cqlsh to modify CQL3 tables instead.",
+            existing.name()
+        )));
+    }
     let def = cf_def_from_thrift(cf_def, Some(&existing.def)).map_err(ire)?;
     Ok(version(c.update_column_family(def).await?))
 }

@@ -41,6 +41,8 @@ pub fn cf_def_from_thrift(d: t::CfDef, existing: Option<&schema::CfDef>) -> Resu
     if let Some(e) = existing {
         cf.id = e.id;
         cf.thrift_id = e.thrift_id;
+        // A COMPACT STORAGE table keeps its CQL names through a Thrift update.
+        cf.cql = e.cql.clone();
     }
     cf.column_type = match d.column_type.as_deref() {
         None | Some("Standard") => ColumnType::Standard,
@@ -327,7 +329,8 @@ pub fn ks_def_to_thrift(ks: &schema::KeyspaceDef) -> t::KsDef {
         strategy_class: ks.strategy_class.clone(),
         strategy_options: Some(ks.strategy_options.clone()),
         replication_factor: None,
-        cf_defs: ks.cf_defs.iter().map(cf_def_to_thrift).collect(),
+        // CQL's own tables stay out of Thrift's view, as in 3.11 (CASSANDRA-4377).
+        cf_defs: ks.cf_defs.iter().filter(|cf| cf.is_thrift_compatible()).map(cf_def_to_thrift).collect(),
         durable_writes: Some(ks.durable_writes),
     }
 }
