@@ -49,6 +49,8 @@ pub struct Column {
     pub reversed: bool,
     /// For a static compact table's column: its cell name, as the comparator encodes it.
     pub cell_name: Vec<u8>,
+    /// A static column: one value per partition, shared by its rows.
+    pub is_static: bool,
 }
 
 /// How cell names are built.
@@ -176,6 +178,7 @@ impl Table {
                     };
                     let mut col = column(name, ty, ColumnKind::Regular, 0);
                     col.cell_name = c.name.clone();
+                    col.is_static = layout == Layout::Sparse && layout_names.static_columns.contains(&col.name);
                     regular.push(col);
                 }
                 regular.sort_by(|a: &Column, b: &Column| a.name.cmp(&b.name));
@@ -228,14 +231,39 @@ impl Table {
     /// values `clustering` (all of them).
     pub fn cell_name(&self, clustering: &[Vec<u8>], column: Option<&Column>) -> Vec<u8> {
         match self.layout {
-            Layout::Sparse => {
-                let name = column.map(|c| c.name.as_bytes()).unwrap_or_default();
-                compose(clustering.iter().map(Vec::as_slice).chain([name]), 0)
-            }
+            Layout::Sparse => match column {
+                Some(c) if c.is_static => self.static_cell_name(c),
+                _ => {
+                    let name = column.map(|c| c.name.as_bytes()).unwrap_or_default();
+                    compose(clustering.iter().map(Vec::as_slice).chain([name]), 0)
+                }
+            },
             Layout::Dense { compound: true } => compose(clustering.iter().map(Vec::as_slice), 0),
             Layout::Dense { compound: false } => clustering.first().cloned().unwrap_or_default(),
             Layout::StaticCompact => column.map(|c| c.cell_name.clone()).unwrap_or_default(),
         }
+    }
+
+    /// A static column's cell name: the static marker, an empty value for each clustering
+    /// column, then the column's name (2.x's static prefix, CASSANDRA-6561).
+    pub fn static_cell_name(&self, column: &Column) -> Vec<u8> {
+        let empty: &[u8] = &[];
+        let mut name = vec![0xFF, 0xFF];
+        name.extend(compose(self.clustering.iter().map(|_| empty).chain([column.name.as_bytes()]), 0));
+        name
+    }
+
+    /// The slice of every static cell of a partition (they sort before every row).
+    pub fn static_slice(&self) -> (Vec<u8>, Vec<u8>) {
+        let empty: &[u8] = &[];
+        let mut end = vec![0xFF, 0xFF];
+        end.extend(compose(self.clustering.iter().map(|_| empty), 1));
+        (vec![0xFF, 0xFF], end)
+    }
+
+    /// Whether the table has static columns.
+    pub fn has_statics(&self) -> bool {
+        self.regular.iter().any(|c| c.is_static)
     }
 
     /// The slice bounds (inclusive, as the comparator reads them) of every cell whose
@@ -261,6 +289,10 @@ impl Table {
                     return None;
                 }
                 let column = parts.pop();
+                if name.starts_with(&[0xFF, 0xFF]) {
+                    // A static cell: no clustering of its own.
+                    parts.clear();
+                }
                 Some((parts, column))
             }
             Layout::Dense { compound: true } => {
@@ -274,7 +306,7 @@ impl Table {
 }
 
 fn column(name: String, ty: AbstractType, kind: ColumnKind, position: usize) -> Column {
-    Column { name, ty, kind, position, reversed: false, cell_name: Vec::new() }
+    Column { name, ty, kind, position, reversed: false, cell_name: Vec::new(), is_static: false }
 }
 
 /// A `CompositeType` value of these components, the last one ending with `eoc`.

@@ -562,3 +562,46 @@ fn alter_table_and_what_thrift_sees_of_cql_tables() {
         .expect("a column");
     assert_eq!(got.column.expect("column").value.as_deref(), Some(&b"nine"[..]));
 }
+
+#[test]
+fn static_columns_belong_to_the_partition() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "USE s"));
+    void(run(&mut c, "CREATE TABLE bills (user text, expense int, amount int, balance int STATIC, PRIMARY KEY (user, expense)) WITH CLUSTERING ORDER BY (expense DESC)"));
+    // Static values alone: the partition shows as one row with null clustering.
+    void(run(&mut c, "INSERT INTO bills (user, balance) VALUES ('ann', 100)"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT * FROM bills WHERE user = 'ann'")),
+        [vec!["user=ann", "expense=null", "amount=null", "balance=100"]]
+    );
+    void(run(&mut c, "INSERT INTO bills (user, expense, amount) VALUES ('ann', 1, 10)"));
+    void(run(&mut c, "INSERT INTO bills (user, expense, amount, balance) VALUES ('ann', 2, 20, 70)"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT expense, amount, balance FROM bills WHERE user = 'ann'")),
+        [vec!["expense=2", "amount=20", "balance=70"], vec!["expense=1", "amount=10", "balance=70"]]
+    );
+    // A slice of rows still carries the static value.
+    assert_eq!(
+        rows(&run(&mut c, "SELECT expense, balance FROM bills WHERE user = 'ann' AND expense < 2")),
+        [vec!["expense=1", "balance=70"]]
+    );
+    void(run(&mut c, "UPDATE bills SET balance = 50 WHERE user = 'ann'"));
+    assert_eq!(rows(&run(&mut c, "SELECT DISTINCT user, balance FROM bills")), [vec!["user=ann", "balance=50"]]);
+    void(run(&mut c, "DELETE balance FROM bills WHERE user = 'ann'"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT balance FROM bills WHERE user = 'ann' AND expense = 1")),
+        [vec!["balance=null"]]
+    );
+    assert_eq!(
+        refused(&mut c, "UPDATE bills SET balance = 1 WHERE user = 'ann' AND expense = 1 AND amount = 3"),
+        "Non PRIMARY KEY columns found in where clause: amount"
+    );
+    assert!(refused(&mut c, "CREATE TABLE bad (k int PRIMARY KEY, s int STATIC)")
+        .starts_with("Static columns are only useful"));
+    assert_eq!(
+        refused(&mut c, "CREATE TABLE bad (k int, c int, s int STATIC, PRIMARY KEY (k, c)) WITH COMPACT STORAGE"),
+        "Static columns are not allowed in COMPACT STORAGE tables"
+    );
+}

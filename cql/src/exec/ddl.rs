@@ -238,12 +238,18 @@ fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<CfDef, CqlEr
         }
     }
     let mut regular: Vec<(String, AbstractType)> = Vec::new();
+    let mut statics: Vec<String> = Vec::new();
     for (n, ty, is_static) in &columns {
         if seen.contains(n) {
             continue;
         }
         if *is_static {
-            return invalid(format!("static column {n}: static columns are not supported yet"));
+            if clustering.is_empty() {
+                return invalid(format!(
+                    "Static columns are only useful (and thus allowed) if the table has at least one clustering column (column {n})"
+                ));
+            }
+            statics.push(n.clone());
         }
         if matches!(ty, CqlType::Native(NativeType::Duration)) {
             return invalid(format!("column {n}: the duration type is not supported yet"));
@@ -303,8 +309,15 @@ fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<CfDef, CqlEr
         [one] => one.class_name(),
         many => AbstractType::Composite(many.to_vec()).class_name(),
     };
-    let mut layout =
-        CqlLayout { key_aliases: partition_key.clone(), column_aliases: clustering.clone(), ..Default::default() };
+    let mut layout = CqlLayout {
+        key_aliases: partition_key.clone(),
+        column_aliases: clustering.clone(),
+        static_columns: statics.clone(),
+        ..Default::default()
+    };
+    if compact && !statics.is_empty() {
+        return invalid("Static columns are not allowed in COMPACT STORAGE tables");
+    }
     if compact {
         if clustering.is_empty() {
             if regular.is_empty() {
@@ -519,7 +532,14 @@ pub(super) async fn alter_table(ctx: &Context<'_>, s: &AlterTable) -> Result<Out
                     return invalid(format!("Invalid column name {n} because it conflicts with an existing column"));
                 }
                 if added.is_static {
-                    return invalid(format!("static column {n}: static columns are not supported yet"));
+                    if table.clustering.is_empty() {
+                        return invalid(format!(
+                            "Static columns are only useful (and thus allowed) if the table has at least one clustering column (column {n})"
+                        ));
+                    }
+                    if let Some(layout) = def.cql.as_mut() {
+                        layout.static_columns.push(n.to_string());
+                    }
                 }
                 if matches!(added.ty, CqlType::Native(NativeType::Duration)) {
                     return invalid(format!("column {n}: the duration type is not supported yet"));
@@ -555,6 +575,7 @@ pub(super) async fn alter_table(ctx: &Context<'_>, s: &AlterTable) -> Result<Out
                 def.column_metadata.retain(|c| c.name != n.as_bytes());
                 if let Some(layout) = def.cql.as_mut() {
                     layout.dropped.insert(n.to_string(), when);
+                    layout.static_columns.retain(|s| s != n);
                 }
             }
         }

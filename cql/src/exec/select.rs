@@ -115,7 +115,7 @@ pub(super) async fn select(
     if s.distinct {
         for (what, _) in &selected {
             match what {
-                Selected::Column(c) if c.kind != ColumnKind::PartitionKey => {
+                Selected::Column(c) if c.kind != ColumnKind::PartitionKey && !c.is_static => {
                     return invalid(format!(
                     "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
                     c.name
@@ -250,6 +250,7 @@ pub(super) async fn select(
 /// Groups a partition's live cells into CQL rows.
 fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
     let first = rows.len();
+    let mut statics: Vec<(Vec<u8>, Cell)> = Vec::new();
     for cell in cells {
         if !cell.is_live(now) {
             continue;
@@ -259,6 +260,11 @@ fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut V
             continue;
         };
         if table.layout == Layout::Sparse && !is_current(table, column.as_deref(), cell.timestamp) {
+            continue;
+        }
+        let is_static = table.layout == Layout::Sparse && clustering.len() < table.clustering.len();
+        if is_static {
+            statics.push((column.unwrap_or_default(), cell.clone()));
             continue;
         }
         let same = match table.layout {
@@ -275,6 +281,17 @@ fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut V
                 continue; // the row marker: the row exists, with no value of its own
             }
             row.cells.push((name, cell.clone()));
+        }
+    }
+    // Static values belong to every row of the partition; a partition with static values and
+    // no row shows as one row whose clustering columns are null, as in 3.11.
+    if !statics.is_empty() {
+        if rows.len() == first {
+            rows.push(CqlRow { partition, clustering: Vec::new(), cells: statics });
+        } else {
+            for row in &mut rows[first..] {
+                row.cells.extend(statics.iter().cloned());
+            }
         }
     }
 }
@@ -393,7 +410,16 @@ fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filter
         }
         None => vec![(table.prefix_bound(&eq, false), table.prefix_bound(&eq, true))],
     };
-    Ok(ranges)
+    Ok(with_statics(table, ranges))
+}
+
+/// The slices to read, with the partition's static cells (sorted first) when the table has any.
+fn with_statics(table: &Table, mut ranges: Slices) -> Slices {
+    let open = ranges.first().is_some_and(|(lo, _)| lo.is_empty());
+    if table.has_statics() && !open {
+        ranges.insert(0, table.static_slice());
+    }
+    ranges
 }
 
 /// Checks ORDER BY and says whether the rows come in the reverse of the table's order.

@@ -170,11 +170,12 @@ impl Planned {
 
 fn check_clustering(values: &[Vec<u8>], table: &Table) -> Result<(), CqlError> {
     for (v, c) in values.iter().zip(&table.clustering) {
-        if v.len() > u16::MAX as usize {
+        // 0xFFFF as a first length is the static marker: clustering values stay below it.
+        if v.len() >= u16::MAX as usize {
             return invalid(format!(
                 "Key length of {} is longer than maximum of {} (clustering column {})",
                 v.len(),
-                u16::MAX,
+                u16::MAX - 1,
                 c.name
             ));
         }
@@ -229,9 +230,16 @@ pub(super) fn insert(
     for c in &table.partition_key {
         key_values.push(key_part(c)?);
     }
+    // Only the partition key and static columns: a write of the partition's static values,
+    // with no row (3.11 allows it).
+    let statics_only = table.has_statics()
+        && given.iter().any(|(c, _)| c.is_static)
+        && given.iter().all(|(c, _)| c.is_static || c.kind == ColumnKind::PartitionKey);
     let mut clustering = Vec::new();
-    for c in &table.clustering {
-        clustering.push(key_part(c)?);
+    if !statics_only {
+        for c in &table.clustering {
+            clustering.push(key_part(c)?);
+        }
     }
     check_clustering(&clustering, &table)?;
     let key = table.partition_key_bytes(&key_values);
@@ -239,7 +247,9 @@ pub(super) fn insert(
     let mut writes = Writes::new(ctx, &table, vec![key])?;
     match table.layout {
         Layout::Sparse => {
-            writes.cell(stamp.cell(table.cell_name(&clustering, None), Value::Bytes(Vec::new())));
+            if !statics_only {
+                writes.cell(stamp.cell(table.cell_name(&clustering, None), Value::Bytes(Vec::new())));
+            }
             for (c, v) in &given {
                 if c.kind == ColumnKind::Regular && *v != Value::Unset {
                     writes.cell(stamp.cell(table.cell_name(&clustering, Some(c)), v.clone()));
@@ -360,7 +370,13 @@ pub(super) fn update(
     }
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, rows) = rows_of(&table, &r, "UPDATE")?;
-    if rows.iter().any(|p| p.len() < table.clustering.len()) {
+    let statics_only = !sets.is_empty() && sets.iter().all(|(c, _, _)| c.is_static);
+    if statics_only && rows.iter().any(|p| !p.is_empty()) {
+        return invalid(
+            "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+        );
+    }
+    if !statics_only && rows.iter().any(|p| p.len() < table.clustering.len()) {
         let missing = &table.clustering[rows.first().map_or(0, Vec::len)].name;
         return invalid(format!("Some clustering keys are missing: {missing}"));
     }
@@ -470,7 +486,13 @@ pub(super) fn delete(
             }
             continue;
         }
-        if !full {
+        let statics_only = columns.iter().all(|c| c.is_static);
+        if statics_only && !prefix.is_empty() {
+            return invalid(
+                "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
+            );
+        }
+        if !full && !statics_only {
             let missing = &table.clustering[prefix.len()].name;
             return invalid(format!("Some clustering keys are missing: {missing}"));
         }
