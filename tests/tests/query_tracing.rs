@@ -94,8 +94,17 @@ fn next_query_is_traced_into_system_traces_under_the_returned_session_id() {
     assert_ne!(write_id, read_id);
     ok("traced insert", c.insert(b("k2"), parent("Standard1"), column(b("c"), b("v"), ts()), ONE));
 
+    // A CQL query is traced like any call, with its text.
+    let cql_id = ok("trace_next_query", c.trace_next_query());
+    let query = "SELECT * FROM \"Standard1\" WHERE key = 0x6b";
+    ok("traced CQL", c.execute_cql3_query(query.as_bytes().to_vec(), t::Compression::NONE, ONE));
+
     let mut t = node.client();
     ok("set_keyspace system_traces", t.set_keyspace("system_traces".into()));
+    let cql = session_row(&mut t, &cql_id);
+    assert_eq!(cql["request"], b"execute_cql3_query");
+    assert_eq!(cql["parameters:query"], query.as_bytes());
+    assert_eq!(cql["parameters:consistency_level"], b"ONE");
     let session = session_row(&mut t, &read_id);
     assert_eq!(session["request"], b"get_slice");
     assert_eq!(session["command"], b"QUERY");
@@ -123,8 +132,8 @@ fn next_query_is_traced_into_system_traces_under_the_returned_session_id() {
     let write_events = events(&mut t, &write_id);
     assert!(write_events.iter().any(|(a, _)| a.starts_with("Applying 1 mutation(s) locally")), "{write_events:?}");
 
-    // Two traced requests, two sessions: the untraced get_slice and these reads left none.
-    assert_eq!(session_count(&mut t), 2);
+    // Three traced requests, three sessions: the untraced get_slice and these reads left none.
+    assert_eq!(session_count(&mut t), 3);
 
     let why = expect_ire(
         "insert into system_traces",

@@ -408,6 +408,10 @@ impl Handler {
     ) -> TResult<t::CqlResult> {
         let text = super::cql::query_text(query, compression)?;
         let cl = super::convert::consistency_level(consistency)?;
+        // A traced query records its text, as 3.11's trace sessions do.
+        cluster::trace::trace_parameters(|| {
+            vec![("query".to_string(), text.clone()), ("consistency_level".to_string(), cl.to_string())]
+        });
         let statement = cql::parse(&text).map_err(cql::CqlError::from)?;
         self.authorize_cql(&statement)?;
         let mut session = self.cql_session();
