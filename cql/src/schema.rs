@@ -88,6 +88,8 @@ pub struct Table {
     pub counter: bool,
     /// Dropped columns and when: their older cells are not the table's any more.
     pub dropped: std::collections::BTreeMap<String, i64>,
+    /// For a materialized view: its base table.
+    pub view_of: Option<String>,
 }
 
 impl Table {
@@ -197,6 +199,7 @@ impl Table {
             counter: value_type.is_counter()
                 || def.column_metadata.iter().any(|c| c.validation_class.contains("Counter")),
             dropped: layout_names.dropped.clone(),
+            view_of: layout_names.view.as_ref().map(|v| v.base.clone()),
         })
     }
 
@@ -392,6 +395,23 @@ pub fn native(ty: NativeType) -> AbstractType {
         NativeType::Uuid => AbstractType::Uuid,
         NativeType::Varint => AbstractType::Integer,
     }
+}
+
+/// The native CQL type whose storage type is `ty`, if there is one.
+pub fn cql_native_type(ty: &AbstractType) -> Option<NativeType> {
+    let base = match ty {
+        AbstractType::Reversed(b) => b.as_ref(),
+        t => t,
+    };
+    NativeType::ALL
+        .into_iter()
+        .filter(|n| *n != NativeType::Duration && *n != NativeType::Varchar)
+        .find(|n| native(*n) == *base)
+}
+
+/// Whether the table is a materialized view.
+pub fn is_view(def: &CfDef) -> bool {
+    def.cql.as_ref().is_some_and(|l| l.view.is_some())
 }
 
 /// The CQL name of a storage type, as 3.11's `CQL3Type` prints it (custom types quoted).

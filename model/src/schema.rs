@@ -114,6 +114,16 @@ pub struct CqlLayout {
     /// then are ignored, even if a column of that name is added again (3.11's dropped_columns).
     #[serde(default)]
     pub dropped: BTreeMap<String, i64>,
+    /// For a materialized view: what it is a view of.
+    #[serde(default)]
+    pub view: Option<CqlView>,
+}
+
+/// A materialized view's base (its other rules are the view table's own key and columns).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CqlView {
+    /// The base table, in the view's keyspace.
+    pub base: String,
 }
 
 pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;

@@ -264,7 +264,7 @@ fn errors_name_the_problem_as_cassandra_does() {
     assert_eq!(refused(&mut c, "SELECT * FROM u WHERE id = ?"), "Invalid amount of bind variables");
     assert_eq!(refused(&mut c, "DROP TABLE gone"), "Cannot drop non existing table 'gone' in keyspace 'e'.");
     void(run(&mut c, "DROP TABLE IF EXISTS gone"));
-    let why = refused(&mut c, "CREATE MATERIALIZED VIEW mv AS SELECT * FROM u WHERE id IS NOT NULL PRIMARY KEY (id)");
+    let why = refused(&mut c, "CREATE TYPE address (street text, city text)");
     assert!(why.contains("not supported yet"), "{why}");
     // CQL 2 is gone, as in 3.11.
     match c.execute_cql_query(b"SELECT * FROM u".to_vec(), t::Compression::NONE) {
@@ -604,4 +604,67 @@ fn static_columns_belong_to_the_partition() {
         refused(&mut c, "CREATE TABLE bad (k int, c int, s int STATIC, PRIMARY KEY (k, c)) WITH COMPACT STORAGE"),
         "Static columns are not allowed in COMPACT STORAGE tables"
     );
+}
+
+#[test]
+fn a_materialized_view_follows_its_base() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE mv WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "USE mv"));
+    // Seed 001's Q1 table, then a view of it by frequency, built from the rows already there.
+    void(run(&mut c, "CREATE TABLE magazine_name (id int PRIMARY KEY, name text, publicationFrequency text)"));
+    for (id, name, f) in
+        [(1, "Cassandra Weekly", "Weekly"), (2, "Rust Monthly", "Monthly"), (3, "Storage Weekly", "Weekly")]
+    {
+        void(run(
+            &mut c,
+            &format!("INSERT INTO magazine_name (id, name, publicationFrequency) VALUES ({id}, '{name}', '{f}')"),
+        ));
+    }
+    void(run(
+        &mut c,
+        "CREATE MATERIALIZED VIEW magazine_by_frequency AS SELECT * FROM magazine_name WHERE publicationFrequency IS NOT NULL AND id IS NOT NULL PRIMARY KEY (publicationFrequency, id)",
+    ));
+    let weekly = "SELECT id, name FROM magazine_by_frequency WHERE publicationFrequency = 'Weekly'";
+    assert_eq!(
+        rows(&run(&mut c, weekly)),
+        [vec!["id=1", "name=Cassandra Weekly"], vec!["id=3", "name=Storage Weekly"]]
+    );
+    // Insert, update of a value, update of the view's key, delete: the view follows each.
+    void(run(
+        &mut c,
+        "INSERT INTO magazine_name (id, name, publicationFrequency) VALUES (4, 'Paxos Weekly', 'Weekly')",
+    ));
+    void(run(&mut c, "UPDATE magazine_name SET name = 'Cassandra Weekly II' WHERE id = 1"));
+    void(run(&mut c, "UPDATE magazine_name SET publicationFrequency = 'Monthly' WHERE id = 3"));
+    void(run(&mut c, "DELETE FROM magazine_name WHERE id = 4"));
+    assert_eq!(rows(&run(&mut c, weekly)), [vec!["id=1", "name=Cassandra Weekly II"]]);
+    assert_eq!(
+        rows(&run(&mut c, "SELECT id FROM magazine_by_frequency WHERE publicationFrequency = 'Monthly'")),
+        [vec!["id=2"], vec!["id=3"]]
+    );
+    // A base row whose view key goes null leaves the view.
+    void(run(&mut c, "DELETE publicationFrequency FROM magazine_name WHERE id = 2"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT id FROM magazine_by_frequency WHERE publicationFrequency = 'Monthly'")),
+        [vec!["id=3"]]
+    );
+    assert_eq!(
+        refused(&mut c, "INSERT INTO magazine_by_frequency (publicationFrequency, id, name) VALUES ('Daily', 9, 'x')"),
+        "Cannot directly modify a materialized view (magazine_by_frequency)"
+    );
+    assert_eq!(
+        refused(&mut c, "DROP TABLE magazine_name"),
+        "Cannot drop table when materialized views still depend on it ({mv.magazine_by_frequency})"
+    );
+    assert_eq!(
+        refused(
+            &mut c,
+            "CREATE MATERIALIZED VIEW bad AS SELECT * FROM magazine_name WHERE id IS NOT NULL PRIMARY KEY (name, id)"
+        ),
+        "Primary key column 'name' is required to be filtered by 'IS NOT NULL'"
+    );
+    void(run(&mut c, "DROP MATERIALIZED VIEW magazine_by_frequency"));
+    void(run(&mut c, "DROP TABLE magazine_name"));
 }

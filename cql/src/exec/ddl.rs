@@ -162,18 +162,42 @@ pub(super) async fn create_table(ctx: &Context<'_>, s: &CreateTable) -> Result<O
     Ok(change("CREATED", "TABLE", &keyspace, Some(name)))
 }
 
-pub(super) async fn drop_table(ctx: &Context<'_>, name: &QualifiedName, if_exists: bool) -> Result<Outcome, CqlError> {
+pub(super) async fn drop_table(
+    ctx: &Context<'_>,
+    name: &QualifiedName,
+    if_exists: bool,
+    view: bool,
+) -> Result<Outcome, CqlError> {
     let keyspace = ctx.keyspace_of(name)?;
     let table = name.name.name();
     if is_reserved_keyspace(&keyspace) {
         return not_modifiable(&keyspace);
     }
-    let exists = ctx.coordinator.keyspace(&keyspace).is_some_and(|k| k.cf(table).is_some());
-    if !exists {
+    let ks = ctx.coordinator.keyspace(&keyspace);
+    let Some(def) = ks.as_ref().and_then(|k| k.cf(table)) else {
         if if_exists {
             return Ok(Outcome::Void);
         }
         return invalid(format!("Cannot drop non existing table '{table}' in keyspace '{keyspace}'."));
+    };
+    if crate::schema::is_view(def) != view {
+        return invalid(if view {
+            format!("Materialized view '{table}' doesn't exist")
+        } else {
+            "Cannot use DROP TABLE on Materialized View".to_string()
+        });
+    }
+    let views: Vec<String> = ks
+        .iter()
+        .flat_map(|k| &k.cf_defs)
+        .filter(|d| d.cql.as_ref().and_then(|l| l.view.as_ref()).is_some_and(|v| v.base == table))
+        .map(|d| format!("{keyspace}.{}", d.name))
+        .collect();
+    if !views.is_empty() {
+        return invalid(format!(
+            "Cannot drop table when materialized views still depend on it ({{{}}})",
+            views.join(", ")
+        ));
     }
     ctx.coordinator.drop_column_family(&keyspace, table).await?;
     Ok(change("DROPPED", "TABLE", &keyspace, Some(table)))
@@ -181,7 +205,7 @@ pub(super) async fn drop_table(ctx: &Context<'_>, name: &QualifiedName, if_exist
 
 /// The column family of a CREATE TABLE, with 3.11's checks and messages
 /// (`CreateTableStatement.RawStatement.prepare`).
-fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<CfDef, CqlError> {
+pub(super) fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<CfDef, CqlError> {
     let mut columns: Vec<(String, CqlType, bool)> = Vec::new();
     let mut keys = Vec::new();
     for element in &s.elements {

@@ -13,6 +13,7 @@ mod restrict;
 mod select;
 mod selectors;
 mod values;
+mod view;
 mod write;
 
 use std::collections::HashMap;
@@ -270,7 +271,9 @@ impl Executor {
             Statement::AlterKeyspace(s) => ddl::alter_keyspace(&ctx, s).await,
             Statement::DropKeyspace { if_exists, name } => ddl::drop_keyspace(&ctx, name.name(), *if_exists).await,
             Statement::CreateTable(s) => ddl::create_table(&ctx, s).await,
-            Statement::DropTable(d) => ddl::drop_table(&ctx, &d.name, d.if_exists).await,
+            Statement::DropTable(d) => ddl::drop_table(&ctx, &d.name, d.if_exists, false).await,
+            Statement::CreateView(s) => view::create_view(&ctx, s, cl).await,
+            Statement::DropView(d) => ddl::drop_table(&ctx, &d.name, d.if_exists, true).await,
             Statement::AlterTable(s) => ddl::alter_table(&ctx, s).await,
             other => invalid(format!("{} is not supported yet", statement_kind(other))),
         }

@@ -30,14 +30,14 @@ const FILTERING: &str = "Cannot execute this query as it might involve data filt
 type Slices = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// One CQL row: its partition, clustering values and cells by column name.
-struct CqlRow {
-    partition: usize,
-    clustering: Vec<Vec<u8>>,
-    cells: Vec<(Vec<u8>, Cell)>,
+pub(super) struct CqlRow {
+    pub partition: usize,
+    pub clustering: Vec<Vec<u8>>,
+    pub cells: Vec<(Vec<u8>, Cell)>,
 }
 
 impl CqlRow {
-    fn cell(&self, column: &Column, layout: Layout) -> Option<&Cell> {
+    pub fn cell(&self, column: &Column, layout: Layout) -> Option<&Cell> {
         match layout {
             Layout::Dense { .. } => self.cells.first().map(|(_, c)| c),
             Layout::Sparse => self.cells.iter().find(|(n, _)| n == column.name.as_bytes()).map(|(_, c)| c),
@@ -201,7 +201,8 @@ pub(super) async fn select(
     }
 
     if !s.order_by.is_empty() {
-        let ascending = !reverse;
+        // The table's order (a descending column reversed), or its reverse; across the
+        // partitions of an IN as well.
         rows.sort_by(|a, b| {
             for (i, c) in table.clustering.iter().enumerate() {
                 let (x, y) = (a.clustering.get(i), b.clustering.get(i));
@@ -209,9 +210,9 @@ pub(super) async fn select(
                     (Some(x), Some(y)) => c.ty.compare(x, y),
                     _ => Ordering::Equal,
                 };
-                // ORDER BY speaks of values, whatever order the table stores them in.
+                let o = if c.reversed { o.reverse() } else { o };
                 if o != Ordering::Equal {
-                    return if ascending { o } else { o.reverse() };
+                    return if reverse { o.reverse() } else { o };
                 }
             }
             Ordering::Equal
@@ -248,7 +249,7 @@ pub(super) async fn select(
 }
 
 /// Groups a partition's live cells into CQL rows.
-fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
+pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
     let first = rows.len();
     let mut statics: Vec<(Vec<u8>, Cell)> = Vec::new();
     for cell in cells {
@@ -370,7 +371,6 @@ fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filter
         return Ok(open);
     }
     let eq: Vec<Vec<u8>> = prefix.iter().map(|v| v[0].clone()).collect();
-    let exact_bounds = table.layout != (Layout::Dense { compound: false });
     let ranges = match last {
         Some((c, Restriction::Values(vs))) => {
             let mut ranges: Vec<(Vec<u8>, Vec<u8>)> = vs
@@ -387,30 +387,52 @@ fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filter
             ranges
         }
         Some((c, Restriction::Slice { lower, upper })) => {
-            // Bounds in comparator order: a descending column's lower value bounds the high
-            // end. A bound that includes its value's cells ends after them (or starts before).
-            let bound = |b: &Option<(Vec<u8>, bool)>, is_upper: bool| -> Vec<u8> {
-                let high_end = is_upper != c.reversed;
-                match b {
-                    None => table.prefix_bound(&eq, high_end),
-                    Some((v, _)) if !exact_bounds => v.clone(),
-                    Some((v, inclusive)) => {
-                        let mut p = eq.clone();
-                        p.push(v.clone());
-                        table.prefix_bound(&p, if high_end { *inclusive } else { !*inclusive })
-                    }
-                }
-            };
-            let (lower_bound, upper_bound) = (bound(lower, false), bound(upper, true));
-            if c.reversed {
-                vec![(upper_bound, lower_bound)]
-            } else {
-                vec![(lower_bound, upper_bound)]
-            }
+            // Raw names of a one-column compact table cannot exclude a value: read it and
+            // filter it out after.
+            let (lo, hi, _exact) = slice_bounds(table, &eq, c, lower, upper);
+            vec![(lo, hi)]
         }
         None => vec![(table.prefix_bound(&eq, false), table.prefix_bound(&eq, true))],
     };
     Ok(with_statics(table, ranges))
+}
+
+/// The cell-name slice (low, high in comparator order) of the rows whose clustering starts
+/// with `eq` and whose next column `c` lies between `lower` and `upper`; `exact` is false when
+/// the names cannot exclude a bound's own value (a one-column compact table's raw names), so
+/// the slice holds more than asked.
+pub(super) fn slice_bounds(
+    table: &Table,
+    eq: &[Vec<u8>],
+    c: &Column,
+    lower: &super::restrict::Bound,
+    upper: &super::restrict::Bound,
+) -> (Vec<u8>, Vec<u8>, bool) {
+    let exact_bounds = table.layout != (Layout::Dense { compound: false });
+    let mut exact = true;
+    // Bounds in comparator order: a descending column's lower value bounds the high end. A
+    // bound that includes its value's cells ends after them (or starts before).
+    let mut bound = |b: &super::restrict::Bound, is_upper: bool| -> Vec<u8> {
+        let high_end = is_upper != c.reversed;
+        match b {
+            None => table.prefix_bound(eq, high_end),
+            Some((v, inclusive)) if !exact_bounds => {
+                exact &= *inclusive;
+                v.clone()
+            }
+            Some((v, inclusive)) => {
+                let mut p = eq.to_vec();
+                p.push(v.clone());
+                table.prefix_bound(&p, if high_end { *inclusive } else { !*inclusive })
+            }
+        }
+    };
+    let (lower_bound, upper_bound) = (bound(lower, false), bound(upper, true));
+    if c.reversed {
+        (upper_bound, lower_bound, exact)
+    } else {
+        (lower_bound, upper_bound, exact)
+    }
 }
 
 /// The slices to read, with the partition's static cells (sorted first) when the table has any.
@@ -444,7 +466,9 @@ fn order_by(table: &Table, s: &Select, keyed: bool) -> Result<bool, CqlError> {
         if c.position != i {
             return invalid("Order by currently only support the ordering of columns following their declared order in the PRIMARY KEY");
         }
-        let this = o.descending;
+        // Each column is named in its declared order or the reverse of it, and all alike:
+        // the rows come in the table's order, or all reversed.
+        let this = o.descending != c.reversed;
         match reversed {
             None => reversed = Some(this),
             Some(r) if r != this => return invalid("Unsupported order by relation"),

@@ -95,6 +95,9 @@ struct Writes<'a> {
 
 impl<'a> Writes<'a> {
     fn new(ctx: &Context<'_>, table: &'a Table, keys: Vec<Vec<u8>>) -> Result<Writes<'a>, CqlError> {
+        if table.view_of.is_some() {
+            return invalid(format!("Cannot directly modify a materialized view ({})", table.name));
+        }
         let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
         let mutations = keys.into_iter().map(|k| RowMutation::new(table.keyspace.clone(), k)).collect();
         Ok(Writes { table, meta, mutations })
@@ -138,14 +141,15 @@ impl<'a> Writes<'a> {
             .into_iter()
             .filter(|m| m.updates.iter().any(|(cf, row)| *cf == name && !row.is_empty()))
             .collect();
-        Planned::Write { mutations, counter: self.table.counter }
+        Planned::Write { mutations, counter: self.table.counter, table: Some(Box::new(self.table.clone())) }
     }
 }
 
 /// What a write statement does once its values are known.
 pub(super) enum Planned {
-    /// These mutations (increments when `counter`).
-    Write { mutations: Vec<RowMutation>, counter: bool },
+    /// These mutations (increments when `counter`) of `table` (`None`: several tables, none
+    /// with views).
+    Write { mutations: Vec<RowMutation>, counter: bool, table: Option<Box<Table>> },
     /// A conditional write.
     Conditional(Box<lwt::Conditional>),
 }
@@ -155,15 +159,28 @@ impl Planned {
     pub async fn run(self, ctx: &Context<'_>, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
         match self {
             Planned::Write { mutations, .. } if mutations.is_empty() => Ok(Outcome::Void),
-            Planned::Write { mutations, counter: true } => {
+            Planned::Write { mutations, counter: true, .. } => {
                 ctx.coordinator.mutate_counters(mutations, cl).await?;
                 Ok(Outcome::Void)
             }
-            Planned::Write { mutations, counter: false } => {
+            Planned::Write { mutations, counter: false, table } => {
+                let before = match &table {
+                    Some(t) => super::view::before_base_write(ctx, t, &mutations, cl).await?,
+                    None => None,
+                };
+                let timestamp = super::view::write_timestamp(&mutations);
                 ctx.coordinator.mutate(mutations, cl).await?;
+                if let (Some(t), Some(before)) = (table, before) {
+                    super::view::after_base_write(ctx, &t, before, timestamp, cl).await?;
+                }
                 Ok(Outcome::Void)
             }
-            Planned::Conditional(c) => c.apply(ctx, cl).await,
+            Planned::Conditional(c) => {
+                if !super::view::views_of(ctx, &c.table).is_empty() {
+                    return invalid("conditional writes to a table with materialized views are not supported yet");
+                }
+                c.apply(ctx, cl).await
+            }
         }
     }
 }
@@ -295,7 +312,23 @@ fn check_key(key: &[u8]) -> Result<(), CqlError> {
 }
 
 /// The partition keys and full clustering rows a WHERE clause of UPDATE names.
+/// A DELETE's slice of one clustering column after the prefix (3.0's range deletions).
+type RangeDeletion = Option<(Column, super::restrict::Bound, super::restrict::Bound)>;
+
+/// The partition keys, clustering prefixes and range of a write's WHERE clause.
+type WriteScope = (Vec<Vec<u8>>, Vec<Clustering>, RangeDeletion);
+
 fn rows_of(table: &Table, r: &Restrictions, statement: &str) -> Result<(Vec<Vec<u8>>, Vec<Clustering>), CqlError> {
+    let (keys, prefixes, slice) = rows_or_range(table, r, statement)?;
+    if slice.is_some() {
+        return invalid(format!(
+            "Slice restrictions are not supported on the clustering columns in {statement} statements"
+        ));
+    }
+    Ok((keys, prefixes))
+}
+
+fn rows_or_range(table: &Table, r: &Restrictions, statement: &str) -> Result<WriteScope, CqlError> {
     if r.token.is_some() {
         return invalid(format!("The token function cannot be used in WHERE clauses for {statement} statements"));
     }
@@ -307,28 +340,37 @@ fn rows_of(table: &Table, r: &Restrictions, statement: &str) -> Result<(Vec<Vec<
         return invalid(format!("Some partition key parts are missing: {}", missing.join(", ")));
     };
     let mut lists = Vec::new();
+    let mut slice: RangeDeletion = None;
     for c in &table.clustering {
         match r.of(&c.name) {
             Some(Restriction::Values(v)) => lists.push(v),
-            Some(Restriction::Slice { .. }) => {
-                return invalid(format!(
-                    "Slice restrictions are not supported on the clustering columns in {statement} statements"
-                ))
+            Some(Restriction::Slice { lower, upper }) => {
+                slice = Some((c.clone(), lower.clone(), upper.clone()));
+                break;
             }
             None => break,
         }
     }
-    if lists.len() < table.clustering.len() {
-        if let Some(after) = table.clustering[lists.len()..].iter().find(|c| r.of(&c.name).is_some()) {
-            return invalid(format!(
-                "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
-                after.name,
-                table.clustering[lists.len()].name
-            ));
+    let restricted = lists.len() + usize::from(slice.is_some());
+    if restricted < table.clustering.len() {
+        if let Some(after) = table.clustering[restricted..].iter().find(|c| r.of(&c.name).is_some()) {
+            let before = &table.clustering[restricted - usize::from(slice.is_some()).min(restricted)];
+            return invalid(if slice.is_some() {
+                format!(
+                    "Clustering column \"{}\" cannot be restricted (preceding column \"{}\" is restricted by a non-EQ relation)",
+                    after.name, before.name
+                )
+            } else {
+                format!(
+                    "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{}\" is not restricted",
+                    after.name,
+                    table.clustering[lists.len()].name
+                )
+            });
         }
     }
     let prefixes = cartesian(&lists);
-    Ok((keys, prefixes))
+    Ok((keys, prefixes, slice))
 }
 
 pub(super) fn update(
@@ -462,7 +504,15 @@ pub(super) fn delete(
     let attributes = Attributes { timestamp: s.timestamp.clone(), ..Attributes::default() };
     let stamp = stamp(&table, &meta, &attributes, binder, batch)?;
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
-    let (keys, prefixes) = rows_of(&table, &r, "DELETE")?;
+    let (keys, prefixes, slice) = rows_or_range(&table, &r, "DELETE")?;
+    if slice.is_some() {
+        if !columns.is_empty() {
+            return invalid("Range deletions are not supported for specific columns");
+        }
+        if s.conditions.is_some() {
+            return invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions");
+        }
+    }
     for k in &keys {
         check_key(k)?;
     }
@@ -474,6 +524,17 @@ pub(super) fn delete(
     for prefix in &prefixes {
         check_clustering(prefix, &table)?;
         let full = prefix.len() == table.clustering.len();
+        if let Some((c, lower, upper)) = &slice {
+            let (start, end, exact) = super::select::slice_bounds(&table, prefix, c, lower, upper);
+            if !exact {
+                return invalid(format!(
+                    "a range deletion excluding its bound on {} of a COMPACT STORAGE table is not supported yet",
+                    c.name
+                ));
+            }
+            writes.range_tombstone(start, end, stamp.deletion());
+            continue;
+        }
         if columns.is_empty() {
             if prefix.is_empty() {
                 writes.partition_deletion(stamp.deletion());
