@@ -668,3 +668,31 @@ fn a_materialized_view_follows_its_base() {
     void(run(&mut c, "DROP MATERIALIZED VIEW magazine_by_frequency"));
     void(run(&mut c, "DROP TABLE magazine_name"));
 }
+
+#[test]
+fn multi_column_relations_page_through_clustering() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE mc WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(&mut c, "CREATE TABLE mc.t (k int, a int, b int, v int, PRIMARY KEY (k, a, b)) WITH CLUSTERING ORDER BY (a ASC, b DESC)"));
+    for a in 1..=3 {
+        for b in 1..=3 {
+            void(run(&mut c, &format!("INSERT INTO mc.t (k, a, b, v) VALUES (0, {a}, {b}, {})", a * 10 + b)));
+        }
+    }
+    // A driver's next page: the rows after (2, 2) in value order, then shown in the table's.
+    let after = rows(&run(&mut c, "SELECT a, b FROM mc.t WHERE k = 0 AND (a, b) > (2, 2) AND (a, b) <= (3, 2)"));
+    assert_eq!(after, [vec!["a=2", "b=3"], vec!["a=3", "b=2"], vec!["a=3", "b=1"]]);
+    let picked = rows(&run(&mut c, "SELECT v FROM mc.t WHERE k = 0 AND (a, b) IN ((1, 1), (3, 3))"));
+    assert_eq!(picked, [vec!["v=11"], vec!["v=33"]]);
+    let exact = rows(&run(&mut c, "SELECT v FROM mc.t WHERE k = 0 AND (a, b) = (2, 1)"));
+    assert_eq!(exact, [vec!["v=21"]]);
+    assert_eq!(
+        refused(&mut c, "SELECT v FROM mc.t WHERE k = 0 AND (b, a) > (1, 1)"),
+        "Clustering columns must appear in the PRIMARY KEY order in multi-column relations"
+    );
+    assert_eq!(
+        refused(&mut c, "SELECT v FROM mc.t WHERE k = 0 AND a = 1 AND (a, b) > (1, 1)"),
+        "Mixing single column relations and multi column relations on clustering columns is not allowed"
+    );
+}

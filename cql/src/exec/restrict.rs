@@ -8,7 +8,7 @@ use model::dht::{KeyBound, Partitioner};
 
 use super::values::{key_value, Binder};
 use super::{invalid, CqlError};
-use crate::ast::{InValues, Operator, Relation};
+use crate::ast::{InValues, Operator, Relation, Term};
 use crate::schema::{Column, ColumnKind, Table};
 
 /// One bound of a slice: the value and whether it is included.
@@ -28,6 +28,52 @@ pub(crate) struct Restrictions {
     pub columns: Vec<(Column, Restriction)>,
     /// `token(partition key) > x` and the like: the values given, as the token type encodes them.
     pub token: Option<(Bound, Bound)>,
+    /// `(c1, c2) > (x, y)` and `(c1, c2) IN ((..), (..))` on leading clustering columns,
+    /// applied to each row read (`=` becomes one restriction per column).
+    pub tuples: Vec<(Vec<Column>, TupleRestriction)>,
+}
+
+/// A multi-column relation's values, one per column of the tuple.
+#[derive(Clone, Debug)]
+pub(crate) enum TupleRestriction {
+    /// `>`, `>=`, `<`, `<=`, combined: in the values' order, column by column.
+    Slice { lower: Option<(Vec<Vec<u8>>, bool)>, upper: Option<(Vec<Vec<u8>>, bool)> },
+    /// One of these tuples.
+    In(Vec<Vec<Vec<u8>>>),
+}
+
+impl TupleRestriction {
+    /// Whether the row's clustering values satisfy it.
+    pub fn holds(&self, columns: &[Column], row: &[Vec<u8>]) -> bool {
+        let cmp = |t: &[Vec<u8>]| -> Option<Ordering> {
+            for (c, want) in columns.iter().zip(t) {
+                let have = row.get(c.position)?;
+                match c.ty.compare(have, want) {
+                    Ordering::Equal => continue,
+                    o => return Some(o),
+                }
+            }
+            Some(Ordering::Equal)
+        };
+        match self {
+            TupleRestriction::In(tuples) => tuples.iter().any(|t| cmp(t) == Some(Ordering::Equal)),
+            TupleRestriction::Slice { lower, upper } => {
+                let above = match lower {
+                    None => true,
+                    Some((t, inclusive)) => {
+                        matches!(cmp(t), Some(Ordering::Greater)) || (*inclusive && cmp(t) == Some(Ordering::Equal))
+                    }
+                };
+                let below = match upper {
+                    None => true,
+                    Some((t, inclusive)) => {
+                        matches!(cmp(t), Some(Ordering::Less)) || (*inclusive && cmp(t) == Some(Ordering::Equal))
+                    }
+                };
+                above && below
+            }
+        }
+    }
 }
 
 impl Restrictions {
@@ -115,6 +161,7 @@ pub(crate) fn restrictions(
 ) -> Result<Restrictions, CqlError> {
     let mut found: Vec<(Column, Restriction)> = Vec::new();
     let mut token: Option<(Bound, Bound)> = None;
+    let mut tuples: Vec<(Vec<Column>, TupleRestriction)> = Vec::new();
     for relation in clause {
         let (column, restriction) = match relation {
             Relation::Column { column, op, value } => {
@@ -142,6 +189,59 @@ pub(crate) fn restrictions(
                 vs.sort_by(|a, b| c.ty.compare(a, b));
                 vs.dedup();
                 (c, Restriction::Values(vs))
+            }
+            Relation::MultiColumn { columns, op, value } => {
+                let cols = tuple_columns(table, columns)?;
+                let Term::Tuple(terms) = value else {
+                    return invalid("a bind marker for a whole tuple is not supported yet: bind each value");
+                };
+                let values = tuple_values(&cols, terms, binder)?;
+                let restriction = match op {
+                    Operator::Eq => {
+                        for (c, v) in cols.into_iter().zip(values) {
+                            found.push((c, Restriction::Values(vec![v])));
+                        }
+                        continue;
+                    }
+                    Operator::Gt => TupleRestriction::Slice { lower: Some((values, false)), upper: None },
+                    Operator::Gte => TupleRestriction::Slice { lower: Some((values, true)), upper: None },
+                    Operator::Lt => TupleRestriction::Slice { lower: None, upper: Some((values, false)) },
+                    Operator::Lte => TupleRestriction::Slice { lower: None, upper: Some((values, true)) },
+                    other => {
+                        return invalid(format!("the {other} operator on a tuple of columns is not supported yet"))
+                    }
+                };
+                match tuples.iter_mut().find(|(c, _)| c.len() == cols.len()) {
+                    Some((_, TupleRestriction::Slice { lower, upper })) => {
+                        if let TupleRestriction::Slice { lower: l2, upper: u2 } = restriction {
+                            if (l2.is_some() && lower.is_some()) || (u2.is_some() && upper.is_some()) {
+                                return invalid(
+                                    "More than one restriction was found for the same bound of a multi-column relation",
+                                );
+                            }
+                            *lower = lower.take().or(l2);
+                            *upper = upper.take().or(u2);
+                        }
+                    }
+                    Some(_) => return invalid("a tuple of clustering columns restricted twice is not supported"),
+                    None => tuples.push((cols, restriction)),
+                }
+                continue;
+            }
+            Relation::MultiColumnIn { columns, values } => {
+                let cols = tuple_columns(table, columns)?;
+                let InValues::List(list) = values else {
+                    return invalid("IN ? on a tuple of columns is not supported yet: bind each value");
+                };
+                let mut all = Vec::new();
+                for t in list {
+                    let Term::Tuple(terms) = t else {
+                        return invalid("a bind marker for a whole tuple is not supported yet: bind each value");
+                    };
+                    all.push(tuple_values(&cols, terms, binder)?);
+                }
+                tuples.push((cols, TupleRestriction::In(all)));
+                continue;
             }
             Relation::Token { columns, op, value } => {
                 let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
@@ -190,7 +290,38 @@ pub(crate) fn restrictions(
             key.join(", ")
         ));
     }
-    Ok(Restrictions { columns: found, token })
+    if !tuples.is_empty() && found.iter().any(|(c, _)| c.kind == ColumnKind::Clustering) {
+        return invalid(
+            "Mixing single column relations and multi column relations on clustering columns is not allowed",
+        );
+    }
+    Ok(Restrictions { columns: found, token, tuples })
+}
+
+/// The clustering columns of a multi-column relation: leading ones, in the table's order.
+fn tuple_columns(table: &Table, names: &[crate::ast::Identifier]) -> Result<Vec<Column>, CqlError> {
+    let mut out = Vec::new();
+    for (i, id) in names.iter().enumerate() {
+        let c = lookup(table, id.name())?;
+        if c.kind != ColumnKind::Clustering {
+            return invalid(format!(
+                "Multi-column relations can only be applied to clustering columns but was applied to: {}",
+                c.name
+            ));
+        }
+        if c.position != i {
+            return invalid("Clustering columns must appear in the PRIMARY KEY order in multi-column relations");
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+fn tuple_values(columns: &[Column], terms: &[Term], binder: &mut Binder) -> Result<Vec<Vec<u8>>, CqlError> {
+    if terms.len() != columns.len() {
+        return invalid(format!("Expected {} elements in value tuple, but got {}", columns.len(), terms.len()));
+    }
+    columns.iter().zip(terms).map(|(c, t)| key_value(t, &c.ty, &c.name, binder)).collect()
 }
 
 fn lookup(table: &Table, name: &str) -> Result<Column, CqlError> {

@@ -313,6 +313,9 @@ fn is_current(table: &Table, column: Option<&[u8]>, timestamp: i64) -> bool {
 
 /// Whether a row passes the restrictions that the read could not apply.
 fn keep(table: &Table, r: &Restrictions, _key: &[u8], row: &CqlRow) -> bool {
+    if !r.tuples.iter().all(|(columns, t)| t.holds(columns, &row.clustering)) {
+        return false;
+    }
     for (c, restriction) in &r.columns {
         let ok = match c.kind {
             ColumnKind::PartitionKey => true,
@@ -361,7 +364,7 @@ fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filter
     if r.columns.iter().any(|(c, _)| c.kind == ColumnKind::Regular) {
         needs_filtering = true;
     }
-    if !keyed && r.columns.iter().any(|(c, _)| c.kind != ColumnKind::PartitionKey) {
+    if !keyed && (r.columns.iter().any(|(c, _)| c.kind != ColumnKind::PartitionKey) || !r.tuples.is_empty()) {
         needs_filtering = true;
     }
     if needs_filtering && !allow_filtering {

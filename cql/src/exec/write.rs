@@ -332,6 +332,9 @@ fn rows_or_range(table: &Table, r: &Restrictions, statement: &str) -> Result<Wri
     if r.token.is_some() {
         return invalid(format!("The token function cannot be used in WHERE clauses for {statement} statements"));
     }
+    if !r.tuples.is_empty() {
+        return invalid(format!("multi-column slices and IN in {statement} statements are not supported yet"));
+    }
     if let Some((c, _)) = r.columns.iter().find(|(c, _)| c.kind == ColumnKind::Regular) {
         return invalid(format!("Non PRIMARY KEY columns found in where clause: {}", c.name));
     }
@@ -663,6 +666,18 @@ pub(super) fn where_markers(
 ) -> Result<(), CqlError> {
     for relation in clause {
         let (column, terms): (&str, Vec<&Term>) = match relation {
+            Relation::MultiColumn { columns, value: Term::Tuple(terms), .. } => {
+                tuple_markers(table, columns, terms, out);
+                continue;
+            }
+            Relation::MultiColumnIn { columns, values: crate::ast::InValues::List(tuples) } => {
+                for t in tuples {
+                    if let Term::Tuple(terms) = t {
+                        tuple_markers(table, columns, terms, out);
+                    }
+                }
+                continue;
+            }
             Relation::Token { value, .. } => {
                 if is_marker(value).is_some() {
                     let ty = super::selectors::token_type(ctx.coordinator.partitioner());
@@ -684,6 +699,14 @@ pub(super) fn where_markers(
         }
     }
     Ok(())
+}
+
+fn tuple_markers(table: &Table, columns: &[crate::ast::Identifier], terms: &[Term], out: &mut Vec<ColumnSpec>) {
+    for (id, t) in columns.iter().zip(terms) {
+        if let (Some(c), Some(_)) = (table.column(id.name()), is_marker(t)) {
+            out.push(spec(table, &c.name, &c.ty));
+        }
+    }
 }
 
 pub(super) fn spec(table: &Table, name: &str, ty: &AbstractType) -> ColumnSpec {
