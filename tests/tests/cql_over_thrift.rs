@@ -696,3 +696,39 @@ fn multi_column_relations_page_through_clustering() {
         "Mixing single column relations and multi column relations on clustering columns is not allowed"
     );
 }
+
+#[test]
+fn select_json_and_insert_json() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE js WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(
+        &mut c,
+        "CREATE TABLE js.t (id int PRIMARY KEY, \"Name\" text, at timestamp, ok boolean, data blob, score double)",
+    ));
+    void(run(
+        &mut c,
+        "INSERT INTO js.t JSON '{\"id\": 1, \"\\\"Name\\\"\": \"Ann \\\"A\\\"\", \"at\": \"2011-02-03 04:05:00+0000\", \"ok\": true, \"data\": \"0xcafe\", \"score\": 1.5}'",
+    ));
+    let got = rows(&run(&mut c, "SELECT JSON id, \"Name\", at, ok, data, score FROM js.t WHERE id = 1"));
+    assert_eq!(
+        got,
+        [vec![
+            r#"[json]={"id": 1, "\"Name\"": "Ann \"A\"", "at": "2011-02-03 04:05:00.000Z", "ok": true, "data": "0xcafe", "score": 1.5}"#
+        ]]
+    );
+    // Left-out columns are null by default, untouched with DEFAULT UNSET.
+    void(run(&mut c, "INSERT INTO js.t JSON '{\"id\": 1, \"score\": 2}' DEFAULT UNSET"));
+    assert_eq!(
+        rows(&run(&mut c, "SELECT ok, score FROM js.t WHERE id = 1")),
+        [vec!["ok=true", "score=4000000000000000"]]
+    );
+    void(run(&mut c, "INSERT INTO js.t JSON '{\"id\": 1}'"));
+    assert_eq!(rows(&run(&mut c, "SELECT ok FROM js.t WHERE id = 1")), [vec!["ok=null"]]);
+    assert_eq!(
+        refused(&mut c, "INSERT INTO js.t JSON '{\"id\": 2, \"nope\": 1}'"),
+        "JSON values map contains unrecognized column: nope"
+    );
+    let why = refused(&mut c, "INSERT INTO js.t JSON '{\"id\": \"two\"}'");
+    assert!(why.starts_with("Error decoding JSON value for id"), "{why}");
+}

@@ -8,6 +8,7 @@
 
 mod batch;
 mod ddl;
+mod json;
 mod lwt;
 mod restrict;
 mod select;

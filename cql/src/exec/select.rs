@@ -93,9 +93,6 @@ pub(super) async fn select(
     cl: ConsistencyLevel,
 ) -> Result<Outcome, CqlError> {
     let table = ctx.table(&s.table)?;
-    if s.json {
-        return invalid("SELECT JSON is not supported yet");
-    }
     if !s.group_by.is_empty() {
         return invalid("GROUP BY is not supported yet");
     }
@@ -240,12 +237,37 @@ pub(super) async fn select(
                 _ => None,
             })
             .collect();
+        if s.json {
+            return Ok(Outcome::Rows(as_json(&table, columns, vec![folded])));
+        }
         return Ok(Outcome::Rows(ResultSet { columns, rows: vec![folded] }));
     }
     if let Some(n) = limit {
         out.truncate(n);
     }
+    if s.json {
+        return Ok(Outcome::Rows(as_json(&table, columns, out)));
+    }
     Ok(Outcome::Rows(ResultSet { columns, rows: out }))
+}
+
+/// SELECT JSON: one text column, `[json]`, holding each row as an object.
+fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>>>>) -> ResultSet {
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let fields: Vec<String> = columns
+                .iter()
+                .zip(&row)
+                .map(|(c, v)| {
+                    let key = serde_json::Value::String(super::json::key(&c.name)).to_string();
+                    format!("{key}: {}", super::json::to_json(&c.ty, v.as_deref()))
+                })
+                .collect();
+            vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
+        })
+        .collect();
+    ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows }
 }
 
 /// Groups a partition's live cells into CQL rows.

@@ -207,25 +207,47 @@ pub(super) fn insert(
     batch: Option<i64>,
 ) -> Result<Planned, CqlError> {
     let table = ctx.table(&s.table)?;
-    let InsertValues::Values { columns, values } = &s.values else {
-        return invalid("INSERT JSON is not supported yet");
-    };
-    if columns.len() != values.len() {
-        return invalid("Unmatched column names/values");
-    }
     if table.counter {
         return invalid("INSERT statements are not allowed on counter tables, use UPDATE instead");
     }
     let mut given: Vec<(Column, Value)> = Vec::new();
-    for (name, term) in columns.iter().zip(values) {
-        let Some(c) = table.column(name.name()) else {
-            return invalid(format!("Undefined column name {}", name.name()));
-        };
-        if given.iter().any(|(g, _)| g.name == c.name) {
-            return invalid(format!("Multiple definitions found for column {}", c.name));
+    match &s.values {
+        InsertValues::Values { columns, values } => {
+            if columns.len() != values.len() {
+                return invalid("Unmatched column names/values");
+            }
+            for (name, term) in columns.iter().zip(values) {
+                let Some(c) = table.column(name.name()) else {
+                    return invalid(format!("Undefined column name {}", name.name()));
+                };
+                if given.iter().any(|(g, _)| g.name == c.name) {
+                    return invalid(format!("Multiple definitions found for column {}", c.name));
+                }
+                let v = term_value(term, &c.ty, &c.name, binder)?;
+                given.push((c.clone(), v));
+            }
         }
-        let v = term_value(term, &c.ty, &c.name, binder)?;
-        given.push((c.clone(), v));
+        InsertValues::Json { value, default_unset } => {
+            let text = match term_value(value, &AbstractType::Utf8, "[json]", binder)? {
+                Value::Bytes(b) => {
+                    String::from_utf8(b).or_else(|_| invalid("INSERT JSON: the JSON text is not UTF-8"))?
+                }
+                _ => return invalid("Got null for INSERT JSON values"),
+            };
+            let object = super::json::object(&text)?;
+            for (name, j) in &object {
+                let Some(c) = table.column(name) else {
+                    return invalid(format!("JSON values map contains unrecognized column: {name}"));
+                };
+                given.push((c.clone(), super::json::from_json(&c.ty, j, &c.name)?));
+            }
+            // Columns the object leaves out are set to null, unless DEFAULT UNSET.
+            for c in table.regular.iter() {
+                if !given.iter().any(|(g, _)| g.name == c.name) {
+                    given.push((c.clone(), if *default_unset { Value::Unset } else { Value::Null }));
+                }
+            }
+        }
     }
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let stamp = stamp(&table, &meta, &s.attributes, binder, batch)?;
@@ -580,13 +602,20 @@ pub(super) fn delete(
 pub(super) fn insert_markers(ctx: &Context<'_>, s: &Insert) -> Result<Vec<ColumnSpec>, CqlError> {
     let table = ctx.table(&s.table)?;
     let mut out = Vec::new();
-    if let InsertValues::Values { columns, values } = &s.values {
-        for (name, term) in columns.iter().zip(values) {
-            if is_marker(term).is_some() {
-                let c = table
-                    .column(name.name())
-                    .ok_or_else(|| CqlError::Invalid(format!("Undefined column name {}", name.name())))?;
-                out.push(spec(&table, &c.name, &c.ty));
+    match &s.values {
+        InsertValues::Values { columns, values } => {
+            for (name, term) in columns.iter().zip(values) {
+                if is_marker(term).is_some() {
+                    let c = table
+                        .column(name.name())
+                        .ok_or_else(|| CqlError::Invalid(format!("Undefined column name {}", name.name())))?;
+                    out.push(spec(&table, &c.name, &c.ty));
+                }
+            }
+        }
+        InsertValues::Json { value, .. } => {
+            if is_marker(value).is_some() {
+                out.push(spec(&table, "[json]", &AbstractType::Utf8));
             }
         }
     }

@@ -1,0 +1,117 @@
+//! SELECT JSON and INSERT JSON: values as 3.11 writes them in JSON (`toJSONString`) and reads
+//! them back (`fromJSONObject`).
+
+use model::marshal::AbstractType;
+use serde_json::Value as Json;
+
+use super::values::Value;
+use super::{invalid, CqlError};
+use crate::schema::cql_name;
+
+/// A column name as a JSON key: quoted (with its double quotes) when CQL would have to quote it.
+pub(super) fn key(name: &str) -> String {
+    let shown = crate::ast::Identifier::new(name);
+    shown.text().to_string()
+}
+
+/// One value in JSON, as 3.11 writes it.
+pub(super) fn to_json(ty: &AbstractType, v: Option<&[u8]>) -> String {
+    let Some(v) = v else { return "null".to_string() };
+    let quoted = |s: String| Json::String(s).to_string();
+    match ty {
+        AbstractType::Reversed(base) => to_json(base, Some(v)),
+        AbstractType::Ascii | AbstractType::Utf8 => quoted(String::from_utf8_lossy(v).into_owned()),
+        AbstractType::Bytes => quoted(format!("0x{}", v.iter().map(|b| format!("{b:02x}")).collect::<String>())),
+        AbstractType::Boolean => (v.first().copied().unwrap_or(0) != 0).to_string(),
+        AbstractType::Long
+        | AbstractType::CounterColumn
+        | AbstractType::Int32
+        | AbstractType::Short
+        | AbstractType::Byte
+        | AbstractType::Integer
+        | AbstractType::Decimal
+        | AbstractType::Double
+        | AbstractType::Float => ty.to_display_string(v),
+        AbstractType::Timestamp | AbstractType::Date => quoted(ty.to_display_string(v).replacen('T', " ", 1)),
+        _ => quoted(ty.to_display_string(v)),
+    }
+}
+
+/// A JSON value as a column's value: numbers for numeric columns (or strings that parse), text
+/// for the others, `null` as null.
+pub(super) fn from_json(ty: &AbstractType, j: &Json, column: &str) -> Result<Value, CqlError> {
+    let base = match ty {
+        AbstractType::Reversed(b) => b.as_ref(),
+        t => t,
+    };
+    let text = match (base, j) {
+        (_, Json::Null) => return Ok(Value::Null),
+        (AbstractType::Boolean, Json::Bool(b)) => b.to_string(),
+        (AbstractType::Boolean, Json::String(s)) => s.to_ascii_lowercase(),
+        (AbstractType::Bytes, Json::String(s)) => match s.strip_prefix("0x") {
+            Some(hex) => hex.to_string(),
+            None => return invalid(format!("Error decoding JSON value for {column}: Value '{s}' is not a valid blob representation: String representation of blob is missing 0x prefix")),
+        },
+        (_, Json::Number(n)) if is_numeric(base) || matches!(base, AbstractType::Timestamp | AbstractType::Date | AbstractType::SimpleDate | AbstractType::Time) => n.to_string(),
+        (_, Json::String(s)) => s.clone(),
+        (_, other) => {
+            return invalid(format!(
+                "Error decoding JSON value for {column}: Expected a {} value, but got a {}: {other}",
+                cql_name(base),
+                kind(other)
+            ))
+        }
+    };
+    if text.is_empty() && !matches!(base, AbstractType::Ascii | AbstractType::Utf8 | AbstractType::Bytes) {
+        return invalid(format!("Error decoding JSON value for {column}: empty value for type {}", cql_name(base)));
+    }
+    base.from_display_string(&text)
+        .map(Value::Bytes)
+        .or_else(|e| invalid(format!("Error decoding JSON value for {column}: {e}")))
+}
+
+fn is_numeric(t: &AbstractType) -> bool {
+    matches!(
+        t,
+        AbstractType::Long
+            | AbstractType::CounterColumn
+            | AbstractType::Int32
+            | AbstractType::Short
+            | AbstractType::Byte
+            | AbstractType::Integer
+            | AbstractType::Decimal
+            | AbstractType::Double
+            | AbstractType::Float
+    )
+}
+
+fn kind(j: &Json) -> &'static str {
+    match j {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "list",
+        Json::Object(_) => "map",
+    }
+}
+
+/// The object of an INSERT JSON, its keys matched to column names as 3.11 does (a key is a
+/// column's name as CQL writes it: lower case, or between double quotes).
+pub(super) fn object(text: &str) -> Result<Vec<(String, Json)>, CqlError> {
+    let parsed: Json = serde_json::from_str(text)
+        .or_else(|e| invalid(format!("Could not decode JSON string as a map: {e}. (String was: {text})")))?;
+    let Json::Object(map) = parsed else {
+        return invalid(format!("Could not decode JSON string as a map: not an object. (String was: {text})"));
+    };
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| {
+            let name = match k.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                Some(quoted) => quoted.replace("\"\"", "\""),
+                None => k.to_ascii_lowercase(),
+            };
+            (name, v)
+        })
+        .collect())
+}
