@@ -47,7 +47,7 @@ const KS: &str = "model";
 const CASES: u32 = 32;
 const MAX_STEPS: usize = 40;
 /// Past this, the remaining cases (and shrinking runs) pass without running.
-const RUN_LIMIT: Duration = Duration::from_secs(40);
+const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 /// A value as CQL encodes it (shown in hex when proptest prints a case).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -274,6 +274,12 @@ fn errors_name_the_problem_as_cassandra_does() {
         }
         other => panic!("{other:?}"),
     }
+    // IN lists whose combinations would be too many are refused, not read.
+    void(run(&mut c, "CREATE TABLE w (a int, b int, v int, PRIMARY KEY ((a, b)))"));
+    let many: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    let huge = format!("SELECT * FROM w WHERE a IN ({0}) AND b IN ({0})", many.join(", "));
+    let why = refused(&mut c, &huge);
+    assert!(why.starts_with("IN restrictions make more than 65535 combinations"), "{why}");
     // The node still answers.
     assert!(rows(&run(&mut c, "SELECT * FROM u")).is_empty());
 }

@@ -121,7 +121,7 @@ impl Restrictions {
                 missing.join(", ")
             ));
         }
-        let keys = cartesian(&parts).into_iter().map(|values| table.partition_key_bytes(&values)).collect::<Vec<_>>();
+        let keys = cartesian(&parts)?.into_iter().map(|values| table.partition_key_bytes(&values)).collect::<Vec<_>>();
         for k in &keys {
             if k.is_empty() {
                 return invalid("Key may not be empty");
@@ -134,8 +134,22 @@ impl Restrictions {
     }
 }
 
-/// Every combination of one value from each list, in order.
-pub(crate) fn cartesian(lists: &[&Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
+/// The most combinations IN restrictions may make (a bound on the work and memory one
+/// statement can ask for).
+pub(crate) const MAX_CARTESIAN_PRODUCT: usize = 65_535;
+
+/// Every combination of one value from each list, in order; refused past
+/// [`MAX_CARTESIAN_PRODUCT`].
+pub(crate) fn cartesian(lists: &[&Vec<Vec<u8>>]) -> Result<Vec<Vec<Vec<u8>>>, CqlError> {
+    let product = lists.iter().try_fold(1usize, |n, l| n.checked_mul(l.len().max(1)));
+    match product {
+        Some(n) if n <= MAX_CARTESIAN_PRODUCT => {}
+        _ => {
+            return invalid(format!(
+                "IN restrictions make more than {MAX_CARTESIAN_PRODUCT} combinations of key values: split the statement"
+            ))
+        }
+    }
     let mut out: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
     for list in lists {
         let mut next = Vec::with_capacity(out.len() * list.len());
@@ -148,7 +162,7 @@ pub(crate) fn cartesian(lists: &[&Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
         }
         out = next;
     }
-    out
+    Ok(out)
 }
 
 /// Reads a WHERE clause. Relations on columns not in the primary key are kept as filters

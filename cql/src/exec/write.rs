@@ -394,7 +394,7 @@ fn rows_or_range(table: &Table, r: &Restrictions, statement: &str) -> Result<Wri
             });
         }
     }
-    let prefixes = cartesian(&lists);
+    let prefixes = cartesian(&lists)?;
     Ok((keys, prefixes, slice))
 }
 
