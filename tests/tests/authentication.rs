@@ -247,3 +247,44 @@ fn column_family_grants_add_to_keyspace_grants() {
         &["Elvis Presley", "MusicApp.song_data"],
     );
 }
+
+#[test]
+fn cql_statements_need_the_same_grants_as_the_thrift_calls() {
+    // Grants: see Node::start_with_sample_grants.
+    let node = Node::start_with_sample_grants();
+    let cql = |c: &mut Client, q: &str| c.execute_cql3_query(q.as_bytes().to_vec(), t::Compression::NONE, ONE);
+    let insert1 = "INSERT INTO \"Keyspace1\".\"Standard1\" (key, column1, value) VALUES (0x6b, 'c', 0x6a73)";
+    let mut anonymous = node.client();
+    expect_ire_containing("CQL before login", cql(&mut anonymous, insert1), &["logged in"]);
+
+    // jsmith: <ro> on Keyspace1, <rw> on Keyspace1.Standard1, <modify-keyspaces>.
+    let mut js = node.client();
+    ok("login jsmith", js.login(credentials("jsmith", "havebadpass")));
+    ok("jsmith writes Standard1 with CQL", cql(&mut js, insert1));
+    ok("set_keyspace Keyspace1", js.set_keyspace("Keyspace1".into()));
+    assert_eq!(value(&mut js, "k", "Standard1", "c"), Some(b("js")));
+    expect_ire_containing(
+        "jsmith writes Standard2 with CQL",
+        cql(&mut js, "INSERT INTO \"Keyspace1\".\"Standard2\" (key, column1, value) VALUES (0x6b, 'c', 0x6a73)"),
+        &["jsmith", "Keyspace1.Standard2"],
+    );
+    ok("jsmith reads Standard2 with CQL", cql(&mut js, "SELECT * FROM \"Keyspace1\".\"Standard2\""));
+    ok(
+        "jsmith makes a keyspace",
+        cql(&mut js, "CREATE KEYSPACE jsks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"),
+    );
+
+    // Elvis: <ro> on Keyspace1 only; no right to make keyspaces.
+    let mut elvis = node.client();
+    ok("login Elvis", elvis.login(credentials("Elvis Presley", "graceland4evar")));
+    expect_ire_containing(
+        "Elvis makes a table in Keyspace1",
+        cql(&mut elvis, "CREATE TABLE \"Keyspace1\".t (k int PRIMARY KEY)"),
+        &["Elvis Presley"],
+    );
+    let refused = cql(
+        &mut elvis,
+        "CREATE KEYSPACE elvis WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+    );
+    assert!(refused.is_err(), "Elvis may not make keyspaces: {refused:?}");
+}

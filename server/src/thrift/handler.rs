@@ -473,14 +473,20 @@ impl Handler {
     fn authorize_cql(&self, statement: &cql::ast::Statement) -> TResult<()> {
         let auth = &self.ctx.authenticator;
         self.session.require_login(auth)?;
+        // Without a keyspace a statement answers with its own error.
+        let keyspace = |ks: Option<String>| ks.or_else(|| self.session.current_keyspace_name().map(str::to_string));
         for access in super::cql::access(statement) {
             match access {
                 super::cql::Access::None => {}
                 super::cql::Access::Keyspaces => self.session.authorize_keyspace_change(auth)?,
-                super::cql::Access::Data { keyspace, write } => {
-                    // Without a keyspace the statement answers with its own error.
-                    if let Some(ks) = keyspace.or_else(|| self.session.current_keyspace_name().map(str::to_string)) {
-                        self.session.authorize(auth, &ks, write)?;
+                super::cql::Access::Tables { keyspace: ks } => {
+                    if let Some(ks) = keyspace(ks) {
+                        self.session.authorize(auth, &ks, true)?;
+                    }
+                }
+                super::cql::Access::Data { keyspace: ks, table, write } => {
+                    if let Some(ks) = keyspace(ks) {
+                        self.session.authorize_tables(auth, &ks, [table.as_str()], write)?;
                     }
                 }
             }

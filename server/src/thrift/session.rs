@@ -64,6 +64,21 @@ impl Session {
         Ok(ks)
     }
 
+    /// The right to read (or write) `column_families` of `ks`: a grant on each or on the
+    /// keyspace (CQL statements name their keyspace themselves).
+    pub fn authorize_tables<'a>(
+        &self,
+        auth: &Authenticator,
+        ks: &str,
+        column_families: impl IntoIterator<Item = &'a str>,
+        write: bool,
+    ) -> TResult<()> {
+        if write && is_reserved_keyspace(ks) {
+            return Err(ire(format!("{ks} keyspace is not user-modifiable")));
+        }
+        auth.authorize_column_families(self.user.as_ref(), ks, column_families, write).map_err(auth_error)
+    }
+
     /// Keyspace grants only.
     pub fn authorize(&self, auth: &Authenticator, ks: &str, write: bool) -> TResult<()> {
         auth.authorize(self.user.as_ref(), ks, write).map_err(auth_error)
