@@ -503,6 +503,15 @@ fn functions_aggregates_and_token_ranges() {
         refused(&mut c, "SELECT k, max(v) FROM fn.n"),
         "the select clause must either contain only aggregates or no aggregate"
     );
+    // GROUP BY a prefix of the primary key: one row per group, the first row's other values.
+    let grouped = rows(&run(&mut c, "SELECT k, count(*), sum(v) FROM fn.n WHERE k IN (1, 2) GROUP BY k"));
+    assert_eq!(grouped, [vec!["k=1", "count=2", "system.sum(v)=30"], vec!["k=2", "count=1", "system.sum(v)=5"]]);
+    let first = rows(&run(&mut c, "SELECT k, c FROM fn.n WHERE k = 1 GROUP BY k, c LIMIT 1"));
+    assert_eq!(first, [vec!["k=1", "c=1"]]);
+    assert_eq!(
+        refused(&mut c, "SELECT count(*) FROM fn.n GROUP BY c"),
+        "Group by currently only support groups of columns following their declared order in the PRIMARY KEY"
+    );
     let why = refused(&mut c, "SELECT k FROM fn.n WHERE token(c) > 0");
     assert!(why.starts_with("The token() function must be applied to all partition key components"), "{why}");
 }

@@ -60,7 +60,7 @@ fn selection(table: &Table, s: &Select, partitioner: Partitioner) -> Result<Vec<
         out.push((what, name));
     }
     let aggregates = out.iter().filter(|(s, _)| s.is_aggregate()).count();
-    if aggregates > 0 && aggregates < out.len() {
+    if aggregates > 0 && aggregates < out.len() && s.group_by.is_empty() {
         return invalid("the select clause must either contain only aggregates or no aggregate");
     }
     Ok(out)
@@ -93,9 +93,7 @@ pub(super) async fn select(
     cl: ConsistencyLevel,
 ) -> Result<Outcome, CqlError> {
     let table = ctx.table(&s.table)?;
-    if !s.group_by.is_empty() {
-        return invalid("GROUP BY is not supported yet");
-    }
+    let group_by = group_columns(&table, s)?;
     let partitioner = ctx.coordinator.partitioner();
     let selected = selection(&table, s, partitioner)?;
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
@@ -137,7 +135,7 @@ pub(super) async fn select(
     }
     let reverse = order_by(&table, s, keys.is_some())?;
     let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
-    let wanted = if is_count || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
+    let wanted = if is_count || group_by > 0 || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
 
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let filter =
@@ -224,23 +222,55 @@ pub(super) async fn select(
         let view = RowView { key, key_parts: &key_parts, clustering: &row.clustering, cell: &cell, now, partitioner };
         out.push(selected.iter().map(|(what, _)| what.eval(&view)).collect::<Vec<_>>());
     }
-    if is_count {
-        let folded = selected
-            .iter()
-            .enumerate()
-            .map(|(i, (what, _))| match what {
-                Selected::Aggregate { function, ty, arg } => {
-                    let values: Vec<Option<Vec<u8>>> = out.iter().map(|r| r[i].clone()).collect();
-                    let input = arg.as_ref().map(|a| a.ty()).unwrap_or_else(|| ty.clone());
-                    selectors::aggregate(*function, &input, &values)
-                }
-                _ => None,
+    if group_by > 0 || is_count {
+        // Groups of consecutive rows with the same partition and first `group_by` primary key
+        // columns (all the rows in one group without GROUP BY); each gives one row, its
+        // aggregates folded and its other selectors the group's first row's.
+        let clustering_in_group = group_by.saturating_sub(table.partition_key.len());
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let same = group_by > 0
+                && groups.last().is_some_and(|g| {
+                    let first = &rows[g.start];
+                    first.partition == row.partition
+                        && first
+                            .clustering
+                            .iter()
+                            .take(clustering_in_group)
+                            .eq(row.clustering.iter().take(clustering_in_group))
+                });
+            match groups.last_mut() {
+                Some(g) if same || group_by == 0 => g.end = i + 1,
+                _ => groups.push(i..i + 1),
+            }
+        }
+        if groups.is_empty() && group_by == 0 {
+            groups.push(0..0);
+        }
+        let mut folded_rows: Vec<Vec<Option<Vec<u8>>>> = groups
+            .into_iter()
+            .map(|g| {
+                selected
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (what, _))| match what {
+                        Selected::Aggregate { function, ty, arg } => {
+                            let values: Vec<Option<Vec<u8>>> = out[g.clone()].iter().map(|r| r[i].clone()).collect();
+                            let input = arg.as_ref().map(|a| a.ty()).unwrap_or_else(|| ty.clone());
+                            selectors::aggregate(*function, &input, &values)
+                        }
+                        _ => out.get(g.start).and_then(|r| r[i].clone()),
+                    })
+                    .collect()
             })
             .collect();
-        if s.json {
-            return Ok(Outcome::Rows(as_json(&table, columns, vec![folded])));
+        if let Some(n) = limit.filter(|_| group_by > 0) {
+            folded_rows.truncate(n);
         }
-        return Ok(Outcome::Rows(ResultSet { columns, rows: vec![folded] }));
+        if s.json {
+            return Ok(Outcome::Rows(as_json(&table, columns, folded_rows)));
+        }
+        return Ok(Outcome::Rows(ResultSet { columns, rows: folded_rows }));
     }
     if let Some(n) = limit {
         out.truncate(n);
@@ -249,6 +279,26 @@ pub(super) async fn select(
         return Ok(Outcome::Rows(as_json(&table, columns, out)));
     }
     Ok(Outcome::Rows(ResultSet { columns, rows: out }))
+}
+
+/// GROUP BY: how many leading primary key columns group the rows (0: no GROUP BY). They must
+/// be the primary key's first columns in order (3.11's rule).
+fn group_columns(table: &Table, s: &Select) -> Result<usize, CqlError> {
+    let key: Vec<&Column> = table.partition_key.iter().chain(&table.clustering).collect();
+    for (i, id) in s.group_by.iter().enumerate() {
+        let Some(c) = table.column(id.name()) else {
+            return invalid(format!("Undefined column name {}", id.name()));
+        };
+        if key.get(i).map(|k| k.name.as_str()) != Some(c.name.as_str()) {
+            return invalid(
+                "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+            );
+        }
+    }
+    if !s.group_by.is_empty() && s.group_by.len() < table.partition_key.len() {
+        return invalid("Group by is not supported on only a part of the partition key");
+    }
+    Ok(s.group_by.len())
 }
 
 /// SELECT JSON: one text column, `[json]`, holding each row as an object.
