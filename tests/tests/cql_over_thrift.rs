@@ -680,6 +680,14 @@ fn a_materialized_view_follows_its_base() {
         ),
         "Primary key column 'name' is required to be filtered by 'IS NOT NULL'"
     );
+    assert_eq!(
+        refused(&mut c, "TRUNCATE magazine_by_frequency"),
+        "Cannot TRUNCATE materialized view directly; must truncate base table instead"
+    );
+    assert_eq!(
+        refused(&mut c, "ALTER TABLE magazine_by_frequency WITH comment = 'x'"),
+        "Cannot use ALTER TABLE on Materialized View"
+    );
     void(run(&mut c, "DROP MATERIALIZED VIEW magazine_by_frequency"));
     void(run(&mut c, "DROP TABLE magazine_name"));
 }

@@ -537,6 +537,9 @@ pub(super) async fn alter_table(ctx: &Context<'_>, s: &AlterTable) -> Result<Out
         return invalid(format!("unconfigured table {name}"));
     };
     let table = Table::from_def(&existing)?;
+    if table.view_of.is_some() {
+        return invalid("Cannot use ALTER TABLE on Materialized View");
+    }
     let mut def = existing.clone();
     let made_by_cql = def.cql.is_some();
     let compact = table.layout != Layout::Sparse;

@@ -265,6 +265,9 @@ impl Executor {
             Statement::Batch(b) => batch::batch(&ctx, b, &mut binder, cl).await,
             Statement::Truncate(name) => {
                 let table = ctx.table(name)?;
+                if table.view_of.is_some() {
+                    return invalid("Cannot TRUNCATE materialized view directly; must truncate base table instead");
+                }
                 self.coordinator.truncate(&table.keyspace, &table.name).await?;
                 Ok(Outcome::Void)
             }
