@@ -23,15 +23,7 @@ pub(super) fn to_json(ty: &AbstractType, v: Option<&[u8]>) -> String {
         AbstractType::Ascii | AbstractType::Utf8 => quoted(String::from_utf8_lossy(v).into_owned()),
         AbstractType::Bytes => quoted(format!("0x{}", v.iter().map(|b| format!("{b:02x}")).collect::<String>())),
         AbstractType::Boolean => (v.first().copied().unwrap_or(0) != 0).to_string(),
-        AbstractType::Long
-        | AbstractType::CounterColumn
-        | AbstractType::Int32
-        | AbstractType::Short
-        | AbstractType::Byte
-        | AbstractType::Integer
-        | AbstractType::Decimal
-        | AbstractType::Double
-        | AbstractType::Float => ty.to_display_string(v),
+        t if is_numeric(t) => ty.to_display_string(v),
         AbstractType::Timestamp | AbstractType::Date => quoted(ty.to_display_string(v).replacen('T', " ", 1)),
         _ => quoted(ty.to_display_string(v)),
     }
