@@ -92,13 +92,15 @@ async fn gossip_stopped_and_started_again_is_seen_down_then_up() {
     assert!(after > before, "generation {before} then {after}");
     assert_eq!(one.membership.peer(ep2).and_then(|p| p.status).as_deref(), Some("NORMAL"));
 
-    // Stopped, a shutdown announces nothing more; ended, gossip never starts again.
-    assert!(one.service.stop_gossiping().is_some());
-    assert_eq!(one.service.shutdown(), Vec::<Endpoint>::new());
-    assert_eq!(one.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
+    // Running, a shutdown is announced (to node 1, still live: node 2 is shut down first, as
+    // node 1's own stop would tell node 2 that node 1 is gone); ended, gossip never starts
+    // again. Stopped, a shutdown announces nothing more.
     assert_eq!(two.service.shutdown(), vec![ep1], "running, a shutdown is announced");
     assert_eq!(two.service.stop_gossiping(), None);
     assert_eq!(two.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
+    assert!(one.service.stop_gossiping().is_some());
+    assert_eq!(one.service.shutdown(), Vec::<Endpoint>::new());
+    assert_eq!(one.service.start_gossiping(generation + 1), Err(GossipStartError::Ended));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
