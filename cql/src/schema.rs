@@ -197,7 +197,10 @@ impl Table {
             regular,
             layout,
             counter: value_type.is_counter()
-                || def.column_metadata.iter().any(|c| c.validation_class.contains("Counter")),
+                || def
+                    .column_metadata
+                    .iter()
+                    .any(|c| AbstractType::parse(&c.validation_class).is_ok_and(|t| t.is_counter())),
             dropped: layout_names.dropped.clone(),
             view_of: layout_names.view.as_ref().map(|v| v.base.clone()),
         })
@@ -231,7 +234,8 @@ impl Table {
     }
 
     /// The cell name of column `column` (`None`: the row marker) in the row of clustering
-    /// values `clustering` (all of them).
+    /// values `clustering` (all of them). A dense table's one value column is named by the
+    /// clustering values alone, whatever `column` says.
     pub fn cell_name(&self, clustering: &[Vec<u8>], column: Option<&Column>) -> Vec<u8> {
         match self.layout {
             Layout::Sparse => match column {

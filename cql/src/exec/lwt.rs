@@ -69,10 +69,7 @@ pub(crate) fn check_of(table: &Table, conditions: &Conditions, binder: &mut Bind
 
 /// The current value of `column` among a row's live cells.
 fn current<'c>(table: &Table, clustering: &Clustering, column: &Column, cells: &'c [Cell]) -> Option<&'c Cell> {
-    let name = match table.layout {
-        Layout::Dense { .. } => table.cell_name(clustering, None),
-        _ => table.cell_name(clustering, Some(column)),
-    };
+    let name = table.cell_name(clustering, Some(column));
     cells.iter().find(|c| c.name == name)
 }
 

@@ -337,13 +337,14 @@ impl Context<'_> {
     /// The table a name names, as CQL sees it.
     pub fn table(&self, name: &QualifiedName) -> Result<Table, CqlError> {
         let keyspace = self.keyspace_of(name)?;
-        let Some(ks) = self.coordinator.keyspace(&keyspace) else {
+        if !self.coordinator.has_keyspace(&keyspace) {
             return invalid(format!("Keyspace {keyspace} does not exist"));
-        };
+        }
+        // The shared metadata, not a copy of the whole keyspace: every statement asks.
         let table = name.name.name();
-        match ks.cf(table) {
-            Some(def) => Ok(Table::from_def(def)?),
-            None => invalid(format!("unconfigured table {table}")),
+        match self.coordinator.cf_metadata(&keyspace, table) {
+            Ok(meta) => Ok(Table::from_def(&meta.def)?),
+            Err(_) => invalid(format!("unconfigured table {table}")),
         }
     }
 }

@@ -455,10 +455,7 @@ pub(super) fn update(
     for clustering in &rows {
         check_clustering(clustering, &table)?;
         for (c, value, delta) in &sets {
-            let name = match table.layout {
-                Layout::Sparse | Layout::StaticCompact => table.cell_name(clustering, Some(c)),
-                Layout::Dense { .. } => table.cell_name(clustering, None),
-            };
+            let name = table.cell_name(clustering, Some(c));
             match value {
                 Some(Value::Unset) => {}
                 Some(v) => writes.cell(stamp.cell(name, v.clone())),
@@ -583,10 +580,7 @@ pub(super) fn delete(
             return invalid(format!("Some clustering keys are missing: {missing}"));
         }
         for c in &columns {
-            let name = match table.layout {
-                Layout::Dense { .. } => table.cell_name(prefix, None),
-                _ => table.cell_name(prefix, Some(c)),
-            };
+            let name = table.cell_name(prefix, Some(c));
             writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
         }
     }
