@@ -134,9 +134,16 @@ fn choose<'t>(c1: Cow<'t, AbstractType>, c2: &AbstractType) -> ComponentOrder<'t
 
 /// One component pair of a composite nested `depth` deep; `None` if either side is malformed
 /// there.
-fn compare_component(kind: Kind<'_>, depth: usize, i: usize, ra: &mut &[u8], rb: &mut &[u8]) -> Option<Ordering> {
+fn compare_component<'v>(
+    kind: Kind<'_>,
+    depth: usize,
+    i: usize,
+    previous: Option<&[u8]>,
+    ra: &mut &'v [u8],
+    rb: &mut &[u8],
+) -> Option<(Ordering, &'v [u8])> {
     let order = match kind {
-        Kind::Static(types) => ComponentOrder::Typed(Cow::Borrowed(types.get(i)?)),
+        Kind::Static(types) => ComponentOrder::Typed(Cow::Borrowed(static_component(types, i, previous)?)),
         Kind::Dynamic(aliases) => {
             let (c1, _) = read_dynamic_comparator(aliases, depth + 1, ra).ok()?;
             let (c2, _) = read_dynamic_comparator(aliases, depth + 1, rb).ok()?;
@@ -150,11 +157,24 @@ fn compare_component(kind: Kind<'_>, depth: usize, i: usize, ra: &mut &[u8], rb:
         ComponentOrder::Fixed(o) => o,
     };
     if by_value != Ordering::Equal {
-        return Some(by_value);
+        return Some((by_value, v1));
     }
     let eoc1 = take_u8(ra)? as i8;
     let eoc2 = take_u8(rb)? as i8;
-    Some(eoc1.cmp(&eoc2))
+    Some((eoc1.cmp(&eoc2), v1))
+}
+
+/// The type of component `i` of a CompositeType; a `ColumnToCollectionType` component takes
+/// the key type of the collection named by the component before it (bytes for another
+/// column: the names around it already differ).
+fn static_component<'t>(types: &'t [AbstractType], i: usize, previous: Option<&[u8]>) -> Option<&'t AbstractType> {
+    match types.get(i)? {
+        AbstractType::ColumnToCollection(columns) => {
+            let column = columns.iter().find(|(name, _)| Some(name.as_slice()) == previous);
+            Some(column.and_then(|(_, t)| t.collection_key_type()).unwrap_or(&AbstractType::Bytes))
+        }
+        t => Some(t),
+    }
 }
 
 /// `AbstractCompositeType.compare`. Malformed input (which validation rejects; Cassandra would
@@ -170,11 +190,15 @@ pub(super) fn compare(kind: Kind<'_>, depth: usize, a: &[u8], b: &[u8]) -> Order
         return if static_a { Ordering::Less } else { Ordering::Greater };
     }
     let mut i = 0;
+    let mut previous = None;
     while !ra.is_empty() && !rb.is_empty() {
         let (start_a, start_b) = (ra, rb);
-        match compare_component(kind, depth, i, &mut ra, &mut rb) {
-            Some(Ordering::Equal) => i += 1,
-            Some(o) => return o,
+        match compare_component(kind, depth, i, previous, &mut ra, &mut rb) {
+            Some((Ordering::Equal, value)) => {
+                previous = Some(value);
+                i += 1;
+            }
+            Some((o, _)) => return o,
             None => return start_a.cmp(start_b),
         }
     }
@@ -189,9 +213,10 @@ pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Result<Option<
     let mut bb = v;
     read_static(kind, &mut bb);
     let mut i = 0;
+    let mut previous: Option<&[u8]> = None;
     while !bb.is_empty() {
         let comparator = match kind {
-            Kind::Static(types) => match types.get(i) {
+            Kind::Static(types) => match static_component(types, i, previous) {
                 Some(t) => Cow::Borrowed(t),
                 None => return Ok(Some("Too many bytes for comparator".to_string())),
             },
@@ -217,6 +242,7 @@ pub(super) fn validate(kind: Kind<'_>, depth: usize, v: &[u8]) -> Result<Option<
             return Ok(Some(format!("Not enough bytes to read value of component {i}")));
         };
         comparator.validate_at(depth + 1, value)?;
+        previous = Some(value);
         let Some(eoc) = take_u8(&mut bb) else {
             return Ok(Some(format!("Not enough bytes to read the end-of-component byte of component{i}")));
         };
@@ -272,12 +298,13 @@ pub(super) fn display(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String> 
     let mut bb = v;
     read_static(kind, &mut bb);
     let mut i = 0;
+    let mut previous: Option<&[u8]> = None;
     while !bb.is_empty() {
         if bb.len() != v.len() {
             out.push(':');
         }
         let comparator = match kind {
-            Kind::Static(types) => Cow::Borrowed(types.get(i)?),
+            Kind::Static(types) => Cow::Borrowed(static_component(types, i, previous)?),
             Kind::Dynamic(aliases) => {
                 let (t, written) = read_dynamic_comparator(aliases, depth + 1, &mut bb).ok()?;
                 out.push_str(&written);
@@ -287,6 +314,7 @@ pub(super) fn display(kind: Kind<'_>, depth: usize, v: &[u8]) -> Option<String> 
         };
         let value = take_with_short_length(&mut bb)?;
         out.push_str(&escape(&comparator.to_display_string_at(depth + 1, value)));
+        previous = Some(value);
         let eoc = take_u8(&mut bb)? as i8;
         if eoc != 0 {
             out.push_str(if eoc < 0 { ":_" } else { ":!" });

@@ -28,6 +28,7 @@
 //! `TimeUUIDType` accepts `now` in [`AbstractType::from_display_string`]; `CounterColumnType`
 //! displays and parses decimal totals; dates without a zone are read as UTC.
 
+mod collection;
 mod composite;
 mod parse;
 mod scalar;
@@ -40,6 +41,7 @@ mod tests_nesting;
 #[cfg(test)]
 mod tests_properties;
 
+pub use collection::{read_elements, read_tuple, write_elements, write_tuple, CollectionKind, MAX_COLLECTION_ELEMENTS};
 pub use parse::MAX_TYPE_NESTING;
 
 use std::cmp::Ordering;
@@ -126,6 +128,19 @@ pub enum AbstractType {
     DynamicComposite(Vec<(u8, AbstractType)>),
     /// `ReversedType(T)`: T's order reversed.
     Reversed(Box<AbstractType>),
+    /// `ListType(T)`; `frozen` when the whole list is one value (`FrozenType(ListType(T))`),
+    /// else one cell per element.
+    List { element: Box<AbstractType>, frozen: bool },
+    /// `SetType(T)`, frozen or not.
+    Set { element: Box<AbstractType>, frozen: bool },
+    /// `MapType(K,V)`, frozen or not.
+    Map { key: Box<AbstractType>, value: Box<AbstractType>, frozen: bool },
+    /// `TupleType(T1,T2,...)`: always one value.
+    Tuple(Vec<AbstractType>),
+    /// `ColumnToCollectionType(hexname:T,...)`: the last component of a CQL table's cell names
+    /// when it has non-frozen collections; it orders an element's key by the collection type of
+    /// the column named in the component before it.
+    ColumnToCollection(Vec<(Vec<u8>, AbstractType)>),
 }
 
 impl AbstractType {
@@ -165,6 +180,11 @@ impl AbstractType {
             AbstractType::Composite(_) => "CompositeType",
             AbstractType::DynamicComposite(_) => "DynamicCompositeType",
             AbstractType::Reversed(_) => "ReversedType",
+            AbstractType::List { .. } => "ListType",
+            AbstractType::Set { .. } => "SetType",
+            AbstractType::Map { .. } => "MapType",
+            AbstractType::Tuple(_) => "TupleType",
+            AbstractType::ColumnToCollection(_) => "ColumnToCollectionType",
         }
     }
 
@@ -203,7 +223,23 @@ impl AbstractType {
     /// `org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.UTF8Type,org.apache.cassandra.db.marshal.LongType)`.
     pub fn class_name(&self) -> String {
         let mut out = format!("{PACKAGE}{}", self.short_name());
+        let params = |out: &mut String, types: &[&AbstractType]| {
+            let inner: Vec<String> = types.iter().map(|t| t.class_name()).collect();
+            out.push('(');
+            out.push_str(&inner.join(","));
+            out.push(')');
+        };
         match self {
+            AbstractType::List { element, .. } | AbstractType::Set { element, .. } => params(&mut out, &[element]),
+            AbstractType::Map { key, value, .. } => params(&mut out, &[key, value]),
+            AbstractType::Tuple(types) => params(&mut out, &types.iter().collect::<Vec<_>>()),
+            AbstractType::ColumnToCollection(columns) => {
+                let inner: Vec<String> =
+                    columns.iter().map(|(name, t)| format!("{}:{}", hex::encode(name), t.class_name())).collect();
+                out.push('(');
+                out.push_str(&inner.join(","));
+                out.push(')');
+            }
             AbstractType::Composite(types) => {
                 let inner: Vec<String> = types.iter().map(AbstractType::class_name).collect();
                 out.push('(');
@@ -223,6 +259,9 @@ impl AbstractType {
                 out.push(')');
             }
             _ => {}
+        }
+        if self.is_frozen_collection() {
+            return format!("{PACKAGE}FrozenType({out})");
         }
         out
     }
@@ -254,6 +293,12 @@ impl AbstractType {
             T::Composite(types) => composite::compare(composite::Kind::Static(types), depth, a, b),
             T::DynamicComposite(aliases) => composite::compare(composite::Kind::Dynamic(aliases), depth, a, b),
             T::Reversed(base) => base.compare_at(depth + 1, b, a),
+            T::List { element, .. } => collection::compare(CollectionKind::List, (element, None), depth, a, b),
+            T::Set { element, .. } => collection::compare(CollectionKind::Set, (element, None), depth, a, b),
+            T::Map { key, value, .. } => collection::compare(CollectionKind::Map, (key, Some(value)), depth, a, b),
+            T::Tuple(types) => collection::compare_tuple(types, depth, a, b),
+            // Only meaningful inside a composite, which resolves the column first.
+            T::ColumnToCollection(_) => a.cmp(b),
         }
     }
 
@@ -290,6 +335,11 @@ impl AbstractType {
             T::Composite(types) => composite::validate(composite::Kind::Static(types), depth, v)?,
             T::DynamicComposite(aliases) => composite::validate(composite::Kind::Dynamic(aliases), depth, v)?,
             T::Reversed(base) => return base.validate_at(depth + 1, v),
+            T::List { element, .. } => collection::validate(CollectionKind::List, (element, None), depth, v)?,
+            T::Set { element, .. } => collection::validate(CollectionKind::Set, (element, None), depth, v)?,
+            T::Map { key, value, .. } => collection::validate(CollectionKind::Map, (key, Some(value)), depth, v)?,
+            T::Tuple(types) => collection::validate_tuple(types, depth, v)?,
+            T::ColumnToCollection(_) => None,
         };
         match reason {
             None => Ok(()),
@@ -316,6 +366,13 @@ impl AbstractType {
             AbstractType::Composite(types) => composite::display(composite::Kind::Static(types), depth, v),
             AbstractType::DynamicComposite(aliases) => composite::display(composite::Kind::Dynamic(aliases), depth, v),
             AbstractType::Reversed(base) => Some(base.to_display_string_at(depth + 1, v)),
+            AbstractType::List { element, .. } => collection::display(CollectionKind::List, (element, None), depth, v),
+            AbstractType::Set { element, .. } => collection::display(CollectionKind::Set, (element, None), depth, v),
+            AbstractType::Map { key, value, .. } => {
+                collection::display(CollectionKind::Map, (key, Some(value)), depth, v)
+            }
+            AbstractType::Tuple(types) => collection::display_tuple(types, depth, v),
+            AbstractType::ColumnToCollection(_) => None,
             _ => scalar::display(self, v),
         };
         shown.unwrap_or_else(|| format!("0x{}", hex::encode(v)))
@@ -341,6 +398,13 @@ impl AbstractType {
                     composite::from_string(composite::Kind::Dynamic(aliases), depth, s)
                 }
                 AbstractType::Reversed(base) => return base.value_from_display_string_at(depth + 1, s),
+                AbstractType::List { .. }
+                | AbstractType::Set { .. }
+                | AbstractType::Map { .. }
+                | AbstractType::Tuple(_)
+                | AbstractType::ColumnToCollection(_) => {
+                    Err("collections and tuples are written as CQL literals, not parsed from strings".to_string())
+                }
                 _ => scalar::from_string(self, s),
             };
             parsed.map_err(|reason| self.bad_value(s, reason))?
@@ -357,6 +421,78 @@ impl AbstractType {
     /// True for `ReversedType(...)`.
     pub fn is_reversed(&self) -> bool {
         matches!(self, AbstractType::Reversed(_))
+    }
+
+    /// The collection this is (a descending one's base included), if any.
+    pub fn collection_kind(&self) -> Option<CollectionKind> {
+        match self {
+            AbstractType::List { .. } => Some(CollectionKind::List),
+            AbstractType::Set { .. } => Some(CollectionKind::Set),
+            AbstractType::Map { .. } => Some(CollectionKind::Map),
+            AbstractType::Reversed(base) => base.collection_kind(),
+            _ => None,
+        }
+    }
+
+    /// True for a collection kept one cell per element (not frozen).
+    pub fn is_multi_cell(&self) -> bool {
+        match self {
+            AbstractType::List { frozen, .. } | AbstractType::Set { frozen, .. } | AbstractType::Map { frozen, .. } => {
+                !frozen
+            }
+            _ => false,
+        }
+    }
+
+    fn is_frozen_collection(&self) -> bool {
+        match self {
+            AbstractType::List { frozen, .. } | AbstractType::Set { frozen, .. } | AbstractType::Map { frozen, .. } => {
+                *frozen
+            }
+            _ => false,
+        }
+    }
+
+    /// This type frozen: a collection written whole, its elements frozen too (3.11's
+    /// `freeze`); other types as they are.
+    pub fn frozen(&self) -> AbstractType {
+        match self {
+            AbstractType::List { element, .. } => {
+                AbstractType::List { element: Box::new(element.frozen()), frozen: true }
+            }
+            AbstractType::Set { element, .. } => {
+                AbstractType::Set { element: Box::new(element.frozen()), frozen: true }
+            }
+            AbstractType::Map { key, value, .. } => {
+                AbstractType::Map { key: Box::new(key.frozen()), value: Box::new(value.frozen()), frozen: true }
+            }
+            AbstractType::Tuple(types) => AbstractType::Tuple(types.iter().map(AbstractType::frozen).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// The type of an element's cell key in a multi-cell collection: a time UUID for a list,
+    /// the element for a set, the key for a map.
+    pub fn collection_key_type(&self) -> Option<&AbstractType> {
+        const TIME_UUID: &AbstractType = &AbstractType::TimeUuid;
+        match self {
+            AbstractType::List { .. } => Some(TIME_UUID),
+            AbstractType::Set { element, .. } => Some(element),
+            AbstractType::Map { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// The type of an element's cell value in a multi-cell collection: a list's element, a
+    /// map's value; a set's cells hold nothing.
+    pub fn collection_value_type(&self) -> Option<&AbstractType> {
+        const EMPTY: &AbstractType = &AbstractType::Empty;
+        match self {
+            AbstractType::List { element, .. } => Some(element),
+            AbstractType::Set { .. } => Some(EMPTY),
+            AbstractType::Map { value, .. } => Some(value),
+            _ => None,
+        }
     }
 
     fn invalid(&self, reason: impl Into<String>) -> MarshalError {

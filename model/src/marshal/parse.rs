@@ -168,6 +168,47 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+            "ListType" | "SetType" | "FrozenType" => {
+                let mut types = if has_params { self.type_params()? } else { Vec::new() };
+                let element = match (types.pop(), types.is_empty()) {
+                    (Some(t), true) => t,
+                    (popped, _) => {
+                        let given = types.len() + usize::from(popped.is_some());
+                        return Err(self.error(&format!("{short} takes exactly one argument, {given} given")));
+                    }
+                };
+                Ok(match short {
+                    "ListType" => AbstractType::List { element: Box::new(element), frozen: false },
+                    "SetType" => AbstractType::Set { element: Box::new(element), frozen: false },
+                    // 3.11's FrozenType(T) is T frozen, its inner collections too.
+                    _ => element.frozen(),
+                })
+            }
+            "MapType" => {
+                let types = if has_params { self.type_params()? } else { Vec::new() };
+                match <[AbstractType; 2]>::try_from(types) {
+                    Ok([key, value]) => {
+                        Ok(AbstractType::Map { key: Box::new(key), value: Box::new(value), frozen: false })
+                    }
+                    Err(types) => Err(self.error(&format!("MapType takes exactly 2 arguments, {} given", types.len()))),
+                }
+            }
+            "TupleType" => {
+                let types = if has_params { self.type_params()? } else { Vec::new() };
+                if types.is_empty() {
+                    return Err(self.error("TupleType needs at least one component type"));
+                }
+                Ok(AbstractType::Tuple(types))
+            }
+            "ColumnToCollectionType" => {
+                if !has_params {
+                    return Err(self.error("ColumnToCollectionType needs its columns"));
+                }
+                self.enter_params()?;
+                let columns = self.collection_columns();
+                self.leave_params();
+                Ok(AbstractType::ColumnToCollection(columns?))
+            }
             _ => {
                 let base = AbstractType::simple_from_short_name(short).ok_or(MarshalError::UnknownType(full))?;
                 if has_params && self.reversed_param()? {
@@ -231,6 +272,27 @@ impl<'a> Parser<'a> {
                 Some(entry) => entry.1 = t,
                 None => aliases.push((alias, t)),
             }
+        }
+        Err(self.error("unexpected end of string"))
+    }
+
+    /// `(hexname:T, ...)` of a ColumnToCollectionType, positioned on the `(`.
+    fn collection_columns(&mut self) -> Result<Vec<(Vec<u8>, AbstractType)>, MarshalError> {
+        self.pos += 1;
+        let mut columns = Vec::new();
+        while self.skip_blank_and_comma() {
+            if self.peek() == Some(b')') {
+                self.pos += 1;
+                return Ok(columns);
+            }
+            let name = hex::decode(self.read_identifier()).map_err(|_| self.error("a column name should be hex"))?;
+            self.skip_blank();
+            if self.peek() != Some(b':') {
+                return Err(self.error("expecting ':' token"));
+            }
+            self.pos += 1;
+            let t = self.parse_type()?;
+            columns.push((name, t));
         }
         Err(self.error("unexpected end of string"))
     }

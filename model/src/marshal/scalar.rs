@@ -385,7 +385,15 @@ pub(super) fn display(t: &AbstractType, v: &[u8]) -> Option<String> {
         },
         T::SimpleDate => text::format_simple_date(u32::from_be_bytes(int_bytes(v)?)),
         T::Time => text::format_time_of_day(i64::from_be_bytes(int_bytes(v)?)),
-        T::Empty | T::Composite(_) | T::DynamicComposite(_) | T::Reversed(_) => return None,
+        T::Empty
+        | T::Composite(_)
+        | T::DynamicComposite(_)
+        | T::Reversed(_)
+        | T::List { .. }
+        | T::Set { .. }
+        | T::Map { .. }
+        | T::Tuple(_)
+        | T::ColumnToCollection(_) => return None,
     })
 }
 
@@ -450,7 +458,14 @@ pub(super) fn from_string(t: &AbstractType, s: &str) -> Result<Vec<u8>, String> 
         T::SimpleDate => text::parse_simple_date(s.trim())?.to_be_bytes().to_vec(),
         T::Time => text::parse_time_of_day(s.trim())?.to_be_bytes().to_vec(),
         T::Empty => return Err("EmptyType only has the empty value".to_string()),
-        T::Composite(_) | T::DynamicComposite(_) | T::Reversed(_) => {
+        T::Composite(_)
+        | T::DynamicComposite(_)
+        | T::Reversed(_)
+        | T::List { .. }
+        | T::Set { .. }
+        | T::Map { .. }
+        | T::Tuple(_)
+        | T::ColumnToCollection(_) => {
             return Err("not a simple type".to_string());
         }
     })

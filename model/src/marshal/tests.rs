@@ -476,7 +476,7 @@ fn class_name_is_cassandras_full_form() {
     assert_eq!(T::TimeUuid.to_string(), "org.apache.cassandra.db.marshal.TimeUUIDType");
     for t in suite_types() {
         assert_eq!(T::parse(&t.class_name()), Ok(t.clone()), "{t}");
-        if !matches!(t, T::Composite(_) | T::DynamicComposite(_) | T::Reversed(_)) {
+        if T::SIMPLE.contains(&t) {
             assert_eq!(T::parse(t.short_name()), Ok(t.clone()));
         }
     }
@@ -565,4 +565,106 @@ fn civil_dates() {
     assert_eq!(text::days_from_civil_for_tests(2024, 2, 29), 19_782);
     assert_eq!(text::days_from_civil_for_tests(1, 1, 1), -719_162);
     assert_eq!(text::civil_from_days_for_tests(-719_162), (1, 1, 1));
+}
+
+mod collections {
+    use std::cmp::Ordering;
+
+    use super::super::{read_elements, write_elements, write_tuple, AbstractType as T, CollectionKind};
+
+    fn int(v: i32) -> Vec<u8> {
+        v.to_be_bytes().to_vec()
+    }
+
+    fn list_of(values: &[i32]) -> Vec<u8> {
+        let elements: Vec<Vec<u8>> = values.iter().map(|v| int(*v)).collect();
+        write_elements(elements.len(), elements.iter().map(Vec::as_slice))
+    }
+
+    #[test]
+    fn type_strings_round_trip_with_frozen_and_column_to_collection() {
+        let cases = [
+            "org.apache.cassandra.db.marshal.ListType(org.apache.cassandra.db.marshal.Int32Type)",
+            "org.apache.cassandra.db.marshal.FrozenType(org.apache.cassandra.db.marshal.MapType(org.apache.cassandra.db.marshal.UTF8Type,org.apache.cassandra.db.marshal.FrozenType(org.apache.cassandra.db.marshal.SetType(org.apache.cassandra.db.marshal.LongType))))",
+            "org.apache.cassandra.db.marshal.TupleType(org.apache.cassandra.db.marshal.Int32Type,org.apache.cassandra.db.marshal.UTF8Type)",
+            "org.apache.cassandra.db.marshal.ColumnToCollectionType(6c:org.apache.cassandra.db.marshal.ListType(org.apache.cassandra.db.marshal.Int32Type))",
+        ];
+        for case in cases {
+            assert_eq!(T::parse(case).expect(case).class_name(), case);
+        }
+        // FrozenType freezes what it wraps, and the short form reads the same.
+        let frozen = T::parse("FrozenType(ListType(SetType(Int32Type)))").expect("parses");
+        assert!(!frozen.is_multi_cell());
+        let T::List { element, frozen: true } = &frozen else { panic!("a frozen list: {frozen:?}") };
+        assert!(matches!(element.as_ref(), T::Set { frozen: true, .. }));
+        assert!(T::parse("ListType(Int32Type)").expect("parses").is_multi_cell());
+        assert!(T::parse("MapType(Int32Type)").is_err());
+        assert!(T::parse("ListType()").is_err());
+    }
+
+    #[test]
+    fn whole_values_validate_and_compare_as_three_eleven() {
+        let t = T::parse("FrozenType(ListType(Int32Type))").expect("parses");
+        assert_eq!(t.validate(&list_of(&[1, -2])), Ok(()));
+        assert_eq!(
+            t.validate(&[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1]).unwrap_err().to_string(),
+            "Not enough bytes to read a list"
+        );
+        let mut extra = list_of(&[1]);
+        extra.push(0);
+        assert_eq!(t.validate(&extra).unwrap_err().to_string(), "Unexpected extraneous bytes after list value");
+        // The element type checks each element.
+        let bad = write_elements(1, [&[1u8, 2][..]]);
+        assert_eq!(t.validate(&bad).unwrap_err().to_string(), "Expected 4 or 0 byte int (2)");
+        // A huge count with no bytes behind it is refused without allocating.
+        assert!(t.validate(&[0x7f, 0xff, 0xff, 0xff]).is_err());
+        // Element by element with the element type, then the shorter first.
+        assert_eq!(t.compare(&list_of(&[-1]), &list_of(&[1])), Ordering::Less);
+        assert_eq!(t.compare(&list_of(&[1]), &list_of(&[1, 0])), Ordering::Less);
+        assert_eq!(t.compare(&[], &list_of(&[])), Ordering::Less);
+        assert_eq!(t.to_display_string(&list_of(&[1, -2])), "[1, -2]");
+        let map = T::parse("FrozenType(MapType(UTF8Type,Int32Type))").expect("parses");
+        let value = write_elements(1, [&b"a"[..], &int(7)]);
+        assert_eq!(map.to_display_string(&value), "{a: 7}");
+        assert_eq!(read_elements(CollectionKind::Map, &value).expect("reads").len(), 2);
+    }
+
+    #[test]
+    fn tuples_allow_null_and_fewer_components() {
+        let t = T::parse("TupleType(Int32Type,UTF8Type)").expect("parses");
+        let full = write_tuple([Some(&int(1)[..]), Some(&b"x"[..])]);
+        let null_first = write_tuple([None, Some(&b"x"[..])]);
+        let short = write_tuple([Some(&int(1)[..])]);
+        assert_eq!(t.validate(&full), Ok(()));
+        assert_eq!(t.validate(&null_first), Ok(()));
+        assert_eq!(t.validate(&short), Ok(()));
+        let too_many = write_tuple([Some(&int(1)[..]), Some(&b"x"[..]), None]);
+        assert!(t.validate(&too_many).is_err());
+        assert_eq!(t.compare(&null_first, &full), Ordering::Less);
+        assert_eq!(t.compare(&short, &full), Ordering::Less);
+        assert_eq!(t.to_display_string(&null_first), "@:x");
+    }
+
+    #[test]
+    fn cell_names_order_collection_keys_by_their_column_type() {
+        let comparator = T::parse(
+            "CompositeType(UTF8Type,ColumnToCollectionType(73:SetType(Int32Type),6d:MapType(UTF8Type,Int32Type)))",
+        )
+        .expect("parses");
+        let name = |column: &[u8], key: &[u8]| {
+            let mut out = Vec::new();
+            for c in [column, key] {
+                out.extend_from_slice(&(c.len() as u16).to_be_bytes());
+                out.extend_from_slice(c);
+                out.push(0);
+            }
+            out
+        };
+        // Set elements by Int32Type, not by their bytes: -1 before 1.
+        assert_eq!(comparator.compare(&name(b"s", &int(-1)), &name(b"s", &int(1))), Ordering::Less);
+        assert_eq!(comparator.validate(&name(b"s", &[1, 2])).unwrap_err().to_string(), "Expected 4 or 0 byte int (2)");
+        // Another column's keys are bytes; the column names order first.
+        assert_eq!(comparator.compare(&name(b"m", b"z"), &name(b"s", &int(-1))), Ordering::Less);
+        assert_eq!(comparator.validate(&name(b"x", &[1, 2])), Ok(()));
+    }
 }
