@@ -90,6 +90,21 @@ pub struct Table {
     pub dropped: std::collections::BTreeMap<String, i64>,
     /// For a materialized view: its base table.
     pub view_of: Option<String>,
+    /// The non-frozen collection columns the comparator knows (its `ColumnToCollectionType`),
+    /// dropped ones included.
+    pub collections: Vec<(Vec<u8>, AbstractType)>,
+}
+
+/// What a cell name holds: its row's clustering values, for a sparse or static compact table
+/// the column's name, and for an element of a non-frozen collection the element's key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellName {
+    /// The clustering values (none for a static cell).
+    pub clustering: Clustering,
+    /// The column's name, where the name holds one.
+    pub column: Option<Vec<u8>>,
+    /// A collection element's key.
+    pub element: Option<Vec<u8>>,
 }
 
 impl Table {
@@ -137,6 +152,16 @@ impl Table {
             other => vec![other.clone()],
         };
         let compound = matches!(comparator, AbstractType::Composite(_));
+        // A sparse table with non-frozen collections ends its cell names with the element's
+        // key, ordered by its column's collection type.
+        let mut components = components;
+        let collections = match components.last() {
+            Some(AbstractType::ColumnToCollection(_)) if sparse => match components.pop() {
+                Some(AbstractType::ColumnToCollection(c)) => c,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
         let (layout, clustering_types) = if sparse {
             let Some((name_type, clustering)) = components.split_last() else {
                 return Err(broken("its comparator has no component".into()));
@@ -203,7 +228,41 @@ impl Table {
                     .any(|c| AbstractType::parse(&c.validation_class).is_ok_and(|t| t.is_counter())),
             dropped: layout_names.dropped.clone(),
             view_of: layout_names.view.as_ref().map(|v| v.base.clone()),
+            collections,
         })
+    }
+
+    /// The cell name of one element of a non-frozen collection column: the column's cell
+    /// name followed by the element's key.
+    pub fn element_cell_name(&self, clustering: &[Vec<u8>], column: &Column, key: &[u8]) -> Vec<u8> {
+        let empty: &[u8] = &[];
+        if column.is_static {
+            let mut name = vec![0xFF, 0xFF];
+            let parts = self.clustering.iter().map(|_| empty).chain([column.name.as_bytes(), key]);
+            name.extend(compose(parts, 0));
+            return name;
+        }
+        compose(clustering.iter().map(Vec::as_slice).chain([column.name.as_bytes(), key]), 0)
+    }
+
+    /// The bounds (inclusive) of every element cell of a collection column in one row.
+    pub fn collection_bounds(&self, clustering: &[Vec<u8>], column: &Column) -> (Vec<u8>, Vec<u8>) {
+        let empty: &[u8] = &[];
+        let bound = |eoc: i8| {
+            if column.is_static {
+                let mut name = vec![0xFF, 0xFF];
+                name.extend(compose(self.clustering.iter().map(|_| empty).chain([column.name.as_bytes()]), eoc));
+                name
+            } else {
+                compose(clustering.iter().map(Vec::as_slice).chain([column.name.as_bytes()]), eoc)
+            }
+        };
+        (bound(-1), bound(1))
+    }
+
+    /// Whether the comparator orders the elements of non-frozen collection `column`.
+    pub fn keeps_elements_of(&self, column: &str) -> bool {
+        self.collections.iter().any(|(name, _)| name == column.as_bytes())
     }
 
     /// Every column in `SELECT *` order: partition key, clustering, then the others by name.
@@ -287,27 +346,30 @@ impl Table {
         }
     }
 
-    /// The clustering values and, for a sparse table, the column name a cell name holds.
-    pub fn split_cell_name(&self, name: &[u8]) -> Option<(Clustering, Option<Vec<u8>>)> {
+    /// What a cell name holds.
+    pub fn split_cell_name(&self, name: &[u8]) -> Option<CellName> {
+        let plain = |clustering, column| CellName { clustering, column, element: None };
         match self.layout {
             Layout::Sparse => {
                 let mut parts: Vec<Vec<u8>> = split(name)?.into_iter().map(|(v, _)| v.to_vec()).collect();
-                if parts.len() != self.clustering.len() + 1 {
-                    return None;
-                }
+                let element = match parts.len() - self.clustering.len().min(parts.len()) {
+                    1 => None,
+                    2 if !self.collections.is_empty() => parts.pop(),
+                    _ => return None,
+                };
                 let column = parts.pop();
                 if name.starts_with(&[0xFF, 0xFF]) {
                     // A static cell: no clustering of its own.
                     parts.clear();
                 }
-                Some((parts, column))
+                Some(CellName { clustering: parts, column, element })
             }
             Layout::Dense { compound: true } => {
                 let parts: Vec<Vec<u8>> = split(name)?.into_iter().map(|(v, _)| v.to_vec()).collect();
-                Some((parts, None))
+                Some(plain(parts, None))
             }
-            Layout::Dense { compound: false } => Some((vec![name.to_vec()], None)),
-            Layout::StaticCompact => Some((Vec::new(), Some(name.to_vec()))),
+            Layout::Dense { compound: false } => Some(plain(vec![name.to_vec()], None)),
+            Layout::StaticCompact => Some(plain(Vec::new(), Some(name.to_vec()))),
         }
     }
 }
@@ -343,16 +405,67 @@ pub fn split(v: &[u8]) -> Option<Vec<(&[u8], u8)>> {
     Some(out)
 }
 
-/// The storage type of a CQL type; collections, tuples, user types and custom types are not
-/// supported yet.
+/// The storage type of a CQL type, checked as 3.11's `CQL3Type.Raw.prepare` checks it; user
+/// types are not supported yet.
 pub fn storage_type(ty: &CqlType) -> Result<AbstractType, InvalidRequest> {
+    storage_type_in(ty, Within::Top)
+}
+
+/// Where a type is written: at the top of a column's type, inside `frozen<>` or a tuple
+/// (everything frozen), or inside a non-frozen collection.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Within<'t> {
+    Top,
+    Frozen,
+    /// Inside this non-frozen collection.
+    Collection(&'t CqlType),
+}
+
+fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractType, InvalidRequest> {
+    let inner_within = if within == Within::Top { Within::Collection(ty) } else { within };
+    let element = |t: &CqlType| -> Result<AbstractType, InvalidRequest> {
+        let inner = storage_type_in(t, inner_within)?;
+        if inner.is_counter() {
+            return Err(InvalidRequest(format!("Counters are not allowed inside collections: {ty}")));
+        }
+        Ok(inner)
+    };
+    let collection = |t: AbstractType| -> Result<AbstractType, InvalidRequest> {
+        match within {
+            Within::Top => Ok(t),
+            Within::Frozen => Ok(t.frozen()),
+            Within::Collection(outer) => {
+                Err(InvalidRequest(format!("Non-frozen collections are not allowed inside collections: {outer}")))
+            }
+        }
+    };
     match ty {
         CqlType::Native(n) => Ok(native(*n)),
+        CqlType::List(e) => collection(AbstractType::List { element: Box::new(element(e)?), frozen: false }),
+        CqlType::Set(e) => collection(AbstractType::Set { element: Box::new(element(e)?), frozen: false }),
+        CqlType::Map(k, v) => {
+            collection(AbstractType::Map { key: Box::new(element(k)?), value: Box::new(element(v)?), frozen: false })
+        }
+        CqlType::Tuple(types) => {
+            if types.len() > MAX_TUPLE_COMPONENTS {
+                return Err(InvalidRequest(format!("a tuple may have at most {MAX_TUPLE_COMPONENTS} components")));
+            }
+            let mut parts = Vec::new();
+            for t in types {
+                let part = storage_type_in(t, Within::Frozen)?;
+                if part.is_counter() {
+                    return Err(InvalidRequest("Counters are not allowed inside tuples".into()));
+                }
+                parts.push(part);
+            }
+            Ok(AbstractType::Tuple(parts))
+        }
         CqlType::Frozen(inner) => match inner.as_ref() {
             CqlType::Native(_) => Err(InvalidRequest(format!(
                 "frozen<> is only allowed on collections, tuples, and user-defined types (got {ty})"
             ))),
-            _ => Err(not_supported(ty)),
+            CqlType::UserDefined(_) => Err(not_supported(ty)),
+            other => storage_type_in(other, Within::Frozen),
         },
         CqlType::Custom(class) => match AbstractType::parse(class) {
             Ok(t)
@@ -369,6 +482,9 @@ pub fn storage_type(ty: &CqlType) -> Result<AbstractType, InvalidRequest> {
         _ => Err(not_supported(ty)),
     }
 }
+
+/// Most components a tuple type may have (a bound of Sibyl's: 3.11 has none).
+pub const MAX_TUPLE_COMPONENTS: usize = 1024;
 
 fn not_supported(ty: &CqlType) -> InvalidRequest {
     InvalidRequest(format!("type {ty} is not supported yet"))
@@ -441,9 +557,26 @@ pub fn cql_name(ty: &AbstractType) -> String {
         AbstractType::Uuid => "uuid",
         AbstractType::Integer => "varint",
         AbstractType::Reversed(base) => return cql_name(base),
+        AbstractType::List { element, frozen } => return frozen_name(*frozen, format!("list<{}>", cql_name(element))),
+        AbstractType::Set { element, frozen } => return frozen_name(*frozen, format!("set<{}>", cql_name(element))),
+        AbstractType::Map { key, value, frozen } => {
+            return frozen_name(*frozen, format!("map<{}, {}>", cql_name(key), cql_name(value)))
+        }
+        AbstractType::Tuple(types) => {
+            let parts: Vec<String> = types.iter().map(cql_name).collect();
+            return format!("frozen<tuple<{}>>", parts.join(", "));
+        }
         other => return format!("'{}'", other.class_name()),
     };
     n.to_string()
+}
+
+fn frozen_name(frozen: bool, name: String) -> String {
+    if frozen {
+        format!("frozen<{name}>")
+    } else {
+        name
+    }
 }
 
 #[cfg(test)]

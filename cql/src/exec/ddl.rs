@@ -251,6 +251,9 @@ pub(super) fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<C
         if ty.is_counter() {
             return invalid(format!("counter type is not supported for PRIMARY KEY part {n}"));
         }
+        if ty.is_multi_cell() {
+            return invalid(format!("Invalid non-frozen collection type for PRIMARY KEY component {n}"));
+        }
         if matches!(columns.iter().find(|(m, _, _)| m == n).map(|c| &c.1), Some(CqlType::Native(NativeType::Duration)))
         {
             return invalid(format!("duration type is not supported for PRIMARY KEY part {n}"));
@@ -342,6 +345,9 @@ pub(super) fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<C
     if compact && !statics.is_empty() {
         return invalid("Static columns are not allowed in COMPACT STORAGE tables");
     }
+    if compact && regular.iter().any(|(_, t)| t.is_multi_cell()) {
+        return invalid("Non-frozen collections are not supported with COMPACT STORAGE");
+    }
     if compact {
         if clustering.is_empty() {
             if regular.is_empty() {
@@ -373,6 +379,16 @@ pub(super) fn table_def(keyspace: &str, name: &str, s: &CreateTable) -> Result<C
     } else {
         let mut parts = clustering_types;
         parts.push(AbstractType::Utf8);
+        // 2.x's sparse layout with collections: one more component, the element's key,
+        // ordered by its column's collection type.
+        let collections: Vec<(Vec<u8>, AbstractType)> = regular
+            .iter()
+            .filter(|(_, t)| t.is_multi_cell())
+            .map(|(n, t)| (n.as_bytes().to_vec(), t.clone()))
+            .collect();
+        if !collections.is_empty() {
+            parts.push(AbstractType::ColumnToCollection(collections));
+        }
         def.comparator_type = AbstractType::Composite(parts).class_name();
         def.column_metadata = column_metadata(&regular);
         if counters > 0 {
@@ -572,6 +588,22 @@ pub(super) async fn alter_table(ctx: &Context<'_>, s: &AlterTable) -> Result<Out
                     return invalid(format!("column {n}: the duration type is not supported yet"));
                 }
                 let ty = storage_type(&added.ty)?;
+                if ty.is_multi_cell() && !table.keeps_elements_of(n) {
+                    // The comparator would need a new ColumnToCollectionType entry, and a live
+                    // column family's comparator cannot change yet.
+                    return invalid(format!(
+                        "adding the non-frozen collection {n} to an existing table is not supported yet: add it as frozen<{}>, or create the table with it",
+                        added.ty
+                    ));
+                }
+                if let Some((_, used)) = table.collections.iter().find(|(c, _)| c == n.as_bytes()) {
+                    if *used != ty {
+                        return invalid(format!(
+                            "Cannot add a collection with the name {n} because a collection with the same name and a different type ({}) has already been used in the past",
+                            crate::schema::cql_name(used)
+                        ));
+                    }
+                }
                 if ty.is_counter() != table.counter {
                     return invalid(if table.counter {
                         format!("Cannot add a non counter column ({n}) in a counter column family")

@@ -23,6 +23,40 @@ pub(super) fn to_json(ty: &AbstractType, v: Option<&[u8]>) -> String {
         AbstractType::Ascii | AbstractType::Utf8 => quoted(String::from_utf8_lossy(v).into_owned()),
         AbstractType::Bytes => quoted(format!("0x{}", v.iter().map(|b| format!("{b:02x}")).collect::<String>())),
         AbstractType::Boolean => (v.first().copied().unwrap_or(0) != 0).to_string(),
+        AbstractType::List { element, .. } | AbstractType::Set { element, .. } => {
+            let kind = ty.collection_kind().unwrap_or(model::marshal::CollectionKind::List);
+            match model::marshal::read_elements(kind, v) {
+                Ok(elements) => {
+                    let parts: Vec<String> = elements.iter().map(|e| to_json(element, Some(e))).collect();
+                    format!("[{}]", parts.join(", "))
+                }
+                Err(_) => quoted(ty.to_display_string(v)),
+            }
+        }
+        AbstractType::Map { key, value, .. } => {
+            match model::marshal::read_elements(model::marshal::CollectionKind::Map, v) {
+                Ok(elements) => {
+                    // 3.11's MapType.toJSONString: a key that is not a JSON string becomes one.
+                    let parts: Vec<String> = elements
+                        .chunks(2)
+                        .map(|kv| {
+                            let k = to_json(key, Some(kv[0]));
+                            let k = if k.starts_with('"') { k } else { quoted(k) };
+                            format!("{k}: {}", to_json(value, Some(kv[1])))
+                        })
+                        .collect();
+                    format!("{{{}}}", parts.join(", "))
+                }
+                Err(_) => quoted(ty.to_display_string(v)),
+            }
+        }
+        AbstractType::Tuple(types) => match model::marshal::read_tuple(v, types.len()) {
+            Ok(components) => {
+                let parts: Vec<String> = components.iter().zip(types).map(|(c, t)| to_json(t, *c)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+            Err(_) => quoted(ty.to_display_string(v)),
+        },
         t if is_numeric(t) => ty.to_display_string(v),
         AbstractType::Timestamp | AbstractType::Date => quoted(ty.to_display_string(v).replacen('T', " ", 1)),
         _ => quoted(ty.to_display_string(v)),
@@ -36,6 +70,66 @@ pub(super) fn from_json(ty: &AbstractType, j: &Json, column: &str) -> Result<Val
         AbstractType::Reversed(b) => b.as_ref(),
         t => t,
     };
+    let element = |t: &AbstractType, j: &Json, what: &str| -> Result<Vec<u8>, CqlError> {
+        match from_json(t, j, column)? {
+            Value::Bytes(b) => Ok(b),
+            _ => invalid(format!("Error decoding JSON value for {column}: null is not supported inside {what}")),
+        }
+    };
+    match (base, j) {
+        (AbstractType::List { element: e, .. } | AbstractType::Set { element: e, .. }, Json::Array(items)) => {
+            if items.len() > model::marshal::MAX_COLLECTION_ELEMENTS {
+                return invalid(format!("Error decoding JSON value for {column}: too many elements"));
+            }
+            let mut values = Vec::with_capacity(items.len());
+            for item in items {
+                values.push(element(e, item, "collections")?);
+            }
+            if matches!(base, AbstractType::Set { .. }) {
+                values.sort_by(|a, b| e.compare(a, b));
+                values.dedup_by(|a, b| e.compare(a, b).is_eq());
+            }
+            return Ok(Value::Bytes(model::marshal::write_elements(values.len(), values.iter().map(Vec::as_slice))));
+        }
+        (AbstractType::Map { key, value, .. }, Json::Object(entries)) => {
+            if entries.len() > model::marshal::MAX_COLLECTION_ELEMENTS {
+                return invalid(format!("Error decoding JSON value for {column}: too many elements"));
+            }
+            let mut pairs = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                // A key is a JSON string; a non-text key's string holds its JSON form.
+                let k_json = match key.as_ref() {
+                    AbstractType::Ascii | AbstractType::Utf8 => Json::String(k.clone()),
+                    _ => serde_json::from_str(k).unwrap_or_else(|_| Json::String(k.clone())),
+                };
+                pairs.push((element(key, &k_json, "collections")?, element(value, v, "collections")?));
+            }
+            pairs.sort_by(|a, b| key.compare(&a.0, &b.0));
+            pairs.dedup_by(|a, b| key.compare(&a.0, &b.0).is_eq());
+            return Ok(Value::Bytes(model::marshal::write_elements(
+                pairs.len(),
+                pairs.iter().flat_map(|(k, v)| [k.as_slice(), v.as_slice()]),
+            )));
+        }
+        (AbstractType::Tuple(types), Json::Array(items)) => {
+            if items.len() > types.len() {
+                return invalid(format!(
+                    "Error decoding JSON value for {column}: Tuple contains extra items (expected {}, got {})",
+                    types.len(),
+                    items.len()
+                ));
+            }
+            let mut components = Vec::new();
+            for (item, t) in items.iter().zip(types) {
+                components.push(match from_json(t, item, column)? {
+                    Value::Bytes(b) => Some(b),
+                    _ => None,
+                });
+            }
+            return Ok(Value::Bytes(model::marshal::write_tuple(components.iter().map(Option::as_deref))));
+        }
+        _ => {}
+    }
     let text = match (base, j) {
         (_, Json::Null) => return Ok(Value::Null),
         (AbstractType::Boolean, Json::Bool(b)) => b.to_string(),

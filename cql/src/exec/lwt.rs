@@ -67,10 +67,27 @@ pub(crate) fn check_of(table: &Table, conditions: &Conditions, binder: &mut Bind
     Ok(Check::Columns(out))
 }
 
-/// The current value of `column` among a row's live cells.
-fn current<'c>(table: &Table, clustering: &Clustering, column: &Column, cells: &'c [Cell]) -> Option<&'c Cell> {
+/// The current value of `column` among a row's live cells (a non-frozen collection's
+/// elements as one value; none at all is null).
+fn current(table: &Table, clustering: &Clustering, column: &Column, cells: &[Cell]) -> Option<Vec<u8>> {
+    if column.ty.is_multi_cell() {
+        let elements: Vec<Cell> = cells
+            .iter()
+            .filter(|c| {
+                table.split_cell_name(&c.name).is_some_and(|n| {
+                    n.element.is_some()
+                        && n.column.as_deref() == Some(column.name.as_bytes())
+                        && (column.is_static || n.clustering == *clustering)
+                })
+            })
+            .cloned()
+            .collect();
+        let mut rows = Vec::new();
+        super::select::group(table, 0, &elements, now_seconds(), &mut rows);
+        return rows.first().and_then(|r| r.cell(column, table.layout)).map(|c| c.value.clone());
+    }
     let name = table.cell_name(clustering, Some(column));
-    cells.iter().find(|c| c.name == name)
+    cells.iter().find(|c| c.name == name).map(|c| c.value.clone())
 }
 
 fn holds(table: &Table, clustering: &Clustering, check: &Check, cells: &[Cell], now: i32) -> bool {
@@ -79,8 +96,8 @@ fn holds(table: &Table, clustering: &Clustering, check: &Check, cells: &[Cell], 
         Check::NotExists => live.is_empty(),
         Check::Exists => !live.is_empty(),
         Check::Columns(conditions) => conditions.iter().all(|(column, op, values)| {
-            let now_value = current(table, clustering, column, &live).map(|c| c.value.as_slice());
-            values.iter().any(|v| compare(column, *op, now_value, v.bytes()))
+            let now_value = current(table, clustering, column, &live);
+            values.iter().any(|v| compare(column, *op, now_value.as_deref(), v.bytes()))
         }),
     }
 }
@@ -197,7 +214,7 @@ async fn apply(
                 row.push(match c.kind {
                     ColumnKind::PartitionKey => key_parts.get(c.position).cloned(),
                     ColumnKind::Clustering => clustering.get(c.position).cloned(),
-                    ColumnKind::Regular => current(table, clustering, c, &live).map(|cell| cell.value.clone()),
+                    ColumnKind::Regular => current(table, clustering, c, &live),
                 });
             }
             Ok(Outcome::Rows(ResultSet { columns, rows: vec![row] }))

@@ -7,6 +7,7 @@
 //! not, as in 3.11.
 
 mod batch;
+mod collections;
 mod ddl;
 mod json;
 mod lwt;

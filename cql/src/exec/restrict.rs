@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 
 use model::dht::{KeyBound, Partitioner};
+use model::marshal::AbstractType;
 
 use super::values::{key_value, Binder};
 use super::{invalid, CqlError};
@@ -21,6 +22,9 @@ pub(crate) enum Restriction {
     Values(Vec<Vec<u8>>),
     /// `>`, `>=`, `<`, `<=`, combined.
     Slice { lower: Bound, upper: Bound },
+    /// `CONTAINS v` (a collection's element, a map's value) and `CONTAINS KEY k`, each of
+    /// them to hold; on regular columns only, as filters.
+    Contains { values: Vec<Vec<u8>>, keys: Vec<Vec<u8>> },
 }
 
 /// The restrictions of a WHERE clause by column, in the table's column order.
@@ -106,7 +110,7 @@ impl Restrictions {
         for c in &table.partition_key {
             match self.of(&c.name) {
                 Some(Restriction::Values(v)) => parts.push(v),
-                Some(Restriction::Slice { .. }) => return invalid(
+                Some(Restriction::Slice { .. } | Restriction::Contains { .. }) => return invalid(
                     "Only EQ and IN relation are supported on the partition key (unless you use the token() function)",
                 ),
                 None => missing.push(c.name.as_str()),
@@ -178,8 +182,41 @@ pub(crate) fn restrictions(
     let mut tuples: Vec<(Vec<Column>, TupleRestriction)> = Vec::new();
     for relation in clause {
         let (column, restriction) = match relation {
+            Relation::Column { column, op: op @ (Operator::Contains | Operator::ContainsKey), value } => {
+                let c = lookup(table, column.name())?;
+                let kind = c.ty.collection_kind();
+                let key = *op == Operator::ContainsKey;
+                let ty = match (&c.ty, kind) {
+                    (_, None) => return invalid(format!("Cannot use CONTAINS on non-collection column {}", c.name)),
+                    (AbstractType::Map { key: k, .. }, _) if key => k.as_ref().clone(),
+                    (_, _) if key => return invalid(format!("Cannot use CONTAINS KEY on non-map column {}", c.name)),
+                    (t, _) => t.collection_value_type().cloned().unwrap_or(AbstractType::Bytes),
+                };
+                let ty = if kind == Some(model::marshal::CollectionKind::Set) {
+                    c.ty.collection_key_type().cloned().unwrap_or(AbstractType::Bytes)
+                } else {
+                    ty
+                };
+                if c.kind != ColumnKind::Regular {
+                    return invalid(format!("CONTAINS on the PRIMARY KEY column {} is not supported yet", c.name));
+                }
+                let v = key_value(value, &ty, &c.name, binder)?;
+                let r = if key {
+                    Restriction::Contains { values: Vec::new(), keys: vec![v] }
+                } else {
+                    Restriction::Contains { values: vec![v], keys: Vec::new() }
+                };
+                (c, r)
+            }
             Relation::Column { column, op, value } => {
                 let c = lookup(table, column.name())?;
+                if c.ty.is_multi_cell() {
+                    return invalid(format!(
+                        "Collection column '{}' ({}) cannot be restricted by a '{op}' relation",
+                        c.name,
+                        crate::schema::cql_name(&c.ty)
+                    ));
+                }
                 let v = key_value(value, &c.ty, &c.name, binder)?;
                 let r = match op {
                     Operator::Eq => Restriction::Values(vec![v]),
@@ -368,10 +405,38 @@ fn merge(column: &Column, existing: &mut Restriction, new: Restriction) -> Resul
             }
             Ok(())
         }
+        (Restriction::Contains { values, keys }, Restriction::Contains { values: v2, keys: k2 }) => {
+            values.extend(v2);
+            keys.extend(k2);
+            Ok(())
+        }
         (Restriction::Values(_), _) | (_, Restriction::Values(_)) => {
             invalid(format!("{} cannot be restricted by more than one relation if it includes an Equal", column.name))
         }
+        (Restriction::Contains { .. }, _) | (_, Restriction::Contains { .. }) => invalid(format!(
+            "Collection column {} can only be restricted by CONTAINS, CONTAINS KEY, or map-entry equality",
+            column.name
+        )),
     }
+}
+
+/// Whether a whole collection value holds every element (or map value) and key asked for.
+fn contains(column: &Column, value: &[u8], values: &[Vec<u8>], keys: &[Vec<u8>]) -> bool {
+    use model::marshal::CollectionKind as K;
+    let Some(kind) = column.ty.collection_kind() else { return false };
+    let Ok(elements) = model::marshal::read_elements(kind, value) else { return false };
+    let (key_type, value_type) = (column.ty.collection_key_type(), column.ty.collection_value_type());
+    let equal = |t: Option<&AbstractType>, a: &[u8], b: &[u8]| t.map_or(a == b, |t| t.compare(a, b).is_eq());
+    let (held_keys, held_values): (Vec<&[u8]>, Vec<&[u8]>) = match kind {
+        K::Map => {
+            (elements.iter().step_by(2).copied().collect(), elements.iter().skip(1).step_by(2).copied().collect())
+        }
+        K::Set => (Vec::new(), elements.clone()),
+        K::List => (Vec::new(), elements.clone()),
+    };
+    let element_type = if kind == K::Set { key_type } else { value_type };
+    values.iter().all(|v| held_values.iter().any(|h| equal(element_type, h, v)))
+        && keys.iter().all(|k| held_keys.iter().any(|h| equal(key_type, h, k)))
 }
 
 /// True when `value` lies within the slice, by `column`'s type.
@@ -401,5 +466,6 @@ pub(crate) fn satisfies(column: &Column, value: Option<&[u8]>, r: &Restriction) 
     match r {
         Restriction::Values(vs) => vs.iter().any(|v| column.ty.compare(v, value) == Ordering::Equal),
         Restriction::Slice { lower, upper } => in_slice(column, value, lower, upper),
+        Restriction::Contains { values, keys } => contains(column, value, values, keys),
     }
 }

@@ -8,7 +8,7 @@ use cluster::coordinator::{RangeCommand, ReadCommand};
 use model::data::{now_seconds, Cell};
 use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
-use model::marshal::AbstractType;
+use model::marshal::{write_elements, AbstractType, CollectionKind};
 
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
 use super::selectors::{self, RowView, Selected};
@@ -16,7 +16,7 @@ use super::values::{term_value, Binder, Value};
 use super::write::{spec, where_markers};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
 use crate::ast::{Select, Selection, Term};
-use crate::schema::{Column, ColumnKind, Layout, Table};
+use crate::schema::{CellName, Column, ColumnKind, Layout, Table};
 
 /// Partitions a scan asks for at a time.
 const SCAN_PAGE: usize = 1000;
@@ -320,18 +320,42 @@ fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>
     ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows }
 }
 
-/// Groups a partition's live cells into CQL rows.
+/// Groups a partition's live cells into CQL rows. The elements of a non-frozen collection
+/// become one cell holding the whole collection, as a frozen one would be written.
 pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
     let first = rows.len();
     let mut statics: Vec<(Vec<u8>, Cell)> = Vec::new();
+    let mut elements = Elements::default();
     for cell in cells {
         if !cell.is_live(now) {
             continue;
         }
-        let Some((clustering, column)) = table.split_cell_name(&cell.name) else {
+        let Some(CellName { clustering, column, element }) = table.split_cell_name(&cell.name) else {
             tracing::warn!(keyspace = %table.keyspace, table = %table.name, "a cell name that does not fit the table's layout is skipped");
             continue;
         };
+        if let Some(key) = element {
+            let column = column.unwrap_or_default();
+            if is_current(table, Some(&column), cell.timestamp) {
+                let is_static = clustering.len() < table.clustering.len();
+                let row = if is_static {
+                    None
+                } else {
+                    if !(rows.len() > first && rows.last().is_some_and(|r| r.clustering == clustering)) {
+                        rows.push(CqlRow { partition, clustering, cells: Vec::new() });
+                    }
+                    Some(rows.len() - 1)
+                };
+                if !elements.belong(row, &column) {
+                    elements.flush(table, rows);
+                    elements.flush_statics(table, &mut statics);
+                }
+                elements.push(row, column, key, cell);
+            }
+            continue;
+        }
+        elements.flush(table, rows);
+        elements.flush_statics(table, &mut statics);
         if table.layout == Layout::Sparse && !is_current(table, column.as_deref(), cell.timestamp) {
             continue;
         }
@@ -356,6 +380,8 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
             row.cells.push((name, cell.clone()));
         }
     }
+    elements.flush(table, rows);
+    elements.flush_statics(table, &mut statics);
     // Static values belong to every row of the partition; a partition with static values and
     // no row shows as one row whose clustering columns are null, as in 3.11.
     if !statics.is_empty() {
@@ -365,6 +391,72 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
             for row in &mut rows[first..] {
                 row.cells.extend(statics.iter().cloned());
             }
+        }
+    }
+}
+
+/// The elements of the collection being read: its row (`None`: a static column), column and
+/// (key, value) pairs, until the cells move on.
+#[derive(Default)]
+struct Elements {
+    row: Option<usize>,
+    column: Vec<u8>,
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    timestamp: i64,
+}
+
+impl Elements {
+    /// Whether an element of `column` in `row` continues the collection being read.
+    fn belong(&self, row: Option<usize>, column: &[u8]) -> bool {
+        self.entries.is_empty() || (self.row == row && self.column == column)
+    }
+
+    fn push(&mut self, row: Option<usize>, column: Vec<u8>, key: Vec<u8>, cell: &Cell) {
+        self.row = row;
+        self.column = column;
+        self.timestamp = self.timestamp.max(cell.timestamp);
+        self.entries.push((key, cell.value.clone()));
+    }
+
+    /// The whole collection as one cell, in the protocol's serialization.
+    fn take(&mut self, table: &Table) -> Option<(Option<usize>, Vec<u8>, Cell)> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let entries = std::mem::take(&mut self.entries);
+        let column = std::mem::take(&mut self.column);
+        let kind = std::str::from_utf8(&column).ok().and_then(|n| table.column(n)).and_then(|c| c.ty.collection_kind());
+        let value = match kind {
+            Some(CollectionKind::List) => write_elements(entries.len(), entries.iter().map(|(_, v)| v.as_slice())),
+            Some(CollectionKind::Set) => write_elements(entries.len(), entries.iter().map(|(k, _)| k.as_slice())),
+            Some(CollectionKind::Map) => {
+                write_elements(entries.len(), entries.iter().flat_map(|(k, v)| [k.as_slice(), v.as_slice()]))
+            }
+            None => return None,
+        };
+        let cell = Cell::live(column.clone(), value, std::mem::take(&mut self.timestamp));
+        Some((self.row.take(), column, cell))
+    }
+
+    /// Ends a row's collection: its cell joins the row.
+    fn flush(&mut self, table: &Table, rows: &mut [CqlRow]) {
+        if self.row.is_none() {
+            return;
+        }
+        if let Some((Some(row), column, cell)) = self.take(table) {
+            if let Some(r) = rows.get_mut(row) {
+                r.cells.push((column, cell));
+            }
+        }
+    }
+
+    /// Ends a static collection: its cell joins the static values.
+    fn flush_statics(&mut self, table: &Table, statics: &mut Vec<(Vec<u8>, Cell)>) {
+        if self.row.is_some() {
+            return;
+        }
+        if let Some((None, column, cell)) = self.take(table) {
+            statics.push((column, cell));
         }
     }
 }
@@ -467,7 +559,10 @@ fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filter
             let (lo, hi, _exact) = slice_bounds(table, &eq, c, lower, upper);
             vec![(lo, hi)]
         }
-        None => vec![(table.prefix_bound(&eq, false), table.prefix_bound(&eq, true))],
+        // CONTAINS restricts regular columns only: it never ends the clustering prefix.
+        Some((_, Restriction::Contains { .. })) | None => {
+            vec![(table.prefix_bound(&eq, false), table.prefix_bound(&eq, true))]
+        }
     };
     Ok(with_statics(table, ranges))
 }

@@ -239,6 +239,10 @@ pub(super) fn resolve(table: &Table, s: &Selectable, partitioner: Partitioner) -
             if c.ty.is_counter() {
                 return invalid(format!("Cannot use selection function {function} on counter column {}", c.name));
             }
+            if c.ty.is_multi_cell() {
+                let function = if writetime { "writeTime" } else { "ttl" };
+                return invalid(format!("Cannot use selection function {function} on collections"));
+            }
             let n = format!("{function}({})", c.name);
             Ok((if writetime { Selected::WriteTime(c) } else { Selected::Ttl(c) }, n))
         }

@@ -1,7 +1,7 @@
 //! Terms to bytes: literals checked against the column's type as 3.11 checks them, bind markers
 //! taking their values in order, and the few functions a value may call.
 
-use model::marshal::AbstractType;
+use model::marshal::{write_elements, write_tuple, AbstractType, MAX_COLLECTION_ELEMENTS};
 use uuid::Uuid;
 
 use super::{invalid, CqlError};
@@ -77,11 +77,125 @@ pub(crate) fn term_value(term: &Term, ty: &AbstractType, name: &str, binder: &mu
             term_value(term, ty, name, binder)
         }
         Term::FunctionCall { name: function, args } => call(&function.to_string(), args, ty, name, binder),
-        Term::List(_) | Term::Set(_) | Term::Map(_) | Term::Tuple(_) | Term::UserType(_) => invalid(format!(
-            "Invalid value {term} for {name} of type {}: collections, tuples and user types are not supported yet",
+        Term::List(items) => match ty {
+            AbstractType::List { element, .. } => sequence(items, element, name, "list", binder, false),
+            _ => invalid(format!("Invalid list literal for {name} of type {}", cql_name(ty))),
+        },
+        Term::Set(items) => match ty {
+            AbstractType::Set { element, .. } => sequence(items, element, name, "set", binder, true),
+            // `{}` is also the empty map.
+            AbstractType::Map { .. } if items.is_empty() => Ok(Value::Bytes(write_elements(0, []))),
+            _ => invalid(format!("Invalid set literal for {name} of type {}", cql_name(ty))),
+        },
+        Term::Map(entries) => match ty {
+            AbstractType::Map { key, value, .. } => map(entries, key, value, name, binder),
+            _ => invalid(format!("Invalid map literal for {name} of type {}", cql_name(ty))),
+        },
+        Term::Tuple(items) => match ty {
+            AbstractType::Tuple(types) => tuple(items, types, ty, name, binder),
+            _ => invalid(format!("Invalid tuple type literal for {name} of type {}", cql_name(ty))),
+        },
+        Term::UserType(_) => invalid(format!(
+            "Invalid value {term} for {name} of type {}: user types are not supported yet",
             cql_name(ty)
         )),
     }
+}
+
+/// An element of a collection literal: a value, never null.
+fn element_value(term: &Term, ty: &AbstractType, spec: &str, binder: &mut Binder) -> Result<Vec<u8>, CqlError> {
+    match term_value(term, ty, spec, binder)? {
+        Value::Bytes(b) => Ok(b),
+        Value::Null => invalid("null is not supported inside collections"),
+        Value::Unset => invalid(format!("Invalid unset value for {spec}")),
+    }
+}
+
+fn too_many(word: &str, name: &str, count: usize) -> Result<Value, CqlError> {
+    invalid(format!(
+        "Invalid {word} literal for {name}: {count} elements, more than the {MAX_COLLECTION_ELEMENTS} a collection may hold"
+    ))
+}
+
+/// A list or set literal: its elements in order (a set's sorted and without repeats).
+fn sequence(
+    items: &[Term],
+    element: &AbstractType,
+    name: &str,
+    word: &str,
+    binder: &mut Binder,
+    sorted: bool,
+) -> Result<Value, CqlError> {
+    if items.len() > MAX_COLLECTION_ELEMENTS {
+        return too_many(word, name, items.len());
+    }
+    let spec = format!("value({name})");
+    let mut values = Vec::with_capacity(items.len());
+    for item in items {
+        values.push(element_value(item, element, &spec, binder)?);
+    }
+    if sorted {
+        values.sort_by(|a, b| element.compare(a, b));
+        values.dedup_by(|a, b| element.compare(a, b).is_eq());
+    }
+    Ok(Value::Bytes(write_elements(values.len(), values.iter().map(Vec::as_slice))))
+}
+
+/// A map literal: its entries sorted by key, a repeated key keeping its last value.
+fn map(
+    entries: &[(Term, Term)],
+    key: &AbstractType,
+    value: &AbstractType,
+    name: &str,
+    binder: &mut Binder,
+) -> Result<Value, CqlError> {
+    if entries.len() > MAX_COLLECTION_ELEMENTS {
+        return too_many("map", name, entries.len());
+    }
+    let (key_spec, value_spec) = (format!("key({name})"), format!("value({name})"));
+    let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let k = element_value(k, key, &key_spec, binder)?;
+        let v = element_value(v, value, &value_spec, binder)?;
+        pairs.push((k, v));
+    }
+    // A stable sort keeps repeated keys in the order written; the last one stays.
+    pairs.sort_by(|a, b| key.compare(&a.0, &b.0));
+    let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        match kept.last_mut() {
+            Some(last) if key.compare(&last.0, &p.0).is_eq() => *last = p,
+            _ => kept.push(p),
+        }
+    }
+    Ok(Value::Bytes(write_elements(kept.len(), kept.iter().flat_map(|(k, v)| [k.as_slice(), v.as_slice()]))))
+}
+
+/// A tuple literal: a value (or null) per component, no more than the type has.
+fn tuple(
+    items: &[Term],
+    types: &[AbstractType],
+    ty: &AbstractType,
+    name: &str,
+    binder: &mut Binder,
+) -> Result<Value, CqlError> {
+    if items.len() > types.len() {
+        return invalid(format!(
+            "Invalid tuple literal for {name}: too many elements. Type {} expects {} but got {}",
+            cql_name(ty),
+            types.len(),
+            items.len()
+        ));
+    }
+    let mut components = Vec::with_capacity(items.len());
+    for (i, (item, t)) in items.iter().zip(types).enumerate() {
+        components.push(match term_value(item, t, &format!("{name}[{i}]"), binder)? {
+            Value::Bytes(b) => Some(b),
+            Value::Null => None,
+            Value::Unset => return invalid(format!("Invalid unset value for {name}[{i}]")),
+        });
+    }
+    Ok(Value::Bytes(write_tuple(components.iter().map(Option::as_deref))))
 }
 
 /// The bytes of a non-null value: null is refused with 3.11's words for a key part.

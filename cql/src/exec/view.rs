@@ -296,6 +296,12 @@ pub(super) async fn create_view(ctx: &Context<'_>, s: &CreateView, cl: Consisten
             out
         }
     };
+    if let Some(c) = selected.iter().find(|c| c.ty.is_multi_cell()) {
+        return invalid(format!(
+            "Materialized views over the non-frozen collection {} are not supported yet (select other columns, or freeze it)",
+            c.name
+        ));
+    }
     let key_names: Vec<&str> =
         s.primary_key.partition_key.iter().chain(&s.primary_key.clustering).map(|i| i.name()).collect();
     for k in &key_names {

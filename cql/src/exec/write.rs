@@ -8,9 +8,9 @@ use model::marshal::AbstractType;
 use model::mutation::RowMutation;
 use model::schema::CfMetadata;
 
-use super::lwt;
 use super::restrict::{cartesian, restrictions, Restriction, Restrictions};
 use super::values::{is_marker, key_value, term_value, Binder, Value};
+use super::{collections, lwt};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome};
 use crate::ast::{Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Relation, Term, Update};
 use crate::schema::{Clustering, Column, ColumnKind, Layout, Table};
@@ -117,6 +117,48 @@ impl<'a> Writes<'a> {
                 deletion,
             });
         }
+    }
+
+    /// `c = value` on a non-frozen collection: the old elements deleted one microsecond
+    /// before the new ones are written (null or empty: deleted only).
+    fn set_collection(
+        &mut self,
+        clustering: &[Vec<u8>],
+        c: &Column,
+        value: &Value,
+        stamp: &Stamp,
+    ) -> Result<(), CqlError> {
+        if *value == Value::Unset {
+            return Ok(());
+        }
+        let (start, end) = self.table.collection_bounds(clustering, c);
+        self.range_tombstone(start, end, DeletionTime::new(stamp.timestamp - 1, stamp.now));
+        if let Value::Bytes(b) = value {
+            self.add_elements(clustering, c, b, stamp, false)?;
+        }
+        Ok(())
+    }
+
+    /// Appends (or prepends) a whole collection value's elements to column `c`.
+    fn add_elements(
+        &mut self,
+        clustering: &[Vec<u8>],
+        c: &Column,
+        value: &[u8],
+        stamp: &Stamp,
+        prepend: bool,
+    ) -> Result<(), CqlError> {
+        for (key, v) in collections::cells_of(c, value, prepend)? {
+            let name = self.table.element_cell_name(clustering, c, &key);
+            self.cell(stamp.cell(name, Value::Bytes(v)));
+        }
+        Ok(())
+    }
+
+    /// Deletes the whole of collection `c` in a row.
+    fn delete_collection(&mut self, clustering: &[Vec<u8>], c: &Column, stamp: &Stamp) {
+        let (start, end) = self.table.collection_bounds(clustering, c);
+        self.range_tombstone(start, end, stamp.deletion());
     }
 
     fn partition_deletion(&mut self, deletion: DeletionTime) {
@@ -290,7 +332,9 @@ pub(super) fn insert(
                 writes.cell(stamp.cell(table.cell_name(&clustering, None), Value::Bytes(Vec::new())));
             }
             for (c, v) in &given {
-                if c.kind == ColumnKind::Regular && *v != Value::Unset {
+                if c.kind == ColumnKind::Regular && c.ty.is_multi_cell() {
+                    writes.set_collection(&clustering, c, v, &stamp)?;
+                } else if c.kind == ColumnKind::Regular && *v != Value::Unset {
                     writes.cell(stamp.cell(table.cell_name(&clustering, Some(c)), v.clone()));
                 }
             }
@@ -373,7 +417,7 @@ fn rows_or_range(table: &Table, r: &Restrictions, statement: &str) -> Result<Wri
                 slice = Some((c.clone(), lower.clone(), upper.clone()));
                 break;
             }
-            None => break,
+            Some(Restriction::Contains { .. }) | None => break,
         }
     }
     let restricted = lists.len() + usize::from(slice.is_some());
@@ -407,37 +451,18 @@ pub(super) fn update(
     let table = ctx.table(&s.table)?;
     let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let stamp = stamp(&table, &meta, &s.attributes, binder, batch)?;
-    let mut sets: Vec<(Column, Option<Value>, i64)> = Vec::new();
+    let mut sets: Vec<(Column, Op)> = Vec::new();
     for a in &s.assignments {
-        let (column, value, delta) = match a {
-            Assignment::Set { column, value } => {
-                let c = regular_column(&table, column.name())?;
-                if table.counter {
-                    return invalid(format!("Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)", c.name));
-                }
-                let v = term_value(value, &c.ty, &c.name, binder)?;
-                (c, Some(v), 0)
-            }
-            Assignment::Add { column, value } | Assignment::Subtract { column, value } => {
-                let c = regular_column(&table, column.name())?;
-                if !c.ty.is_counter() {
-                    return invalid(format!("Invalid operation ({a}) for non counter column {}", c.name));
-                }
-                let v = key_value(value, &AbstractType::Long, &c.name, binder)?;
-                let n = i64::from_be_bytes(v.try_into().unwrap_or_default());
-                let n = if matches!(a, Assignment::Subtract { .. }) { n.checked_neg().unwrap_or(i64::MAX) } else { n };
-                (c, None, n)
-            }
-            other => return invalid(format!("the operation {other} is not supported yet")),
-        };
-        if sets.iter().any(|(c, _, _)| c.name == column.name) {
+        let (column, op) = assignment(&table, a, binder)?;
+        let whole = |op: &Op| matches!(op, Op::Set(_));
+        if sets.iter().any(|(c, o)| c.name == column.name && (whole(o) || whole(&op))) {
             return invalid(format!("Multiple incompatible setting of column {}", column.name));
         }
-        sets.push((column, value, delta));
+        sets.push((column, op));
     }
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, rows) = rows_of(&table, &r, "UPDATE")?;
-    let statics_only = !sets.is_empty() && sets.iter().all(|(c, _, _)| c.is_static);
+    let statics_only = !sets.is_empty() && sets.iter().all(|(c, _)| c.is_static);
     if statics_only && rows.iter().any(|p| !p.is_empty()) {
         return invalid(
             "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
@@ -454,12 +479,28 @@ pub(super) fn update(
     let mut writes = Writes::new(ctx, &table, keys)?;
     for clustering in &rows {
         check_clustering(clustering, &table)?;
-        for (c, value, delta) in &sets {
+        for (c, op) in &sets {
             let name = table.cell_name(clustering, Some(c));
-            match value {
-                Some(Value::Unset) => {}
-                Some(v) => writes.cell(stamp.cell(name, v.clone())),
-                None => writes.cell(Cell::counter_update(name, *delta, stamp.timestamp)),
+            match op {
+                Op::Set(v) if c.ty.is_multi_cell() => writes.set_collection(clustering, c, v, &stamp)?,
+                Op::Set(Value::Unset) | Op::Add(Value::Unset) | Op::Prepend(Value::Unset) => {}
+                Op::Remove(Value::Unset) | Op::Element(_, Value::Unset) => {}
+                Op::Set(v) => writes.cell(stamp.cell(name, v.clone())),
+                Op::Counter(delta) => writes.cell(Cell::counter_update(name, *delta, stamp.timestamp)),
+                Op::Add(Value::Bytes(b)) => writes.add_elements(clustering, c, b, &stamp, false)?,
+                Op::Prepend(Value::Bytes(b)) => writes.add_elements(clustering, c, b, &stamp, true)?,
+                Op::Remove(Value::Bytes(b)) => {
+                    for key in collections::removed_keys(c, b)? {
+                        let name = table.element_cell_name(clustering, c, &key);
+                        writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
+                    }
+                }
+                // Adding or prepending null changes nothing (3.11); removing null neither.
+                Op::Add(_) | Op::Prepend(_) | Op::Remove(_) => {}
+                Op::Element(key, v) => {
+                    let name = table.element_cell_name(clustering, c, key);
+                    writes.cell(stamp.cell(name, v.clone()));
+                }
             }
         }
     }
@@ -469,6 +510,97 @@ pub(super) fn update(
         return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
     }
     Ok(writes.finish())
+}
+
+/// What an UPDATE's assignment does to its column.
+enum Op {
+    /// `c = v`.
+    Set(Value),
+    /// `c = c + n` on a counter.
+    Counter(i64),
+    /// `c = c + v` on a collection: append, union, put.
+    Add(Value),
+    /// `c = v + c` on a list.
+    Prepend(Value),
+    /// `c = c - v` on a set (its elements) or a map (a set of keys).
+    Remove(Value),
+    /// `m[k] = v` on a map.
+    Element(Vec<u8>, Value),
+}
+
+/// An assignment checked against its column as 3.11's `Operation.RawUpdate.prepare` checks it.
+fn assignment(table: &Table, a: &Assignment, binder: &mut Binder) -> Result<(Column, Op), CqlError> {
+    use model::marshal::CollectionKind as K;
+    let c = match a {
+        Assignment::Set { column, .. }
+        | Assignment::Add { column, .. }
+        | Assignment::Subtract { column, .. }
+        | Assignment::Prepend { column, .. }
+        | Assignment::SetElement { column, .. } => regular_column(table, column.name())?,
+        other => return invalid(format!("the operation {other} is not supported yet")),
+    };
+    let kind = c.ty.collection_kind();
+    let frozen = kind.is_some() && !c.ty.is_multi_cell();
+    let refuse = |what: &str| invalid(format!("Invalid operation ({a}) for {what} column {}", c.name));
+    let op = match a {
+        Assignment::Set { value, .. } => {
+            if table.counter {
+                return invalid(format!(
+                    "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
+                    c.name
+                ));
+            }
+            Op::Set(term_value(value, &c.ty, &c.name, binder)?)
+        }
+        Assignment::Add { value, .. } | Assignment::Subtract { value, .. } if c.ty.is_counter() => {
+            let v = key_value(value, &AbstractType::Long, &c.name, binder)?;
+            let n = i64::from_be_bytes(v.try_into().unwrap_or_default());
+            let n = if matches!(a, Assignment::Subtract { .. }) { n.checked_neg().unwrap_or(i64::MAX) } else { n };
+            Op::Counter(n)
+        }
+        _ if kind.is_none() => return refuse("non collection"),
+        _ if frozen => return refuse("frozen collection"),
+        Assignment::Add { value, .. } => Op::Add(term_value(value, &c.ty, &c.name, binder)?),
+        Assignment::Prepend { value, .. } => {
+            if kind != Some(K::List) {
+                return refuse("non list");
+            }
+            Op::Prepend(term_value(value, &c.ty, &c.name, binder)?)
+        }
+        Assignment::Subtract { value, .. } => match kind {
+            Some(K::List) => {
+                return invalid(format!(
+                    "removing elements from list {} is not supported yet (it reads the list before writing)",
+                    c.name
+                ))
+            }
+            Some(K::Map) => Op::Remove(term_value(value, &removed_keys_type(&c.ty), &c.name, binder)?),
+            _ => Op::Remove(term_value(value, &c.ty, &c.name, binder)?),
+        },
+        Assignment::SetElement { key, value, .. } => match (&c.ty, kind) {
+            (AbstractType::Map { key: key_type, value: value_type, .. }, _) => {
+                let k = key_value(key, key_type, &format!("key({})", c.name), binder)?;
+                Op::Element(k, term_value(value, value_type, &format!("value({})", c.name), binder)?)
+            }
+            (_, Some(K::List)) => {
+                return invalid(format!(
+                    "setting an element of list {} by index is not supported yet (it reads the list before writing)",
+                    c.name
+                ))
+            }
+            _ => return refuse("set"),
+        },
+        _ => return invalid(format!("the operation {a} is not supported yet")),
+    };
+    Ok((c, op))
+}
+
+/// The type of what `m = m - v` removes from a map: a set of its keys.
+fn removed_keys_type(map: &AbstractType) -> AbstractType {
+    match map {
+        AbstractType::Map { key, .. } => AbstractType::Set { element: key.clone(), frozen: false },
+        other => other.clone(),
+    }
 }
 
 /// The IF clause of an UPDATE or DELETE, checked as 3.11 checks it: one partition, one row,
@@ -510,15 +642,36 @@ pub(super) fn delete(
 ) -> Result<Planned, CqlError> {
     let table = ctx.table(&s.table)?;
     let mut columns = Vec::new();
+    let mut elements: Vec<(Column, Vec<u8>)> = Vec::new();
+    let deleted = |name: &str| {
+        regular_column(&table, name).map_err(|e| match e {
+            CqlError::Invalid(m) if m.starts_with("PRIMARY KEY part") => {
+                CqlError::Invalid(format!("Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"))
+            }
+            other => other,
+        })
+    };
     for d in &s.deletions {
         match d {
-            Deletion::Column(name) => columns.push(regular_column(&table, name.name()).map_err(|e| match e {
-                CqlError::Invalid(m) if m.starts_with("PRIMARY KEY part") => CqlError::Invalid(format!(
-                    "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
-                    name.name()
-                )),
-                other => other,
-            })?),
+            Deletion::Column(name) => columns.push(deleted(name.name())?),
+            Deletion::Element(name, key) => {
+                let c = deleted(name.name())?;
+                let key_type = match (&c.ty, c.ty.collection_kind()) {
+                    (_, None) => return invalid(format!("Invalid deletion operation for non collection column {}", c.name)),
+                    (_, Some(_)) if !c.ty.is_multi_cell() => {
+                        return invalid(format!("Invalid deletion operation for frozen collection column {}", c.name))
+                    }
+                    (_, Some(model::marshal::CollectionKind::List)) => {
+                        return invalid(format!(
+                            "deleting an element of list {} by index is not supported yet (it reads the list before writing)",
+                            c.name
+                        ))
+                    }
+                    (ty, _) => ty.collection_key_type().cloned().unwrap_or(AbstractType::Bytes),
+                };
+                let k = key_value(key, &key_type, &format!("key({})", c.name), binder)?;
+                elements.push((c, k));
+            }
             other => return invalid(format!("deleting {other} is not supported yet")),
         }
     }
@@ -528,7 +681,7 @@ pub(super) fn delete(
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, prefixes, slice) = rows_or_range(&table, &r, "DELETE")?;
     if slice.is_some() {
-        if !columns.is_empty() {
+        if !columns.is_empty() || !elements.is_empty() {
             return invalid("Range deletions are not supported for specific columns");
         }
         if s.conditions.is_some() {
@@ -557,7 +710,7 @@ pub(super) fn delete(
             writes.range_tombstone(start, end, stamp.deletion());
             continue;
         }
-        if columns.is_empty() {
+        if columns.is_empty() && elements.is_empty() {
             if prefix.is_empty() {
                 writes.partition_deletion(stamp.deletion());
             } else {
@@ -569,7 +722,7 @@ pub(super) fn delete(
             }
             continue;
         }
-        let statics_only = columns.iter().all(|c| c.is_static);
+        let statics_only = columns.iter().chain(elements.iter().map(|(c, _)| c)).all(|c| c.is_static);
         if statics_only && !prefix.is_empty() {
             return invalid(
                 "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
@@ -580,7 +733,15 @@ pub(super) fn delete(
             return invalid(format!("Some clustering keys are missing: {missing}"));
         }
         for c in &columns {
+            if c.ty.is_multi_cell() {
+                writes.delete_collection(prefix, c, &stamp);
+                continue;
+            }
             let name = table.cell_name(prefix, Some(c));
+            writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
+        }
+        for (c, key) in &elements {
+            let name = table.element_cell_name(prefix, c, key);
             writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
         }
     }
@@ -625,12 +786,29 @@ pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<Column
         let (column, value) = match a {
             Assignment::Set { column, value }
             | Assignment::Add { column, value }
-            | Assignment::Subtract { column, value } => (column, value),
+            | Assignment::Subtract { column, value }
+            | Assignment::Prepend { column, value } => (column, value),
+            Assignment::SetElement { column, key, value } => {
+                let c = regular_column(&table, column.name())?;
+                if let AbstractType::Map { key: k, value: v, .. } = &c.ty {
+                    if is_marker(key).is_some() {
+                        out.push(spec(&table, &format!("key({})", c.name), k));
+                    }
+                    if is_marker(value).is_some() {
+                        out.push(spec(&table, &format!("value({})", c.name), v));
+                    }
+                }
+                continue;
+            }
             _ => continue,
         };
         if is_marker(value).is_some() {
             let c = regular_column(&table, column.name())?;
-            let ty = if c.ty.is_counter() { AbstractType::Long } else { c.ty.clone() };
+            let ty = match a {
+                _ if c.ty.is_counter() => AbstractType::Long,
+                Assignment::Subtract { .. } => removed_keys_type(&c.ty),
+                _ => c.ty.clone(),
+            };
             out.push(spec(&table, &c.name, &ty));
         }
     }
@@ -644,6 +822,14 @@ pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<Column
     let mut out = Vec::new();
     if s.timestamp.as_ref().is_some_and(|t| is_marker(t).is_some()) {
         out.push(spec(&table, "[timestamp]", &AbstractType::Long));
+    }
+    for d in &s.deletions {
+        if let Deletion::Element(name, key) = d {
+            let key_type = table.column(name.name()).and_then(|c| c.ty.collection_key_type().cloned());
+            if let (Some(ty), Some(_)) = (key_type, is_marker(key)) {
+                out.push(spec(&table, &format!("key({})", name.name()), &ty));
+            }
+        }
     }
     where_markers(ctx, &table, &s.where_clause, &mut out)?;
     condition_markers(&table, s.conditions.as_ref(), &mut out);

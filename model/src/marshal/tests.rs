@@ -607,15 +607,18 @@ mod collections {
         let t = T::parse("FrozenType(ListType(Int32Type))").expect("parses");
         assert_eq!(t.validate(&list_of(&[1, -2])), Ok(()));
         assert_eq!(
-            t.validate(&[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1]).unwrap_err().to_string(),
-            "Not enough bytes to read a list"
+            t.validate(&[0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1]).map_err(|e| e.to_string()),
+            Err("Not enough bytes to read a list".to_string())
         );
         let mut extra = list_of(&[1]);
         extra.push(0);
-        assert_eq!(t.validate(&extra).unwrap_err().to_string(), "Unexpected extraneous bytes after list value");
+        assert_eq!(
+            t.validate(&extra).map_err(|e| e.to_string()),
+            Err("Unexpected extraneous bytes after list value".to_string())
+        );
         // The element type checks each element.
         let bad = write_elements(1, [&[1u8, 2][..]]);
-        assert_eq!(t.validate(&bad).unwrap_err().to_string(), "Expected 4 or 0 byte int (2)");
+        assert_eq!(t.validate(&bad).map_err(|e| e.to_string()), Err("Expected 4 or 0 byte int (2)".to_string()));
         // A huge count with no bytes behind it is refused without allocating.
         assert!(t.validate(&[0x7f, 0xff, 0xff, 0xff]).is_err());
         // Element by element with the element type, then the shorter first.
@@ -662,7 +665,10 @@ mod collections {
         };
         // Set elements by Int32Type, not by their bytes: -1 before 1.
         assert_eq!(comparator.compare(&name(b"s", &int(-1)), &name(b"s", &int(1))), Ordering::Less);
-        assert_eq!(comparator.validate(&name(b"s", &[1, 2])).unwrap_err().to_string(), "Expected 4 or 0 byte int (2)");
+        assert_eq!(
+            comparator.validate(&name(b"s", &[1, 2])).map_err(|e| e.to_string()),
+            Err("Expected 4 or 0 byte int (2)".to_string())
+        );
         // Another column's keys are bytes; the column names order first.
         assert_eq!(comparator.compare(&name(b"m", b"z"), &name(b"s", &int(-1))), Ordering::Less);
         assert_eq!(comparator.validate(&name(b"x", &[1, 2])), Ok(()));
