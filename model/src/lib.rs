@@ -13,6 +13,7 @@
 pub mod compaction_options;
 pub mod comparator;
 pub mod counter;
+pub mod cql_table;
 pub mod data;
 pub mod dht;
 pub mod error;

@@ -68,6 +68,12 @@ impl From<InvalidRequest> for CqlError {
     }
 }
 
+impl From<model::cql_table::NotATable> for CqlError {
+    fn from(e: model::cql_table::NotATable) -> CqlError {
+        CqlError::Invalid(e.0)
+    }
+}
+
 impl From<CoordinatorError> for CqlError {
     fn from(e: CoordinatorError) -> CqlError {
         match e {
