@@ -294,6 +294,11 @@ fn prepared_statements_and_compressed_queries() {
         .prepare_cql3_query(b"INSERT INTO p.kv (k, c, v) VALUES (?, ?, :v) USING TTL ?".to_vec(), t::Compression::NONE)
         .expect("prepares");
     assert_eq!(insert.count, 4);
+    // The same text again finds the statement kept the first time (this once hung the node).
+    let again = c
+        .prepare_cql3_query(b"INSERT INTO p.kv (k, c, v) VALUES (?, ?, :v) USING TTL ?".to_vec(), t::Compression::NONE)
+        .expect("prepares again");
+    assert_eq!(again.item_id, insert.item_id);
     assert_eq!(insert.variable_names.as_deref(), Some(&["k".to_string(), "c".into(), "v".into(), "[ttl]".into()][..]));
     let types = insert.variable_types.clone().expect("types");
     assert_eq!(types[0], "org.apache.cassandra.db.marshal.UTF8Type");
@@ -916,4 +921,100 @@ fn collections_and_tuples_one_cell_per_element() {
     let huge: Vec<String> = (0..65_536).map(|i| i.to_string()).collect();
     let why = refused(&mut c, &format!("UPDATE col.u SET tags = {{{}}} WHERE id = 9 AND n = 9", huge.join(",")));
     assert!(why.contains("65535"), "{why}");
+}
+
+#[test]
+fn system_tables_describe_the_schema_and_the_node_as_3_11() {
+    let node = Node::start_default();
+    let mut c = node.client();
+    void(run(&mut c, "CREATE KEYSPACE sys WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"));
+    void(run(
+        &mut c,
+        "CREATE TABLE sys.t (id int, c text, tags set<int>, v int static, PRIMARY KEY (id, c)) WITH CLUSTERING ORDER BY (c DESC)",
+    ));
+    void(run(&mut c, "ALTER TABLE sys.t DROP tags"));
+    assert_eq!(
+        json_of(
+            &mut c,
+            "SELECT JSON durable_writes, replication FROM system_schema.keyspaces WHERE keyspace_name = 'sys'"
+        ),
+        r#"{"durable_writes": true, "replication": {"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "1"}}"#
+    );
+    assert_eq!(
+        json_of(
+            &mut c,
+            "SELECT JSON table_name, flags, gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = 'sys'"
+        ),
+        r#"{"table_name": "t", "flags": ["compound"], "gc_grace_seconds": 864000}"#
+    );
+    let columns = rows(&run(
+        &mut c,
+        "SELECT column_name, kind, position, clustering_order, type FROM system_schema.columns WHERE keyspace_name = 'sys' AND table_name = 't'",
+    ));
+    assert_eq!(
+        columns,
+        [
+            vec!["column_name=c", "kind=clustering", "position=0", "clustering_order=desc", "type=text"],
+            vec!["column_name=id", "kind=partition_key", "position=0", "clustering_order=none", "type=int"],
+            vec!["column_name=v", "kind=static", "position=-1", "clustering_order=none", "type=int"],
+        ]
+    );
+    assert_eq!(
+        rows(&run(&mut c, "SELECT column_name, kind FROM system_schema.dropped_columns WHERE keyspace_name = 'sys'")),
+        [vec!["column_name=tags", "kind=regular"]]
+    );
+    // A Thrift-made column family shows as 3.11 shows a compact table.
+    c.set_keyspace("sys".into()).expect("set_keyspace");
+    c.system_add_column_family(cf_def("sys", "Legacy", "UTF8Type")).expect("add a column family");
+    assert_eq!(
+        json_of(
+            &mut c,
+            "SELECT JSON flags FROM system_schema.tables WHERE keyspace_name = 'sys' AND table_name = 'Legacy'"
+        ),
+        r#"{"flags": ["dense"]}"#
+    );
+    let legacy = rows(&run(
+        &mut c,
+        "SELECT column_name, kind FROM system_schema.columns WHERE keyspace_name = 'sys' AND table_name = 'Legacy'",
+    ));
+    assert_eq!(
+        legacy,
+        [
+            vec!["column_name=column1", "kind=clustering"],
+            vec!["column_name=key", "kind=partition_key"],
+            vec!["column_name=value", "kind=regular"]
+        ]
+    );
+    // Every table a driver reads is there, empty where Sibyl has nothing to show.
+    for table in ["types", "functions", "aggregates", "triggers", "views", "indexes"] {
+        assert!(
+            rows(&run(&mut c, &format!("SELECT * FROM system_schema.{table} WHERE keyspace_name = 'sys'"))).is_empty()
+        );
+    }
+
+    // system.local: this node as the drivers read it.
+    let local = json_of(
+        &mut c,
+        "SELECT JSON key, bootstrapped, cluster_name, cql_version, release_version, partitioner, tokens FROM system.local WHERE key = 'local'",
+    );
+    let local: serde_json::Value = serde_json::from_str(&local).expect("JSON");
+    assert_eq!(local["key"], "local");
+    assert_eq!(local["bootstrapped"], "COMPLETED");
+    assert_eq!(local["cql_version"], "3.4.4");
+    assert_eq!(local["release_version"], "3.11.10");
+    assert_eq!(local["partitioner"], "org.apache.cassandra.dht.RandomPartitioner");
+    assert_eq!(local["tokens"].as_array().map(Vec::len), Some(1), "{local}");
+    let ring = node.tool(&["ring"]).ok().stdout;
+    let token = local["tokens"][0].as_str().expect("a token");
+    assert!(ring.contains(token), "system.local's token {token} is not in the ring:\n{ring}");
+    let versions = rows(&run(&mut c, "SELECT schema_version FROM system.local"));
+    assert_eq!(versions.len(), 1);
+    assert!(rows(&run(&mut c, "SELECT * FROM system.peers")).is_empty(), "one node has no peers");
+    // None of them takes writes.
+    for statement in [
+        "INSERT INTO system.local (key) VALUES ('x')",
+        "INSERT INTO system_schema.types (keyspace_name, type_name) VALUES ('sys', 'x')",
+    ] {
+        assert!(refused(&mut c, statement).ends_with("keyspace is not user-modifiable"), "{statement}");
+    }
 }

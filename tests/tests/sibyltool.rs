@@ -175,10 +175,11 @@ fn sibyltool_reports_and_operates_a_running_node() {
     insert(&mut client, "Standard2", "key9").expect("insert before drain");
     let drain = node.tool(&["drain"]).ok();
     // Keyspace1's two column families, the system keyspace's six (hints, local, paxos, peers
-    // and the two schema tables), system_traces' two (sessions, events), system_schema's three
-    // (keyspaces, tables, columns), system_auth's two (roles, role_permissions) and
+    // and the two schema tables), system_traces' two (sessions, events), system_schema's ten
+    // (keyspaces, tables, columns, dropped_columns, triggers, views, types, functions,
+    // aggregates, indexes), system_auth's two (roles, role_permissions) and
     // system_distributed's two (repair_history, parent_repair_history).
-    assert!(drain.stdout.starts_with("Drained: flushed 17 column families."), "{drain:?}");
+    assert!(drain.stdout.starts_with("Drained: flushed 24 column families."), "{drain:?}");
     assert!(drain.stderr.contains("drained"), "{drain:?}");
     let after = parse_json(&node.tool(&["--json", "cfstats", "Keyspace1.Standard2"]).ok());
     assert_eq!(after["keyspaces"][0]["column_families"][0]["sstable_count"], 1, "{after}");

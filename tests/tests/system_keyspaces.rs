@@ -97,7 +97,9 @@ fn the_five_system_keyspaces_are_listed_readable_and_refuse_writes() {
         names.sort();
         names
     };
-    assert_eq!(cfs("system_schema"), ["columns", "keyspaces", "tables"]);
+    // system_schema's tables are CQL tables, which Thrift's describe leaves out as 3.11 does;
+    // their rows still read over Thrift.
+    assert!(cfs("system_schema").is_empty(), "{:?}", cfs("system_schema"));
     assert_eq!(cfs("system_auth"), ["role_permissions", "roles"]);
     assert_eq!(cfs("system_distributed"), ["parent_repair_history", "repair_history"]);
     assert_eq!(cfs("system_traces"), ["events", "sessions"]);

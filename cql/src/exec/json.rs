@@ -8,10 +8,16 @@ use super::values::Value;
 use super::{invalid, CqlError};
 use crate::schema::cql_name;
 
-/// A column name as a JSON key: quoted (with its double quotes) when CQL would have to quote it.
+/// A column name as a JSON key, as 3.11's `ColumnIdentifier.toCQLString` writes it: bare when
+/// it is `[a-z][a-z0-9_]*` and no reserved keyword (unreserved ones such as `key` stay bare),
+/// else between double quotes.
 pub(super) fn key(name: &str) -> String {
-    let shown = crate::ast::Identifier::new(name);
-    shown.text().to_string()
+    let plain = name.bytes().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_');
+    if plain && !crate::Keyword::from_word(name).is_some_and(|k| k.is_reserved()) {
+        return name.to_string();
+    }
+    crate::ast::Identifier::quoted(name).text().to_string()
 }
 
 /// One value in JSON, as 3.11 writes it.

@@ -14,6 +14,7 @@ mod lwt;
 mod restrict;
 mod select;
 mod selectors;
+mod system_tables;
 mod values;
 mod view;
 mod write;
@@ -30,6 +31,7 @@ use crate::ast::{QualifiedName, Statement};
 use crate::schema::Table;
 use crate::SyntaxError;
 
+pub use system_tables::{CASSANDRA_RELEASE, CQL_VERSION};
 pub use values::Value;
 
 /// A statement that is valid CQL but cannot run: Cassandra's InvalidRequestException, with
@@ -200,10 +202,13 @@ impl Executor {
     /// keyspace) finds it again.
     pub fn prepare(&self, session: &Session, text: &str) -> Result<(i32, Arc<Prepared>), CqlError> {
         let cache_key = (session.keyspace.clone(), text.to_string());
-        if let Some(id) = self.prepared.lock().by_text.get(&cache_key).copied() {
-            if let Some(p) = self.prepared.lock().by_id.get(&id).cloned() {
-                return Ok((id, p));
-            }
+        // One lock for both lookups: a guard taken in an `if let` lives through its body.
+        let cached = {
+            let cache = self.prepared.lock();
+            cache.by_text.get(&cache_key).and_then(|id| cache.by_id.get(id).map(|p| (*id, p.clone())))
+        };
+        if let Some(found) = cached {
+            return Ok(found);
         }
         let statement = crate::parse(text)?;
         let markers = self.markers(&statement, session.keyspace.as_deref())?;
@@ -349,6 +354,9 @@ impl Context<'_> {
         }
         // The shared metadata, not a copy of the whole keyspace: every statement asks.
         let table = name.name.name();
+        if let Some(built) = system_tables::table(&keyspace, table) {
+            return Ok(built);
+        }
         match self.coordinator.cf_metadata(&keyspace, table) {
             Ok(meta) => Ok(Table::from_def(&meta.def)?),
             Err(_) => invalid(format!("unconfigured table {table}")),

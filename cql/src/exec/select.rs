@@ -137,7 +137,6 @@ pub(super) async fn select(
     let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
     let wanted = if is_count || group_by > 0 || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
 
-    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
     let filter =
         ReadFilter { ranges: clustering_ranges, reversed: false, count: usize::MAX, count_unit: CountUnit::Cells };
     let mut partitions: Vec<(Vec<u8>, Vec<Cell>)> = Vec::new();
@@ -156,8 +155,18 @@ pub(super) async fn select(
         }
         partitions.push((key, Vec::new()));
     };
+    let built = super::system_tables::is_virtual(&table);
+    if built {
+        for (key, cells) in super::system_tables::partitions(ctx, &table) {
+            if keys.as_ref().map_or(true, |wanted| wanted.contains(&key)) {
+                take(key, cells, &mut rows, &mut partitions);
+            }
+        }
+    }
     match &keys {
+        _ if built => {}
         Some(keys) => {
+            let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
             let (ks, cf) = meta.shared_names();
             let commands: Vec<ReadCommand> = keys
                 .iter()

@@ -98,6 +98,9 @@ impl<'a> Writes<'a> {
         if table.view_of.is_some() {
             return invalid(format!("Cannot directly modify a materialized view ({})", table.name));
         }
+        if model::schema::is_reserved_keyspace(&table.keyspace) {
+            return invalid(format!("{} keyspace is not user-modifiable", table.keyspace));
+        }
         let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
         let mutations = keys.into_iter().map(|k| RowMutation::new(table.keyspace.clone(), k)).collect();
         Ok(Writes { table, meta, mutations })
