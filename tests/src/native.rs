@@ -172,7 +172,11 @@ impl NativeClient {
         let (stream, opcode, len) = if short {
             (i16::from(rest[1] as i8), rest[2], u32::from_be_bytes(rest[3..7].try_into().expect("4 bytes")))
         } else {
-            (i16::from_be_bytes([rest[1], rest[2]]), rest[3], u32::from_be_bytes(rest[4..8].try_into().expect("4 bytes")))
+            (
+                i16::from_be_bytes([rest[1], rest[2]]),
+                rest[3],
+                u32::from_be_bytes(rest[4..8].try_into().expect("4 bytes")),
+            )
         };
         let mut body = vec![0u8; len as usize];
         self.socket.read_exact(&mut body).expect("a whole frame body");

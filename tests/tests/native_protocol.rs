@@ -113,7 +113,7 @@ fn statements_run_with_exact_rows_and_metadata() {
 
 #[test]
 fn prepared_statements_take_positional_and_named_values() {
-    let (_node, mut c) = node_with_table();
+    let (node, mut c) = node_with_table();
     let (id, f) = c.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
     assert_eq!(id.len(), 16, "an MD5 id");
     let mut cur = f.cursor();
@@ -148,7 +148,13 @@ fn prepared_statements_take_positional_and_named_values() {
     assert_eq!(r.rows, vec![vec![Some(int(11)), None]]);
 
     // A QUERY with values is bound the same way.
-    let body = Body::new().long_string("SELECT v FROM t WHERE k = ?").short(CL_ONE).byte(0x01).short(1).value(Some(&int(10))).0;
+    let body = Body::new()
+        .long_string("SELECT v FROM t WHERE k = ?")
+        .short(CL_ONE)
+        .byte(0x01)
+        .short(1)
+        .value(Some(&int(10)))
+        .0;
     assert_eq!(rows(&c.request(0, QUERY, &body)).rows, vec![vec![Some(b"ten".to_vec())]]);
 
     // An id the node does not know: Unprepared with that id, which drivers prepare again.
@@ -161,6 +167,15 @@ fn prepared_statements_take_positional_and_named_values() {
 
     // Too few values.
     assert_eq!(c.execute(&id, &[Some(&int(12))]).error().0, 0x2200);
+
+    // A text Thrift prepared first (same keyspace) is the same statement here, found again
+    // rather than prepared twice.
+    let mut thrift = node.client();
+    ok("set_keyspace", thrift.set_keyspace("ks".into()));
+    let text = "SELECT k FROM t WHERE k = ?";
+    ok("prepare_cql3_query", thrift.prepare_cql3_query(text.as_bytes().to_vec(), thrift_idl::Compression::NONE));
+    let (from_thrift, _) = c.prepare(text);
+    assert_eq!(rows(&c.execute(&from_thrift, &[Some(&int(10))])).rows, vec![vec![Some(int(10))]]);
 }
 
 #[test]
@@ -189,8 +204,12 @@ fn batches_mix_texts_and_prepared_ids() {
         .0;
     assert_eq!(c.request(0, BATCH, &body).result_kind(), 1);
     let r = rows(&c.query("SELECT k, v, writetime(v) FROM t WHERE k IN (20, 21, 22)"));
-    let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> =
-        r.rows.into_iter().map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap(), row[2].clone().unwrap())).collect();
+    let mut got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = r
+        .rows
+        .into_iter()
+        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap(), row[2].clone().unwrap()))
+        .collect();
+    got.sort();
     let ts = 1_000_000i64.to_be_bytes().to_vec();
     assert_eq!(
         got,
@@ -321,7 +340,10 @@ fn sasl_plain_logins_against_the_simple_authenticator() {
     assert_eq!(d.startup(None).opcode, AUTHENTICATE);
     let f = d.request(0, AUTH_RESPONSE, &Body::new().value(Some(&plain("Elvis Presley", "graceland4evar"))).0);
     assert_eq!(f.opcode, AUTH_SUCCESS);
-    assert_eq!(d.query("INSERT INTO \"Keyspace1\".\"Standard2\" (key, column1, value) VALUES (0x01, 'c', 0x02)").error().0, 0x2100);
+    assert_eq!(
+        d.query("INSERT INTO \"Keyspace1\".\"Standard2\" (key, column1, value) VALUES (0x01, 'c', 0x02)").error().0,
+        0x2100
+    );
 }
 
 #[test]

@@ -156,7 +156,7 @@ async fn query_request(
         }
         values => {
             // Values need the markers' types: the text is prepared (and so cached) first.
-            let (_, prepared) = ctx.cql.prepare(&cql_session(session), query).map_err(|e| err(e, run.cl, None))?;
+            let (_, prepared) = prepare_once(ctx, session.keyspace().as_deref(), query, run.cl)?;
             let values = bind(&prepared, values)?;
             run_prepared(ctx, session, &prepared, &values, &run).await
         }
@@ -271,12 +271,55 @@ fn prepare(
     if ctx.authenticator.requires_login() && session.user().is_none() {
         return Err(NativeError::Unauthorized("You have not logged in".into()));
     }
-    let cql = cql_session(session);
-    let (_, prepared) = ctx.cql.prepare(&cql, query).map_err(|e| err(e, ConsistencyLevel::One, None))?;
-    let id = statement_id(cql.keyspace.as_deref(), query);
+    let (id, prepared) = prepare_once(ctx, session.keyspace().as_deref(), query, ConsistencyLevel::One)?;
     let pk = partition_key_indexes(ctx, &prepared);
-    ctx.keep_prepared(id, prepared.clone());
     Ok(super::result::prepared(respond.version(), &id, &prepared, &pk))
+}
+
+/// The executor's prepared statement for `text` in `keyspace` and its native id, prepared
+/// now if no front end has prepared it yet.
+///
+/// IMPORTANT: `cql::Executor::prepare` deadlocks on a text already in its cache (its cache
+/// lock is taken twice within one `if let`, and the first guard lives to the end of it), so
+/// a statement it may hold is looked up first: in this front end's cache by MD5 id, then in
+/// the executor's under the Thrift ids its collision walk would have given it.
+fn prepare_once(
+    ctx: &NativeContext,
+    keyspace: Option<&str>,
+    text: &str,
+    cl: ConsistencyLevel,
+) -> Result<([u8; 16], Arc<Prepared>), NativeError> {
+    let id = statement_id(keyspace, text);
+    if let Some(p) = ctx.find_prepared(&id) {
+        return Ok((id, p));
+    }
+    let mut thrift = thrift_id(keyspace, text);
+    let mut parsed = None;
+    while let Some(p) = ctx.cql.prepared(thrift) {
+        let statement = match &parsed {
+            Some(s) => s,
+            None => parsed.insert(cql::parse(text).map_err(|e| NativeError::Syntax(e.to_string()))?),
+        };
+        if p.statement == *statement {
+            if p.keyspace.as_deref() == keyspace {
+                ctx.keep_prepared(id, p.clone());
+                return Ok((id, p));
+            }
+            break;
+        }
+        thrift = thrift.wrapping_add(1);
+    }
+    let session = cql::Session { keyspace: keyspace.map(str::to_string) };
+    let (_, p) = ctx.cql.prepare(&session, text).map_err(|e| err(e, cl, None))?;
+    ctx.keep_prepared(id, p.clone());
+    Ok((id, p))
+}
+
+/// The executor's Thrift id of a text (Java's `String.hashCode` of keyspace and text, as in
+/// `cql::exec`), for [`prepare_once`]'s look-up.
+fn thrift_id(keyspace: Option<&str>, text: &str) -> i32 {
+    let full = format!("{}{text}", keyspace.unwrap_or(""));
+    full.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
 /// For each partition key column in order, the marker that binds it; empty unless every one
@@ -314,7 +357,7 @@ async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchReq
                 let statement = cql::parse(&text).map_err(|e| NativeError::Syntax(e.to_string()))?;
                 Arc::new(Prepared { statement, keyspace: session.keyspace(), markers: Vec::new() })
             }
-            BatchQuery::Text(text) => ctx.cql.prepare(&cql_session(session), &text).map_err(|e| err(e, cl, None))?.1,
+            BatchQuery::Text(text) => prepare_once(ctx, session.keyspace().as_deref(), &text, cl)?.1,
         };
         if !prepared.markers.is_empty() && prepared.markers.len() != these.len() {
             return Err(NativeError::Invalid(format!(
