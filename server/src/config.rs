@@ -193,6 +193,20 @@ pub struct Config {
     /// Extension `ThriftEventLoops`: threads serving Thrift connections; 0 (the default) means
     /// half the cores, at least one.
     pub thrift_event_loops: u32,
+    /// Extension `StartNativeTransport` (Cassandra's `start_native_transport`): serve CQL
+    /// clients over the native protocol; default true.
+    pub start_native_transport: bool,
+    /// Extension `NativeTransportAddress` (Cassandra's `rpc_address` for the native port);
+    /// blank or absent: the ThriftAddress.
+    pub native_transport_address: String,
+    /// Extension `NativeTransportPort`: default 9042.
+    pub native_transport_port: u16,
+    /// Extension `NativeTransportMaxFrameSizeInMB`: larger frames are refused and their
+    /// connection closed; default 256.
+    pub native_transport_max_frame_size_mb: u32,
+    /// Extension `NativeTransportMaxConcurrentConnections`: connections past it are closed
+    /// at once with a warning; None (-1, the default) is unlimited.
+    pub native_transport_max_concurrent_connections: Option<u32>,
     /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
     /// memory for point reads (the engine's block cache); default 64, 0 turns it off.
     pub block_cache_size_mb: u32,

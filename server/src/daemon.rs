@@ -19,6 +19,7 @@ use tracing::{info, warn};
 
 use crate::auth::Authenticator;
 use crate::config::{self, CommitLogSync, Config, DiskAccessMode};
+use crate::native::{NativeContext, NativeOptions, NativeServer};
 use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::server::{ThriftServer, ThriftServerError};
@@ -34,6 +35,8 @@ pub enum StartupError {
     Auth(String),
     #[error("partitioner: {0}")]
     Partitioner(String),
+    #[error("cannot listen for native transport clients on {addr}: {source}")]
+    NativeBind { addr: String, source: std::io::Error },
     #[error("cannot listen for thrift clients on {addr}: {source}")]
     Bind { addr: String, source: std::io::Error },
     #[error("cannot listen for admin clients (sibyltool) on {addr}: {source}")]
@@ -203,9 +206,17 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             save_tokens(&tokens)?;
             service.join(tokens);
         }
+        let cql = Arc::new(cql::Executor::new(coordinator.clone()));
+        let authenticator = Arc::new(authenticator);
+        let native_ctx = Arc::new(NativeContext::new(
+            coordinator.clone(),
+            cql.clone(),
+            authenticator.clone(),
+            (config.native_transport_max_frame_size_mb.max(1) as usize) << 20,
+        ));
         let ctx = Arc::new(ThriftContext {
             coordinator: coordinator.clone(),
-            cql: Arc::new(cql::Executor::new(coordinator.clone())),
+            cql,
             authenticator,
             config_file: Some(config_path.to_path_buf()),
         });
@@ -235,6 +246,21 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             let _ = admin.await;
             return Err(refuse_to_join(&service, &messaging, conflict).await);
         }
+        // The native port opens with the Thrift one, just before it: a client that saw the
+        // Thrift port ready finds this one too.
+        let native = if config.start_native_transport {
+            let addr = format!("{}:{}", config.native_transport_address, config.native_transport_port);
+            let options = NativeOptions {
+                max_connections: config.native_transport_max_concurrent_connections.map(|n| n as usize),
+            };
+            let server = NativeServer::start(&addr, native_ctx, options)
+                .await
+                .map_err(|e| StartupError::NativeBind { addr: e.addr, source: e.source })?;
+            Some(server)
+        } else {
+            info!("Not starting native transport as requested (StartNativeTransport is false)");
+            None
+        };
         // Logs "Listening for thrift clients on ...", the line that says the node is ready.
         thrift.start().await.map_err(|e| match e {
             ThriftServerError::Bind { addr, source } => StartupError::Bind { addr, source },
@@ -244,6 +270,9 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         info!("shutting down: announcing it to the cluster, then flushing memtables");
         let told = service.shutdown();
         let _ = shutdown_tx.send(true);
+        if let Some(native) = native {
+            native.close().await;
+        }
         thrift.close().await;
         let _ = admin.await;
         // Like Cassandra's two gossip intervals of grace after announcing the shutdown.

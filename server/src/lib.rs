@@ -6,6 +6,8 @@
 pub mod admin;
 pub mod auth;
 pub mod config;
+pub mod cql_access;
 pub mod daemon;
+pub mod native;
 pub mod node;
 pub mod thrift;

@@ -58,6 +58,8 @@ CONF = """<?xml version="1.0" encoding="UTF-8"?>
   <ThriftAddress>127.0.0.1</ThriftAddress>
   <ThriftPort>{port}</ThriftPort>
   <AdminPort>{admin_port}</AdminPort>
+  <!-- These tests speak Thrift only; a native port would be 9042 for every node. -->
+  <StartNativeTransport>false</StartNativeTransport>
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>
   <Keyspaces>

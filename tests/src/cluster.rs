@@ -16,12 +16,14 @@ pub struct Ports {
     pub thrift: u16,
     pub storage: u16,
     pub admin: u16,
+    /// The native protocol's port (NativeTransportPort).
+    pub native: u16,
 }
 
 impl Ports {
     /// Ports that were free a moment ago on `ip`.
     pub fn free_on(ip: [u8; 4]) -> Ports {
-        Ports { thrift: free_port_on(ip), storage: free_port_on(ip), admin: free_port_on(ip) }
+        Ports { thrift: free_port_on(ip), storage: free_port_on(ip), admin: free_port_on(ip), native: free_port_on(ip) }
     }
 }
 

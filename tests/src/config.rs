@@ -86,7 +86,7 @@ impl Config {
     }
 
     /// The whole file for a node rooted at `dir`.
-    pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16, admin_port: u16) -> String {
+    pub fn render(&self, dir: &Path, thrift_port: u16, storage_port: u16, admin_port: u16, native_port: u16) -> String {
         let address = self.address();
         let seeds = if self.seeds.is_empty() {
             format!("    <Seed>{address}:{storage_port}</Seed>")
@@ -130,6 +130,7 @@ impl Config {
   <ThriftPort>{thrift_port}</ThriftPort>
   <AdminAddress>{address}</AdminAddress>
   <AdminPort>{admin_port}</AdminPort>
+{native}
   <CommitLogSync>periodic</CommitLogSync>
   <CommitLogSyncPeriodInMS>{sync}</CommitLogSyncPeriodInMS>
 {settle}
@@ -142,6 +143,12 @@ impl Config {
             dir = xml_escape(&dir.display().to_string()),
             sync = self.commit_log_sync_period_ms,
             extra = self.extra_xml,
+            // A port of its own per node, unless the test sets it.
+            native = if self.extra_xml.contains("NativeTransportPort") {
+                String::new()
+            } else {
+                format!("  <NativeTransportPort>{native_port}</NativeTransportPort>")
+            },
             initial_token = xml_escape(&self.initial_token),
             auto_bootstrap = self.auto_bootstrap,
         )

@@ -50,6 +50,7 @@ pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
 mod cluster;
 mod config;
 pub mod netns;
+pub mod native;
 mod thrift_helpers;
 
 pub use cluster::{
@@ -150,6 +151,7 @@ pub struct Node {
     child: Option<Child>,
     port: u16,
     admin_port: u16,
+    native_port: u16,
     /// Ports kept across restarts (a cluster node's identity is its address and storage port).
     fixed_ports: Option<Ports>,
     log_path: PathBuf,
@@ -181,6 +183,7 @@ impl Node {
             child: None,
             port: 0,
             admin_port: 0,
+            native_port: 0,
             fixed_ports: None,
             log_path,
             earlier_logs: String::new(),
@@ -238,6 +241,7 @@ impl Node {
             child: None,
             port: ports.thrift,
             admin_port: ports.admin,
+            native_port: ports.native,
             fixed_ports: Some(ports),
             log_path,
             earlier_logs: String::new(),
@@ -361,6 +365,11 @@ impl Node {
         SocketAddr::from((self.config.ip, self.port))
     }
 
+    /// The native protocol's address (NativeTransportPort), open once the node is ready.
+    pub fn native_addr(&self) -> SocketAddr {
+        SocketAddr::from((self.config.ip, self.native_port))
+    }
+
     pub fn is_running(&mut self) -> bool {
         match &mut self.child {
             Some(c) => matches!(c.try_wait(), Ok(None)),
@@ -425,10 +434,11 @@ impl Node {
             None => {
                 self.port = free_port_on(self.config.ip);
                 self.admin_port = free_port_on(self.config.ip);
+                self.native_port = free_port_on(self.config.ip);
                 free_port_on(self.config.ip)
             }
         };
-        let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port);
+        let xml = self.config.render(self.dir.path(), self.port, storage_port, self.admin_port, self.native_port);
         std::fs::write(self.config_path(), xml).expect("write storage-conf.xml");
         // Keep what earlier runs logged; each run starts a fresh log file.
         let previous = self.log();

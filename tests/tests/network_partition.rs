@@ -47,7 +47,7 @@ fn a_cut_off_minority_refuses_quorum_and_both_sides_converge_after_healing() {
     let net = Network::new(3);
     let tokens = random_partitioner_tokens(3);
     // Each node has its namespace to itself: the usual ports are free there.
-    let ports = Ports { thrift: 9160, storage: 7000, admin: 7199 };
+    let ports = Ports { thrift: 9160, storage: 7000, admin: 7199, native: 9042 };
     let seed = format!("{}:7000", net.address(0));
     let nodes: Vec<Node> = (0..3)
         .map(|i| {

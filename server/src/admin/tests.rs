@@ -442,7 +442,7 @@ async fn open_node_serving_thrift(dir: &Path) -> Arc<Node> {
     let ctx = Arc::new(ThriftContext {
         coordinator: bare.coordinator.clone(),
         cql: Arc::new(cql::Executor::new(bare.coordinator.clone())),
-        authenticator: crate::auth::Authenticator::AllowAll,
+        authenticator: Arc::new(crate::auth::Authenticator::AllowAll),
         config_file: None,
     });
     let thrift =

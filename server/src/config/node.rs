@@ -58,6 +58,11 @@ const NODE_ELEMENTS: &[&str] = &[
     // Extensions.
     "ThriftMaxMessageLengthInMB",
     "ThriftEventLoops",
+    "StartNativeTransport",
+    "NativeTransportAddress",
+    "NativeTransportPort",
+    "NativeTransportMaxFrameSizeInMB",
+    "NativeTransportMaxConcurrentConnections",
     "BlockCacheSizeInMB",
     "CommitLogTotalSpaceInMB",
     "AutoSnapshot",
@@ -180,6 +185,16 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
     let thrift_address = els.text("ThriftAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
     // Each node of a cluster has its own ListenAddress, so by default the admin interface
     // listens there too: nodes sharing a machine (127.0.0.1, .2, .3) then do not collide.
+    // The native port listens beside the Thrift one unless told otherwise, as Cassandra's
+    // both listen on rpc_address.
+    let native_transport_address =
+        els.text("NativeTransportAddress")?.map_or_else(|| thrift_address.clone(), |(v, _)| v.to_string());
+    let native_transport_max_concurrent_connections =
+        match els.number("NativeTransportMaxConcurrentConnections", -1i64, -1, i64::from(u32::MAX))? {
+            // Cassandra's rule: 0 or below is no limit.
+            n if n <= 0 => None,
+            n => Some(n as u32),
+        };
     let admin_address = els.text("AdminAddress")?.map_or_else(|| listen_address.clone(), |(v, _)| v.to_string());
 
     let num_tokens = els.number("NumTokens", 1, 1, MAX_NUM_TOKENS)?;
@@ -264,6 +279,11 @@ pub(crate) fn interpret(root: &Node, source_name: &str, resolver: &dyn Resolve) 
         thrift_framed_transport: els.bool("ThriftFramedTransport", false)?,
         thrift_max_message_length_mb: els.number("ThriftMaxMessageLengthInMB", 15, 1, 2047)?,
         thrift_event_loops: els.number("ThriftEventLoops", 0, 0, 1024)?,
+        start_native_transport: els.bool("StartNativeTransport", true)?,
+        native_transport_address,
+        native_transport_port: els.number("NativeTransportPort", 9042, 1, u16::MAX)?,
+        native_transport_max_frame_size_mb: els.number("NativeTransportMaxFrameSizeInMB", 256, 1, 2047)?,
+        native_transport_max_concurrent_connections,
         block_cache_size_mb: els.number("BlockCacheSizeInMB", 64, 0, 1 << 20)?,
         commit_log_total_space_mb: els.number("CommitLogTotalSpaceInMB", 8192, 1, u32::MAX)?,
         admin_address,

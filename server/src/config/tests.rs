@@ -564,6 +564,47 @@ fn event_loops_and_block_cache_size() {
 }
 
 #[test]
+fn native_transport_defaults_follow_the_thrift_address() {
+    let c = ok(&doc("<ThriftAddress>127.0.0.5</ThriftAddress>", ""));
+    assert!(c.start_native_transport);
+    assert_eq!((c.native_transport_address.as_str(), c.native_transport_port), ("127.0.0.5", 9042));
+    assert_eq!(c.native_transport_max_frame_size_mb, 256);
+    assert_eq!(c.native_transport_max_concurrent_connections, None);
+}
+
+#[test]
+fn native_transport_settings_are_read_and_checked() {
+    let c = ok(&doc(
+        "<StartNativeTransport>false</StartNativeTransport>\
+         <NativeTransportAddress>0.0.0.0</NativeTransportAddress>\
+         <NativeTransportPort>19042</NativeTransportPort>\
+         <NativeTransportMaxFrameSizeInMB>16</NativeTransportMaxFrameSizeInMB>\
+         <NativeTransportMaxConcurrentConnections>100</NativeTransportMaxConcurrentConnections>",
+        "",
+    ));
+    assert!(!c.start_native_transport);
+    assert_eq!((c.native_transport_address.as_str(), c.native_transport_port), ("0.0.0.0", 19042));
+    assert_eq!(c.native_transport_max_frame_size_mb, 16);
+    assert_eq!(c.native_transport_max_concurrent_connections, Some(100));
+    let unlimited = |n: &str| {
+        ok(&doc(&format!("<NativeTransportMaxConcurrentConnections>{n}</NativeTransportMaxConcurrentConnections>"), ""))
+            .native_transport_max_concurrent_connections
+    };
+    assert_eq!((unlimited("-1"), unlimited("0")), (None, None), "Cassandra's rule: 0 or below is no limit");
+    for bad in [
+        "<NativeTransportPort>0</NativeTransportPort>",
+        "<NativeTransportPort>70000</NativeTransportPort>",
+        "<NativeTransportMaxFrameSizeInMB>0</NativeTransportMaxFrameSizeInMB>",
+        "<NativeTransportMaxConcurrentConnections>-2</NativeTransportMaxConcurrentConnections>",
+        "<StartNativeTransport>yes</StartNativeTransport>",
+    ] {
+        let e = err(&doc(bad, "")).to_string();
+        let element = bad.trim_start_matches('<').split('>').next().unwrap_or_default();
+        assert!(e.contains(element) && e.contains("line 7"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn auto_snapshot_backups_and_compaction_throughput() {
     let c = ok(&doc("", ""));
     assert_eq!((c.auto_snapshot, c.incremental_backups), (true, false));

@@ -4,7 +4,6 @@
 
 use std::io::Read;
 
-use cql::ast::Statement;
 use cql::exec::{ColumnSpec, Outcome, Prepared};
 use cql::CqlError;
 use thrift_idl as t;
@@ -101,58 +100,4 @@ impl From<CqlError> for ThriftError {
             CqlError::Coordinator(c) => c.into(),
         }
     }
-}
-
-/// What a statement touches, for the session's rights.
-pub enum Access {
-    /// Nothing that needs a right (USE checks only that the keyspace exists).
-    None,
-    /// Reads or writes of one table of a keyspace (`None`: the session's): a grant on the
-    /// table or on its keyspace will do, as for the Thrift data calls.
-    Data { keyspace: Option<String>, table: String, write: bool },
-    /// Creating, altering or dropping a keyspace's tables: a keyspace grant, as the Thrift
-    /// `system_*_column_family` calls ask.
-    Tables { keyspace: Option<String> },
-    /// Creating, altering or dropping keyspaces.
-    Keyspaces,
-}
-
-/// The rights a statement needs (a batch: each of its statements').
-pub fn access(s: &Statement) -> Vec<Access> {
-    let ks = |name: &cql::ast::QualifiedName| name.keyspace.as_ref().map(|k| k.name().to_string());
-    let data = |name: &cql::ast::QualifiedName, write: bool| Access::Data {
-        keyspace: ks(name),
-        table: name.name.name().to_string(),
-        write,
-    };
-    let one = match s {
-        Statement::Use(_) => Access::None,
-        Statement::Select(s) => data(&s.table, false),
-        Statement::Insert(s) => data(&s.table, true),
-        Statement::Update(s) => data(&s.table, true),
-        Statement::Delete(s) => data(&s.table, true),
-        Statement::Batch(b) => {
-            return b
-                .statements
-                .iter()
-                .map(|s| match s {
-                    cql::ast::BatchStatement::Insert(s) => data(&s.table, true),
-                    cql::ast::BatchStatement::Update(s) => data(&s.table, true),
-                    cql::ast::BatchStatement::Delete(s) => data(&s.table, true),
-                })
-                .collect()
-        }
-        Statement::Truncate(t) => data(t, true),
-        Statement::CreateTable(s) => Access::Tables { keyspace: ks(&s.name) },
-        Statement::AlterTable(s) => Access::Tables { keyspace: ks(&s.name) },
-        Statement::DropTable(d) | Statement::DropView(d) => Access::Tables { keyspace: ks(&d.name) },
-        Statement::CreateView(v) => {
-            return vec![Access::Tables { keyspace: ks(&v.name) }, data(&v.base_table, false)];
-        }
-        Statement::CreateKeyspace(_) | Statement::AlterKeyspace(_) | Statement::DropKeyspace { .. } => {
-            Access::Keyspaces
-        }
-        _ => Access::None,
-    };
-    vec![one]
 }

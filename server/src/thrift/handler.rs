@@ -22,7 +22,8 @@ pub struct ThriftContext {
     pub coordinator: Arc<Coordinator>,
     /// CQL statements, and the statements prepared on this node (shared by every connection).
     pub cql: Arc<cql::Executor>,
-    pub authenticator: Authenticator,
+    /// Shared with the native protocol's front end.
+    pub authenticator: Arc<Authenticator>,
     /// The node's storage-conf.xml: the 0.6 API's `get_string_property("config file")` answers
     /// with its text.
     pub config_file: Option<PathBuf>,
@@ -471,26 +472,12 @@ impl Handler {
 
     /// The login and the right a statement needs (keyspace grants, as the Thrift calls).
     fn authorize_cql(&self, statement: &cql::ast::Statement) -> TResult<()> {
-        let auth = &self.ctx.authenticator;
-        self.session.require_login(auth)?;
-        // Without a keyspace a statement answers with its own error.
-        let keyspace = |ks: Option<String>| ks.or_else(|| self.session.current_keyspace_name().map(str::to_string));
-        for access in super::cql::access(statement) {
-            match access {
-                super::cql::Access::None => {}
-                super::cql::Access::Keyspaces => self.session.authorize_keyspace_change(auth)?,
-                super::cql::Access::Tables { keyspace: ks } => {
-                    if let Some(ks) = keyspace(ks) {
-                        self.session.authorize(auth, &ks, true)?;
-                    }
-                }
-                super::cql::Access::Data { keyspace: ks, table, write } => {
-                    if let Some(ks) = keyspace(ks) {
-                        self.session.authorize_tables(auth, &ks, [table.as_str()], write)?;
-                    }
-                }
-            }
-        }
-        Ok(())
+        let keyspace = self.session.current_keyspace_name();
+        crate::cql_access::authorize(&self.ctx.authenticator, self.session.user(), keyspace, statement).map_err(
+            |refusal| match refusal {
+                crate::cql_access::Refusal::Auth(e) => auth_error(e),
+                crate::cql_access::Refusal::Reserved(why) => ire(why),
+            },
+        )
     }
 }

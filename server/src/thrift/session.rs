@@ -97,6 +97,11 @@ impl Session {
         Ok(())
     }
 
+    /// Who logged in, if anyone did.
+    pub fn user(&self) -> Option<&AuthenticatedUser> {
+        self.user.as_ref()
+    }
+
     pub fn set_user(&mut self, user: AuthenticatedUser) {
         self.user = Some(user);
     }

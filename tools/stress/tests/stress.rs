@@ -48,6 +48,11 @@ fn start_node() -> Node {
     replace_once(&mut conf, "<ThriftPort>9160</ThriftPort>", &format!("<ThriftPort>{port}</ThriftPort>"));
     replace_once(&mut conf, "<StoragePort>7000</StoragePort>", &format!("<StoragePort>{}</StoragePort>", free_port()));
     replace_once(&mut conf, "<AdminPort>7199</AdminPort>", &format!("<AdminPort>{}</AdminPort>", free_port()));
+    replace_once(
+        &mut conf,
+        "<NativeTransportPort>9042</NativeTransportPort>",
+        &format!("<NativeTransportPort>{}</NativeTransportPort>", free_port()),
+    );
     replace_once(&mut conf, "var/lib/sibyl/data", &format!("{root}/data"));
     replace_once(&mut conf, "var/lib/sibyl/commitlog", &format!("{root}/commitlog"));
     replace_once(&mut conf, "var/lib/sibyl/saved_caches", &format!("{root}/saved_caches"));

@@ -1,0 +1,224 @@
+//! RESULT bodies (spec §4.2.5) and EVENT bodies (§4.2.6) from the executor's outcomes.
+
+use cql::exec::{ColumnSpec, Outcome, Prepared, SchemaChange};
+use storage::marshal::AbstractType;
+
+use super::frame::Version;
+use super::wire::Writer;
+
+/// RESULT kinds.
+const VOID: i32 = 0x0001;
+const ROWS: i32 = 0x0002;
+const SET_KEYSPACE: i32 = 0x0003;
+const PREPARED: i32 = 0x0004;
+const SCHEMA_CHANGE: i32 = 0x0005;
+
+/// Metadata flags.
+const GLOBAL_TABLES_SPEC: i32 = 0x0001;
+const NO_METADATA: i32 = 0x0004;
+
+/// The body of an outcome's RESULT; `skip_metadata` leaves the rows' column specifications
+/// out, as the client asked.
+pub fn outcome(outcome: &Outcome, skip_metadata: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    match outcome {
+        Outcome::Void => out.put_int(VOID),
+        Outcome::Rows(rows) => {
+            out.put_int(ROWS);
+            if skip_metadata {
+                out.put_int(NO_METADATA);
+                out.put_int(rows.columns.len() as i32);
+            } else {
+                metadata(&mut out, &rows.columns, None);
+            }
+            out.put_int(rows.rows.len() as i32);
+            for row in &rows.rows {
+                for cell in row {
+                    out.put_bytes(cell.as_deref());
+                }
+            }
+        }
+        Outcome::SetKeyspace(ks) => {
+            out.put_int(SET_KEYSPACE);
+            out.put_string(ks);
+        }
+        Outcome::SchemaChange(change) => {
+            out.put_int(SCHEMA_CHANGE);
+            schema_change(&mut out, change);
+        }
+    }
+    out
+}
+
+/// `<flags><columns_count>[<pk_count><pk_index>...][<global_table_spec>]<col_spec>...`; the
+/// partition key indexes only for a v4 PREPARED (`pk`).
+fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<&[u16]>) {
+    let global =
+        columns.first().filter(|first| columns.iter().all(|c| c.keyspace == first.keyspace && c.table == first.table));
+    out.put_int(if global.is_some() { GLOBAL_TABLES_SPEC } else { 0 });
+    out.put_int(columns.len() as i32);
+    if let Some(pk) = pk {
+        out.put_int(pk.len() as i32);
+        for i in pk {
+            out.put_short(*i);
+        }
+    }
+    if let Some(first) = global {
+        out.put_string(&first.keyspace);
+        out.put_string(&first.table);
+    }
+    for c in columns {
+        if global.is_none() {
+            out.put_string(&c.keyspace);
+            out.put_string(&c.table);
+        }
+        out.put_string(&c.name);
+        type_option(out, &c.ty);
+    }
+}
+
+/// A column's [option] type (spec §4.2.5.2): a native type id, or custom with its class
+/// name. A descending column is its base type; DateType is `timestamp`, as 3.11 sends it.
+fn type_option(out: &mut Vec<u8>, ty: &AbstractType) {
+    let id: u16 = match ty {
+        AbstractType::Reversed(base) => return type_option(out, base),
+        AbstractType::Ascii => 0x0001,
+        AbstractType::Long => 0x0002,
+        AbstractType::Bytes => 0x0003,
+        AbstractType::Boolean => 0x0004,
+        AbstractType::CounterColumn => 0x0005,
+        AbstractType::Decimal => 0x0006,
+        AbstractType::Double => 0x0007,
+        AbstractType::Float => 0x0008,
+        AbstractType::Int32 => 0x0009,
+        AbstractType::Timestamp | AbstractType::Date => 0x000B,
+        AbstractType::Uuid => 0x000C,
+        AbstractType::Utf8 => 0x000D,
+        AbstractType::Integer => 0x000E,
+        AbstractType::TimeUuid => 0x000F,
+        AbstractType::InetAddress => 0x0010,
+        AbstractType::SimpleDate => 0x0011,
+        AbstractType::Time => 0x0012,
+        AbstractType::Short => 0x0013,
+        AbstractType::Byte => 0x0014,
+        // Types without a native id (composites, LexicalUUIDType, EmptyType) and any type
+        // added later until it gets its own arm (collections 0x20-0x22, udt 0x30, tuple
+        // 0x31): custom, named by class, which every driver reads (as a blob).
+        other => {
+            out.put_short(0x0000);
+            out.put_string(&other.class_name());
+            return;
+        }
+    };
+    out.put_short(id);
+}
+
+/// A PREPARED result: the id, the markers' metadata (with `pk_indexes` in v4) and no result
+/// metadata (flag No_metadata: the executor knows a SELECT's columns only when it runs, so
+/// clients must not ask to skip them).
+pub fn prepared(version: Version, id: &[u8], p: &Prepared, pk_indexes: &[u16]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_int(PREPARED);
+    out.put_short_bytes(id);
+    metadata(&mut out, &p.markers, (version >= Version::V4).then_some(pk_indexes));
+    out.put_int(NO_METADATA);
+    out.put_int(0);
+    out
+}
+
+/// `<change_type><target><options>`, the same in a RESULT and in an EVENT (v3 and v4).
+pub fn schema_change(out: &mut Vec<u8>, change: &SchemaChange) {
+    out.put_string(change.change);
+    out.put_string(change.target);
+    out.put_string(&change.keyspace);
+    if change.target != "KEYSPACE" {
+        out.put_string(change.name.as_deref().unwrap_or(""));
+    }
+}
+
+/// An EVENT body of type SCHEMA_CHANGE.
+pub fn schema_change_event(change: &SchemaChange) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_string("SCHEMA_CHANGE");
+    schema_change(&mut out, change);
+    out
+}
+
+/// SUPPORTED's options: what OPTIONS answers.
+pub fn supported(version: Version) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut entries: Vec<(&str, Vec<&str>)> =
+        vec![("CQL_VERSION", vec![super::CQL_VERSION]), ("COMPRESSION", vec!["lz4", "snappy"])];
+    if version >= Version::V4 {
+        entries.push(("PROTOCOL_VERSIONS", super::frame::SUPPORTED_VERSIONS.to_vec()));
+    }
+    out.put_short(entries.len() as u16);
+    for (key, values) in entries {
+        out.put_string(key);
+        out.put_string_list(&values);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::wire::Reader;
+    use cql::exec::ResultSet;
+
+    fn spec(table: &str, name: &str, ty: AbstractType) -> ColumnSpec {
+        ColumnSpec { keyspace: "ks".into(), table: table.into(), name: name.into(), ty }
+    }
+
+    #[test]
+    fn rows_of_one_table_share_one_table_spec() {
+        let rows = ResultSet {
+            columns: vec![
+                spec("t", "k", AbstractType::Int32),
+                spec("t", "c", AbstractType::Reversed(Box::new(AbstractType::Utf8))),
+                spec("t", "x", AbstractType::Composite(vec![AbstractType::Bytes])),
+            ],
+            rows: vec![vec![Some(vec![0, 0, 0, 1]), None, Some(vec![])]],
+        };
+        let body = outcome(&Outcome::Rows(rows), false);
+        let mut r = Reader::new(&body);
+        assert_eq!(r.int(), Ok(ROWS));
+        assert_eq!(r.int(), Ok(GLOBAL_TABLES_SPEC));
+        assert_eq!(r.int(), Ok(3));
+        assert_eq!((r.string(), r.string()), (Ok("ks"), Ok("t")));
+        assert_eq!((r.string(), r.short()), (Ok("k"), Ok(0x09)));
+        assert_eq!((r.string(), r.short()), (Ok("c"), Ok(0x0D)), "a descending column is its base type");
+        assert_eq!((r.string(), r.short()), (Ok("x"), Ok(0)));
+        assert_eq!(
+            r.string(),
+            Ok("org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.BytesType)")
+        );
+        assert_eq!(r.int(), Ok(1));
+        assert_eq!(r.bytes(), Ok(Some(&[0, 0, 0, 1][..])));
+        assert_eq!(r.bytes(), Ok(None));
+        assert_eq!(r.bytes(), Ok(Some(&[][..])));
+        assert!(r.finish("rows").is_ok());
+    }
+
+    #[test]
+    fn columns_of_several_tables_name_theirs() {
+        let rows = ResultSet {
+            columns: vec![spec("a", "k", AbstractType::Long), spec("b", "k", AbstractType::Long)],
+            rows: vec![],
+        };
+        let body = outcome(&Outcome::Rows(rows), false);
+        let mut r = Reader::new(&body);
+        assert_eq!((r.int(), r.int(), r.int()), (Ok(ROWS), Ok(0), Ok(2)));
+        assert_eq!((r.string(), r.string(), r.string(), r.short()), (Ok("ks"), Ok("a"), Ok("k"), Ok(2)));
+    }
+
+    #[test]
+    fn schema_changes_name_their_target() {
+        let change = SchemaChange { change: "CREATED", target: "TABLE", keyspace: "ks".into(), name: Some("t".into()) };
+        let body = outcome(&Outcome::SchemaChange(change), false);
+        let mut r = Reader::new(&body);
+        assert_eq!(r.int(), Ok(SCHEMA_CHANGE));
+        assert_eq!((r.string(), r.string(), r.string(), r.string()), (Ok("CREATED"), Ok("TABLE"), Ok("ks"), Ok("t")));
+        assert!(r.finish("schema change").is_ok());
+    }
+}

@@ -1,0 +1,435 @@
+//! The native protocol (v3 and v4) on NativeTransportPort, against a real node: the handshake,
+//! statements run through the same executor as Thrift's CQL calls, prepared statements and
+//! batches, compression, the refusals drivers rely on (version, order, size), many streams at
+//! once on one connection, SASL PLAIN logins, and SCHEMA_CHANGE events.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use e2e::native::*;
+use e2e::*;
+use thrift_idl::TCassandraSyncClient;
+
+const V4: u8 = 4;
+const V3: u8 = 3;
+
+fn int(v: i32) -> Vec<u8> {
+    v.to_be_bytes().to_vec()
+}
+
+/// A node with keyspace `ks` and table `ks.t (k int PRIMARY KEY, v text)` made over the native
+/// port, and a ready v4 connection in `ks`.
+fn node_with_table() -> (Node, NativeClient) {
+    let node = Node::start(Config::random());
+    let mut c = NativeClient::ready(node.native_addr(), V4, None);
+    c.query_ok("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}", 5);
+    c.query_ok("USE ks", 3);
+    c.query_ok("CREATE TABLE t (k int PRIMARY KEY, v text)", 5);
+    (node, c)
+}
+
+#[test]
+fn options_answer_what_the_node_supports() {
+    let node = Node::start(Config::random());
+    for (version, versions) in [(V4, Some(vec!["3/v3".to_string(), "4/v4".to_string()])), (V3, None)] {
+        let mut c = NativeClient::connect(node.native_addr(), version);
+        let f = c.request(0, OPTIONS, &[]);
+        assert_eq!((f.opcode, f.version), (SUPPORTED, 0x80 | version));
+        let mut cur = f.cursor();
+        let mut options = BTreeMap::new();
+        for _ in 0..cur.short() {
+            let key = cur.string();
+            options.insert(key, cur.string_list());
+        }
+        assert!(cur.is_done());
+        assert_eq!(options.get("CQL_VERSION"), Some(&vec!["3.4.4".to_string()]));
+        assert_eq!(options.get("COMPRESSION"), Some(&vec!["lz4".to_string(), "snappy".to_string()]));
+        assert_eq!(options.get("PROTOCOL_VERSIONS").cloned(), versions, "v{version}");
+        // OPTIONS does not start the connection: a query still needs STARTUP.
+        let (code, message) = c.query("SELECT * FROM system.local").error();
+        assert_eq!((code, message.as_str()), (0x000A, "Unexpected message QUERY, expecting STARTUP or OPTIONS"));
+    }
+}
+
+#[test]
+fn statements_run_with_exact_rows_and_metadata() {
+    let (node, mut c) = node_with_table();
+    let f = c.query("CREATE TABLE ks.t2 (a text, b int, c bigint, PRIMARY KEY (a, b))");
+    let mut cur = f.cursor();
+    assert_eq!(cur.int(), 5, "SCHEMA_CHANGE result");
+    assert_eq!(
+        (cur.string(), cur.string(), cur.string(), cur.string()),
+        ("CREATED".into(), "TABLE".into(), "ks".into(), "t2".into())
+    );
+    assert!(cur.is_done());
+    c.query_ok("INSERT INTO t (k, v) VALUES (1, 'one')", 1);
+    c.query_ok("INSERT INTO t (k, v) VALUES (2, 'two')", 1);
+    c.query_ok("INSERT INTO t2 (a, b, c) VALUES ('x', 5, 50)", 1);
+    c.query_ok("INSERT INTO t2 (a, b) VALUES ('x', 6)", 1);
+
+    let r = rows(&c.query("SELECT k, v FROM t WHERE k = 1"));
+    assert!(r.global, "one table: a global table spec");
+    assert_eq!(
+        r.columns,
+        vec![("ks".into(), "t".into(), "k".into(), 0x09), ("ks".into(), "t".into(), "v".into(), 0x0D)]
+    );
+    assert_eq!(r.rows, vec![vec![Some(int(1)), Some(b"one".to_vec())]]);
+
+    let r = rows(&c.query("SELECT * FROM t2 WHERE a = 'x'"));
+    let names: Vec<(&str, u16)> = r.columns.iter().map(|(_, _, n, t)| (n.as_str(), *t)).collect();
+    assert_eq!(names, [("a", 0x0D), ("b", 0x09), ("c", 0x02)]);
+    assert_eq!(
+        r.rows,
+        vec![
+            vec![Some(b"x".to_vec()), Some(int(5)), Some(50i64.to_be_bytes().to_vec())],
+            vec![Some(b"x".to_vec()), Some(int(6)), None],
+        ]
+    );
+
+    // What Thrift wrote, the native port reads, and the other way round.
+    let mut thrift = node.client();
+    ok("set_keyspace", thrift.set_keyspace("ks".into()));
+    ok(
+        "execute_cql3_query",
+        thrift.execute_cql3_query(
+            b"INSERT INTO t (k, v) VALUES (3, 'three')".to_vec(),
+            thrift_idl::Compression::NONE,
+            thrift_idl::ConsistencyLevel::ONE,
+        ),
+    );
+    let r = rows(&c.query("SELECT v FROM t WHERE k = 3"));
+    assert_eq!(r.rows, vec![vec![Some(b"three".to_vec())]]);
+
+    // Errors with their codes and extra fields.
+    assert_eq!(c.query("SELEC * FROM t").error().0, 0x2000);
+    let (code, message) = c.query("SELECT * FROM nope").error();
+    assert_eq!((code, message.as_str()), (0x2200, "unconfigured table nope"));
+    let f = c.query("CREATE TABLE t (k int PRIMARY KEY)");
+    let mut cur = f.cursor();
+    assert_eq!(cur.int(), 0x2400);
+    cur.string();
+    assert_eq!((cur.string(), cur.string()), ("ks".to_string(), "t".to_string()));
+}
+
+#[test]
+fn prepared_statements_take_positional_and_named_values() {
+    let (node, mut c) = node_with_table();
+    let (id, f) = c.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
+    assert_eq!(id.len(), 16, "an MD5 id");
+    let mut cur = f.cursor();
+    cur.int();
+    cur.short_bytes();
+    let flags = cur.int();
+    assert_eq!((flags & 1, cur.int()), (1, 2), "two markers of one table");
+    assert_eq!((cur.int(), cur.short()), (1, 0), "v4: one partition key marker, the first");
+    assert_eq!((cur.string(), cur.string()), ("ks".to_string(), "t".to_string()));
+    assert_eq!((cur.string(), cur.short(), cur.string(), cur.short()), ("k".into(), 0x09, "v".into(), 0x0D));
+    assert_eq!((cur.int(), cur.int()), (0x0004, 0), "no result metadata");
+    assert!(cur.is_done());
+
+    assert_eq!(c.execute(&id, &[Some(&int(10)), Some(b"ten")]).result_kind(), 1);
+    assert_eq!(c.execute(&id, &[Some(&int(11)), None]).result_kind(), 1);
+    // The same text prepared again has the same id.
+    assert_eq!(c.prepare("INSERT INTO t (k, v) VALUES (?, ?)").0, id);
+
+    // Named values, in another order than the markers.
+    let (select, _) = c.prepare("SELECT k, v FROM t WHERE k = :k");
+    let body = Body::new()
+        .short_bytes(&select)
+        .short(CL_QUORUM)
+        .byte(0x01 | 0x40)
+        .short(1)
+        .string("k")
+        .value(Some(&int(10)))
+        .0;
+    let r = rows(&c.request(0, EXECUTE, &body));
+    assert_eq!(r.rows, vec![vec![Some(int(10)), Some(b"ten".to_vec())]]);
+    let r = rows(&c.execute(&select, &[Some(&int(11))]));
+    assert_eq!(r.rows, vec![vec![Some(int(11)), None]]);
+
+    // A QUERY with values is bound the same way.
+    let body = Body::new()
+        .long_string("SELECT v FROM t WHERE k = ?")
+        .short(CL_ONE)
+        .byte(0x01)
+        .short(1)
+        .value(Some(&int(10)))
+        .0;
+    assert_eq!(rows(&c.request(0, QUERY, &body)).rows, vec![vec![Some(b"ten".to_vec())]]);
+
+    // An id the node does not know: Unprepared with that id, which drivers prepare again.
+    let unknown = [7u8; 16];
+    let f = c.execute(&unknown, &[]);
+    let mut cur = f.cursor();
+    assert_eq!(cur.int(), 0x2500);
+    assert!(cur.string().contains(&"07".repeat(16)));
+    assert_eq!(cur.short_bytes(), unknown.to_vec());
+
+    // Too few values.
+    assert_eq!(c.execute(&id, &[Some(&int(12))]).error().0, 0x2200);
+
+    // A text Thrift prepared first (same keyspace) is the same statement here, found again
+    // rather than prepared twice.
+    let mut thrift = node.client();
+    ok("set_keyspace", thrift.set_keyspace("ks".into()));
+    let text = "SELECT k FROM t WHERE k = ?";
+    ok("prepare_cql3_query", thrift.prepare_cql3_query(text.as_bytes().to_vec(), thrift_idl::Compression::NONE));
+    let (from_thrift, _) = c.prepare(text);
+    assert_eq!(rows(&c.execute(&from_thrift, &[Some(&int(10))])).rows, vec![vec![Some(int(10))]]);
+}
+
+#[test]
+fn batches_mix_texts_and_prepared_ids() {
+    let (_node, mut c) = node_with_table();
+    let (id, _) = c.prepare("INSERT INTO t (k, v) VALUES (?, ?)");
+    let body = Body::new()
+        .byte(1) // UNLOGGED
+        .short(3)
+        .byte(0)
+        .long_string("INSERT INTO t (k, v) VALUES (20, 'twenty')")
+        .short(0)
+        .byte(1)
+        .short_bytes(&id)
+        .short(2)
+        .value(Some(&int(21)))
+        .value(Some(b"twenty-one"))
+        .byte(0)
+        .long_string("UPDATE t SET v = ? WHERE k = ?")
+        .short(2)
+        .value(Some(b"twenty-two"))
+        .value(Some(&int(22)))
+        .short(CL_ONE)
+        .byte(0x20)
+        .long(1_000_000)
+        .0;
+    assert_eq!(c.request(0, BATCH, &body).result_kind(), 1);
+    let r = rows(&c.query("SELECT k, v, writetime(v) FROM t WHERE k IN (20, 21, 22)"));
+    let mut got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = r
+        .rows
+        .into_iter()
+        .map(|row| (row[0].clone().unwrap(), row[1].clone().unwrap(), row[2].clone().unwrap()))
+        .collect();
+    got.sort();
+    let ts = 1_000_000i64.to_be_bytes().to_vec();
+    assert_eq!(
+        got,
+        vec![
+            (int(20), b"twenty".to_vec(), ts.clone()),
+            (int(21), b"twenty-one".to_vec(), ts.clone()),
+            (int(22), b"twenty-two".to_vec(), ts),
+        ],
+        "every statement written, with the batch's default timestamp"
+    );
+    // A SELECT may not be batched.
+    let body = Body::new().byte(1).short(1).byte(0).long_string("SELECT * FROM t").short(0).short(CL_ONE).byte(0).0;
+    assert_eq!(c.request(0, BATCH, &body).error().0, 0x2200);
+    // An unknown prepared id in a batch.
+    let body = Body::new().byte(1).short(1).byte(1).short_bytes(&[1; 16]).short(0).short(CL_ONE).byte(0).0;
+    assert_eq!(c.request(0, BATCH, &body).error().0, 0x2500);
+}
+
+#[test]
+fn compressed_connections_in_lz4_and_snappy() {
+    let (node, mut plain) = node_with_table();
+    for i in 0..20 {
+        plain.query_ok(&format!("INSERT INTO t (k, v) VALUES ({i}, '{}')", "x".repeat(100)), 1);
+    }
+    for compression in [Compression::Lz4, Compression::Snappy] {
+        for version in [V3, V4] {
+            let mut c = NativeClient::ready(node.native_addr(), version, Some(compression));
+            let r = rows(&c.query("SELECT k, v FROM ks.t"));
+            assert_eq!(r.rows.len(), 20, "{compression:?} v{version}");
+            assert!(r.rows.iter().all(|row| row[1].as_deref() == Some("x".repeat(100).as_bytes())));
+            assert!(c.compressed_frames >= 2, "READY and the rows come compressed ({compression:?})");
+        }
+    }
+}
+
+#[test]
+fn refusals_drivers_rely_on() {
+    let node = Node::start(Config::random());
+    // v5: refused in v4 (the highest served), naming the versions, then closed.
+    let mut c = NativeClient::connect(node.native_addr(), 5);
+    c.send(0, 3, OPTIONS, &[]);
+    let f = c.recv();
+    assert_eq!((f.version, f.stream), (0x84, 3));
+    assert_eq!(
+        f.error(),
+        (0x000A, "Invalid or unsupported protocol version (5); supported versions are (3/v3, 4/v4)".to_string())
+    );
+    assert!(c.try_recv().is_none(), "the connection closes");
+
+    // v2: refused in v2's own 8-byte header, so a v2 driver can read it.
+    let mut c = NativeClient::connect(node.native_addr(), 2);
+    c.write_raw(&[2, 0, 9, OPTIONS, 0, 0, 0, 0]);
+    let f = c.recv();
+    assert_eq!((f.version, f.stream, f.error().0), (0x82, 9, 0x000A));
+
+    // A request before STARTUP.
+    let mut c = NativeClient::connect(node.native_addr(), V4);
+    c.send(0, 5, QUERY, &Body::new().long_string("SELECT * FROM system.local").short(CL_ONE).byte(0).0);
+    let f = c.recv();
+    assert_eq!(f.stream, 5);
+    assert_eq!(f.error(), (0x000A, "Unexpected message QUERY, expecting STARTUP or OPTIONS".to_string()));
+
+    // A declared length past NativeTransportMaxFrameSizeInMB (256 MB): refused and closed at
+    // once, without waiting for the body.
+    let mut c = NativeClient::ready(node.native_addr(), V4, None);
+    let mut header = NativeClient::frame_bytes(V4, 0, 8, QUERY, &[]);
+    header[5..9].copy_from_slice(&0x7FFF_FFFFu32.to_be_bytes());
+    c.write_raw(&header);
+    let (code, message) = c.recv().error();
+    assert_eq!(code, 0x000A);
+    assert!(message.contains("Request is too big") && message.contains("268435456"), "{message}");
+    assert!(c.try_recv().is_none(), "the connection closes");
+
+    // A body that does not hold its message: answered, and the connection goes on.
+    let mut c = NativeClient::ready(node.native_addr(), V4, None);
+    let f = c.request(0, QUERY, &Body::new().long_string("SELECT").0);
+    assert_eq!(f.error().0, 0x000A);
+    assert_eq!(c.request(0, OPTIONS, &[]).opcode, SUPPORTED);
+    // v3 has no "unset" value.
+    let mut c = NativeClient::ready(node.native_addr(), V3, None);
+    let body = Body::new().long_string("SELECT * FROM system.local").short(CL_ONE).byte(1).short(1).int(-2).0;
+    assert_eq!(c.request(0, QUERY, &body).error().0, 0x000A);
+}
+
+#[test]
+fn fifty_streams_in_flight_on_one_connection() {
+    let (node, mut c) = node_with_table();
+    for k in 0..50 {
+        c.query_ok(&format!("INSERT INTO t (k, v) VALUES ({k}, 'value {k}')"), 1);
+    }
+    let mut c = NativeClient::ready(node.native_addr(), V4, None);
+    // All sent before any answer is read.
+    for k in 0..50i16 {
+        let q = format!("SELECT v FROM ks.t WHERE k = {k}");
+        c.send(0, 100 + k, QUERY, &Body::new().long_string(&q).short(CL_ONE).byte(0).0);
+    }
+    let mut answered = BTreeMap::new();
+    for _ in 0..50 {
+        let f = c.recv();
+        let r = rows(&f);
+        assert!(answered.insert(f.stream, r.rows).is_none(), "stream {} answered twice", f.stream);
+    }
+    for k in 0..50i16 {
+        let want = vec![vec![Some(format!("value {k}").into_bytes())]];
+        assert_eq!(answered.get(&(100 + k)), Some(&want), "stream {}", 100 + k);
+    }
+}
+
+#[test]
+fn sasl_plain_logins_against_the_simple_authenticator() {
+    let node = Node::start_with_sample_grants();
+    let plain = |user: &str, password: &str| format!("\0{user}\0{password}").into_bytes();
+
+    let mut c = NativeClient::connect(node.native_addr(), V4);
+    let f = c.startup(None);
+    assert_eq!(f.opcode, AUTHENTICATE);
+    assert_eq!(f.cursor().string(), "org.apache.cassandra.auth.PasswordAuthenticator");
+    // Nothing else before the login.
+    assert_eq!(c.query("SELECT * FROM system.local").error().0, 0x000A);
+    let f = c.request(0, AUTH_RESPONSE, &Body::new().value(Some(&plain("jsmith", "wrong"))).0);
+    assert_eq!(f.error().0, 0x0100, "bad credentials");
+    let f = c.request(0, AUTH_RESPONSE, &Body::new().value(Some(&plain("jsmith", "havebadpass"))).0);
+    assert_eq!(f.opcode, AUTH_SUCCESS, "{f:?}");
+    // The grants of access.properties: jsmith reads Keyspace1 and may not drop it.
+    c.query_ok("SELECT * FROM \"Keyspace1\".\"Standard1\"", 2);
+    assert_eq!(c.query("DROP KEYSPACE \"MusicApp\"").result_kind(), 5, "jsmith has <modify-keyspaces>");
+    let mut d = NativeClient::connect(node.native_addr(), V4);
+    assert_eq!(d.startup(None).opcode, AUTHENTICATE);
+    let f = d.request(0, AUTH_RESPONSE, &Body::new().value(Some(&plain("Elvis Presley", "graceland4evar"))).0);
+    assert_eq!(f.opcode, AUTH_SUCCESS);
+    assert_eq!(
+        d.query("INSERT INTO \"Keyspace1\".\"Standard2\" (key, column1, value) VALUES (0x01, 'c', 0x02)").error().0,
+        0x2100
+    );
+}
+
+#[test]
+fn schema_changes_reach_registered_connections() {
+    let (node, mut c) = node_with_table();
+    let mut listener = NativeClient::ready(node.native_addr(), V4, None);
+    let f = listener.request(0, REGISTER, &Body::new().string_list(&["SCHEMA_CHANGE", "STATUS_CHANGE"]).0);
+    assert_eq!(f.opcode, READY);
+    let bad = listener.request(0, REGISTER, &Body::new().string_list(&["NOT_AN_EVENT"]).0);
+    assert_eq!(bad.error().0, 0x000A);
+
+    let next_event = |l: &mut NativeClient| -> Vec<String> {
+        let f = l.recv();
+        assert_eq!((f.opcode, f.stream), (EVENT, -1), "{f:?}");
+        let mut cur = f.cursor();
+        let mut out = vec![cur.string(), cur.string(), cur.string(), cur.string()];
+        if out[2] != "KEYSPACE" {
+            out.push(cur.string());
+        }
+        assert!(cur.is_done());
+        out
+    };
+    listener.set_read_timeout(Duration::from_secs(10));
+    c.query_ok("CREATE TABLE t3 (k int PRIMARY KEY)", 5);
+    assert_eq!(next_event(&mut listener), ["SCHEMA_CHANGE", "CREATED", "TABLE", "ks", "t3"]);
+
+    // A change made through Thrift reaches it too.
+    let mut thrift = node.client();
+    ok("system_add_keyspace", thrift.system_add_keyspace(ks_def("ks2", 1, vec![])));
+    assert_eq!(next_event(&mut listener), ["SCHEMA_CHANGE", "CREATED", "KEYSPACE", "ks2"]);
+    c.query_ok("DROP TABLE t3", 5);
+    assert_eq!(next_event(&mut listener), ["SCHEMA_CHANGE", "DROPPED", "TABLE", "ks", "t3"]);
+}
+
+#[test]
+fn a_traced_query_is_recorded_under_the_session_it_answers() {
+    let (node, mut c) = node_with_table();
+    let body = Body::new().long_string("SELECT * FROM ks.t WHERE k = 1").short(CL_ONE).byte(0).0;
+    let f = c.request(FLAG_TRACING, QUERY, &body);
+    assert_eq!(f.flags & FLAG_TRACING, FLAG_TRACING, "the answer says it was traced");
+    let mut cur = f.cursor();
+    let session = cur.uuid();
+    assert_eq!(uuid::Uuid::from_bytes(session).get_version_num(), 1, "a time-based session id");
+    assert_eq!(cur.int(), 2, "then the rows");
+    // Written before the answer: readable at once, over Thrift.
+    let mut thrift = node.client();
+    ok("set_keyspace", thrift.set_keyspace("system_traces".into()));
+    let row = ok("get_slice", thrift.get_slice(session.to_vec(), parent("sessions"), all(100), ONE));
+    let values: Vec<Vec<u8>> = row.iter().filter_map(|c| c.column.as_ref().and_then(|c| c.value.clone())).collect();
+    assert!(values.iter().any(|v| v == b"Execute CQL3 query"), "request recorded: {values:?}");
+    // Untraced: no flag.
+    let f = c.request(0, QUERY, &body);
+    assert_eq!(f.flags & FLAG_TRACING, 0);
+}
+
+/// Random frames after a valid STARTUP: each is answered with a few bounded responses (or
+/// a close), every one a server message, and the node keeps serving.
+#[test]
+fn random_frames_never_break_a_live_node() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config as RunnerConfig, TestRunner};
+    let node = Node::start(Config::random());
+    let addr = node.native_addr();
+    let mut runner = TestRunner::new(RunnerConfig { cases: 40, ..RunnerConfig::default() });
+    let frames = (any::<u8>(), 0u8..0x12, proptest::collection::vec(any::<u8>(), 0..64), any::<bool>());
+    runner
+        .run(&frames, |(flags, opcode, body, lie)| {
+            let mut c = NativeClient::ready(addr, V4, None);
+            let mut bytes = NativeClient::frame_bytes(V4, flags & !FLAG_COMPRESSED, 2, opcode, &body);
+            if lie && !body.is_empty() {
+                // A length shorter than the body: the rest reads as the next frame.
+                bytes[8] -= 1;
+            }
+            c.write_raw(&bytes);
+            c.set_read_timeout(Duration::from_millis(500));
+            for _ in 0..3 {
+                let Some(f) = c.recv_quietly() else { break };
+                prop_assert!(f.version & 0x80 != 0, "a response: {f:?}");
+                prop_assert!(
+                    [ERROR, READY, SUPPORTED, RESULT, EVENT, AUTHENTICATE].contains(&f.opcode),
+                    "a server message: {f:?}"
+                );
+            }
+            Ok(())
+        })
+        .expect("no frame breaks the node");
+    let mut c = NativeClient::ready(addr, V4, None);
+    assert_eq!(c.request(0, OPTIONS, &[]).opcode, SUPPORTED, "the node still serves");
+}
