@@ -49,8 +49,8 @@ pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
 
 mod cluster;
 mod config;
-pub mod netns;
 pub mod native;
+pub mod netns;
 mod thrift_helpers;
 
 pub use cluster::{

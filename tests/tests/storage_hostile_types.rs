@@ -114,7 +114,8 @@ fn a_deeply_nested_type_in_storage_conf_stops_startup_naming_it() {
     let config = Config::random()
         .keyspaces(keyspace_xml("Conf", &[&format!("<ColumnFamily Name=\"DeepCf\" CompareWith=\"{comparator}\"/>")]));
     let conf = dir.path().join("storage-conf.xml");
-    std::fs::write(&conf, config.render(dir.path(), free_port(), free_port(), free_port(), free_port())).expect("write conf");
+    std::fs::write(&conf, config.render(dir.path(), free_port(), free_port(), free_port(), free_port()))
+        .expect("write conf");
     let log = dir.path().join("sibyl.log");
     let mut child = Command::new(sibyl_bin())
         .arg("--config")

@@ -101,9 +101,28 @@ fn type_option(out: &mut Vec<u8>, ty: &AbstractType) {
         AbstractType::Time => 0x0012,
         AbstractType::Short => 0x0013,
         AbstractType::Byte => 0x0014,
+        // Collections name their element types (frozen or not, the same ids), tuples each
+        // component's.
+        AbstractType::List { element, .. } | AbstractType::Set { element, .. } => {
+            out.put_short(if matches!(ty, AbstractType::List { .. }) { 0x0020 } else { 0x0022 });
+            return type_option(out, element);
+        }
+        AbstractType::Map { key, value, .. } => {
+            out.put_short(0x0021);
+            type_option(out, key);
+            return type_option(out, value);
+        }
+        AbstractType::Tuple(types) => {
+            out.put_short(0x0031);
+            out.put_short(types.len() as u16);
+            for t in types {
+                type_option(out, t);
+            }
+            return;
+        }
         // Types without a native id (composites, LexicalUUIDType, EmptyType) and any type
-        // added later until it gets its own arm (collections 0x20-0x22, udt 0x30, tuple
-        // 0x31): custom, named by class, which every driver reads (as a blob).
+        // added later until it gets its own arm (udt 0x30): custom, named by class, which
+        // every driver reads (as a blob).
         other => {
             out.put_short(0x0000);
             out.put_string(&other.class_name());
@@ -198,6 +217,29 @@ mod tests {
         assert_eq!(r.bytes(), Ok(None));
         assert_eq!(r.bytes(), Ok(Some(&[][..])));
         assert!(r.finish("rows").is_ok());
+    }
+
+    #[test]
+    fn collections_and_tuples_name_their_element_types() {
+        let int = || Box::new(AbstractType::Int32);
+        let rows = ResultSet {
+            columns: vec![
+                spec("t", "l", AbstractType::List { element: int(), frozen: false }),
+                spec("t", "m", AbstractType::Map { key: Box::new(AbstractType::Utf8), value: int(), frozen: true }),
+                spec("t", "s", AbstractType::Set { element: int(), frozen: false }),
+                spec("t", "u", AbstractType::Tuple(vec![AbstractType::Int32, AbstractType::Utf8])),
+            ],
+            rows: vec![],
+        };
+        let body = outcome(&Outcome::Rows(rows), false);
+        let mut r = Reader::new(&body);
+        assert_eq!((r.int(), r.int(), r.int()), (Ok(ROWS), Ok(GLOBAL_TABLES_SPEC), Ok(4)));
+        assert_eq!((r.string(), r.string()), (Ok("ks"), Ok("t")));
+        assert_eq!((r.string(), r.short(), r.short()), (Ok("l"), Ok(0x20), Ok(0x09)));
+        assert_eq!((r.string(), r.short(), r.short(), r.short()), (Ok("m"), Ok(0x21), Ok(0x0D), Ok(0x09)));
+        assert_eq!((r.string(), r.short(), r.short()), (Ok("s"), Ok(0x22), Ok(0x09)));
+        assert_eq!((r.string(), r.short(), r.short()), (Ok("u"), Ok(0x31), Ok(2)));
+        assert_eq!((r.short(), r.short()), (Ok(0x09), Ok(0x0D)));
     }
 
     #[test]

@@ -323,8 +323,12 @@ mod tests {
         };
         let coordinator = Coordinator::single_node(storage, local).unwrap();
         let cql = Arc::new(cql::Executor::new(coordinator.clone()));
-        let ctx =
-            Arc::new(ThriftContext { coordinator, cql, authenticator: Arc::new(Authenticator::AllowAll), config_file: None });
+        let ctx = Arc::new(ThriftContext {
+            coordinator,
+            cql,
+            authenticator: Arc::new(Authenticator::AllowAll),
+            config_file: None,
+        });
         ThriftServer::new(addr, ctx, ServeOptions { max_message_bytes: 1 << 20, event_loops: 1 })
     }
 

@@ -1,0 +1,106 @@
+"""Seed 001 (Cassandra's data-modeling page) through the DataStax Python driver, unmodified,
+against a running node: the driver connects (reading system.local, system.peers and the
+system_schema tables), runs the seed's statements as written, prepares, binds collections, and
+sees the schema in its metadata as 3.11 would show it.
+
+The node is started by tests/tests/python_driver.rs, which passes its native address in
+SIBYL_NATIVE_HOST and SIBYL_NATIVE_PORT.
+"""
+
+import os
+import unittest
+import uuid
+
+from cassandra import InvalidRequest
+from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
+from cassandra.policies import RoundRobinPolicy
+
+HOST = os.environ.get("SIBYL_NATIVE_HOST", "127.0.0.1")
+PORT = int(os.environ.get("SIBYL_NATIVE_PORT", "9042"))
+
+
+def connect(version):
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=20)
+    cluster = Cluster([HOST], port=PORT, protocol_version=version,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=20)
+    return cluster, cluster.connect()
+
+
+class SeedThroughTheDriver(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster, cls.session = connect(4)
+        cls.session.execute(
+            "CREATE KEYSPACE seed WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        cls.session.set_keyspace("seed")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.shutdown()
+
+    def test_the_driver_sees_the_node(self):
+        hosts = self.cluster.metadata.all_hosts()
+        self.assertEqual(len(hosts), 1)
+        self.assertEqual(hosts[0].release_version, "3.11.10")
+        local = self.session.execute("SELECT cluster_name, tokens FROM system.local WHERE key = 'local'").one()
+        self.assertTrue(local.cluster_name)
+        self.assertEqual(len(local.tokens), 1)
+
+    def test_seed_001_as_written(self):
+        s = self.session
+        s.execute("CREATE TABLE t (id int, k int, v text, PRIMARY KEY (id))")
+        s.execute("CREATE TABLE t2 (id int, c text, k int, v text, PRIMARY KEY (id, c))")
+        s.execute("CREATE TABLE t3 (id1 int, id2 int, c1 text, c2 text, k int, v text, PRIMARY KEY ((id1, id2), c1, c2))")
+        s.execute("CREATE TABLE magazine_name (id int PRIMARY KEY, name text, publicationFrequency text)")
+        s.execute("CREATE TABLE magazine_publisher (publisher text, id int, name text, "
+                  "publicationFrequency text, PRIMARY KEY (publisher, id)) WITH CLUSTERING ORDER BY (id DESC)")
+        names = s.prepare("INSERT INTO magazine_name (id, name, publicationFrequency) VALUES (?, ?, ?)")
+        by_publisher = s.prepare("INSERT INTO magazine_publisher (publisher, id, name, publicationFrequency) "
+                                 "VALUES (?, ?, ?, ?)")
+        for i, (name, freq, publisher) in enumerate([("Tech Weekly", "Weekly", "Acme"),
+                                                     ("Data Monthly", "Monthly", "Acme"),
+                                                     ("Graph Quarterly", "Quarterly", "Other")], start=1):
+            s.execute(names, (i, name, freq))
+            s.execute(by_publisher, (publisher, i, name, freq))
+        # Q1: every magazine with its frequency.
+        q1 = sorted((r.id, r.name, r.publicationfrequency) for r in s.execute("SELECT id, name, publicationFrequency FROM magazine_name"))
+        self.assertEqual(q1, [(1, "Tech Weekly", "Weekly"), (2, "Data Monthly", "Monthly"), (3, "Graph Quarterly", "Quarterly")])
+        # Q2: one publisher's magazines, newest id first.
+        q2 = [(r.id, r.name) for r in s.execute("SELECT id, name FROM magazine_publisher WHERE publisher = %s", ["Acme"])]
+        self.assertEqual(q2, [(2, "Data Monthly"), (1, "Tech Weekly")])
+        table = self.cluster.metadata.keyspaces["seed"].tables["magazine_publisher"]
+        self.assertEqual([c.name for c in table.partition_key], ["publisher"])
+        self.assertEqual([c.name for c in table.clustering_key], ["id"])
+        self.assertIn("WITH CLUSTERING ORDER BY (id DESC)", table.export_as_string())
+
+    def test_collections_tuples_and_types_round_trip(self):
+        s = self.session
+        s.execute("CREATE TABLE kinds (id uuid PRIMARY KEY, tags set<text>, l list<int>, m map<text, int>, "
+                  "f frozen<list<int>>, t tuple<int, text>, b blob, d double, big varint)")
+        insert = s.prepare("INSERT INTO kinds (id, tags, l, m, f, t, b, d, big) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        key = uuid.uuid4()
+        s.execute(insert, (key, {"b", "a"}, [3, 1, 2], {"x": 1}, [9, 8], (7, "seven"), b"\x00\xff", 1.5, 10 ** 30))
+        s.execute("UPDATE kinds SET tags = tags + {'c'}, l = l + [4], m['y'] = 2 WHERE id = %s", [key])
+        row = s.execute("SELECT * FROM kinds WHERE id = %s", [key]).one()
+        self.assertEqual(sorted(row.tags), ["a", "b", "c"])
+        self.assertEqual(list(row.l), [3, 1, 2, 4])
+        self.assertEqual(dict(row.m), {"x": 1, "y": 2})
+        self.assertEqual(list(row.f), [9, 8])
+        self.assertEqual(tuple(row.t), (7, "seven"))
+        self.assertEqual((row.b, row.d, row.big), (b"\x00\xff", 1.5, 10 ** 30))
+
+    def test_errors_reach_the_driver_as_3_11_names_them(self):
+        with self.assertRaises(InvalidRequest) as e:
+            self.session.execute("SELECT * FROM no_such_table")
+        self.assertIn("unconfigured table no_such_table", str(e.exception))
+
+    def test_protocol_v3_works_too(self):
+        cluster, session = connect(3)
+        try:
+            self.assertEqual(session.execute("SELECT release_version FROM system.local").one().release_version, "3.11.10")
+        finally:
+            cluster.shutdown()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
