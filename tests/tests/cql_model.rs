@@ -2,7 +2,9 @@
 //!
 //! Random tables: a partition key of one or two columns, zero to two clustering columns each
 //! ASC or DESC (`WITH CLUSTERING ORDER BY`), one to three regular columns, of the types int,
-//! bigint, text, blob, boolean and double, declared in a random order. Random writes: INSERT
+//! bigint, text, blob, boolean and double (and, for regular columns, `set<int>`, kept one cell
+//! per element: whole-set writes, `s = s + {..}`, `s = s - {..}`), declared in a random order.
+//! Random writes: INSERT
 //! of some, all or none of the regular columns (nulls included), UPDATE ... SET, DELETE of a
 //! partition, of a row, of a clustering prefix or of an IN list, DELETE of single columns;
 //! each `USING TIMESTAMP` the newest yet or, sometimes, an older one, so that last-write-wins
@@ -81,6 +83,9 @@ enum Ty {
     Blob,
     Boolean,
     Double,
+    /// `set<int>`, one cell per element (regular columns only); its values are the whole set
+    /// as CQL serializes it (`i32` count, then each element with its `i32` length).
+    IntSet,
 }
 
 impl Ty {
@@ -94,6 +99,7 @@ impl Ty {
             Ty::Blob => "blob",
             Ty::Boolean => "boolean",
             Ty::Double => "double",
+            Ty::IntSet => "set<int>",
         }
     }
 
@@ -106,7 +112,7 @@ impl Ty {
             Ty::Double => {
                 f64::from_be_bytes(a.try_into().unwrap()).total_cmp(&f64::from_be_bytes(b.try_into().unwrap()))
             }
-            Ty::Text | Ty::Blob | Ty::Boolean => a.cmp(b),
+            Ty::Text | Ty::Blob | Ty::Boolean | Ty::IntSet => a.cmp(b),
         }
     }
 
@@ -121,6 +127,10 @@ impl Ty {
             // Debug prints the shortest text that reads back as the same double: `1.5`,
             // `-0.0`, `1e300`, all CQL float (or integer) literals.
             Ty::Double => format!("{:?}", f64::from_be_bytes(v.try_into().unwrap())),
+            Ty::IntSet => {
+                let items: Vec<String> = set_elements(v).unwrap().iter().map(i32::to_string).collect();
+                format!("{{{}}}", items.join(", "))
+            }
         }
     }
 
@@ -140,8 +150,37 @@ impl Ty {
             Ty::Text => std::str::from_utf8(v).is_ok(),
             Ty::Blob => true,
             Ty::Boolean => v.len() == 1,
+            Ty::IntSet => set_elements(v).is_some(),
         }
     }
+}
+
+/// A `set<int>` value: its elements, sorted.
+fn int_set(elements: &[i32]) -> V {
+    let mut sorted = elements.to_vec();
+    sorted.sort();
+    sorted.dedup();
+    let mut out = (sorted.len() as i32).to_be_bytes().to_vec();
+    for e in sorted {
+        out.extend(4i32.to_be_bytes());
+        out.extend(e.to_be_bytes());
+    }
+    V(out)
+}
+
+/// The elements of a serialized `set<int>`, if it is one.
+fn set_elements(v: &[u8]) -> Option<Vec<i32>> {
+    let count = i32::from_be_bytes(v.get(..4)?.try_into().ok()?);
+    let mut rest = &v[4..];
+    let mut out = Vec::new();
+    for _ in 0..count {
+        if rest.get(..4)? != 4i32.to_be_bytes() {
+            return None;
+        }
+        out.push(i32::from_be_bytes(rest.get(4..8)?.try_into().ok()?));
+        rest = &rest[8..];
+    }
+    rest.is_empty().then_some(out)
 }
 
 fn int(n: i32) -> V {
@@ -173,6 +212,7 @@ fn pool(ty: Ty, partition: bool) -> Vec<V> {
             Ty::Blob => vec![blob(&[0]), blob(&[0xff]), blob(&[1, 2])],
             Ty::Boolean => vec![blob(&[0]), blob(&[1])],
             Ty::Double => vec![double(0.0), double(-0.0), double(2.5)],
+            Ty::IntSet => unreachable!("a set is no key here"),
         };
     }
     match ty {
@@ -182,6 +222,7 @@ fn pool(ty: Ty, partition: bool) -> Vec<V> {
         Ty::Blob => [&[][..], &[0], &[0, 0], &[1], &[0x7f], &[0x80], &[0xff]].iter().map(|b| blob(b)).collect(),
         Ty::Boolean => vec![blob(&[0]), blob(&[1])],
         Ty::Double => [-1e20, -1.5, -0.0, 0.0, 0.25, 3.0, 1e300].iter().map(|f| double(*f)).collect(),
+        Ty::IntSet => unreachable!("a set is no key here"),
     }
 }
 
@@ -198,6 +239,8 @@ fn regular_value(ty: Ty) -> BoxedStrategy<V> {
         Ty::Blob => vec(any::<u8>(), 0..6).prop_map(V).boxed(),
         Ty::Boolean => any::<bool>().prop_map(|b| V(vec![u8::from(b)])).boxed(),
         Ty::Double => any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(double).boxed(),
+        // Few elements from a small range, so that adds and removes meet the same ones.
+        Ty::IntSet => vec(-3i32..4, 0..4).prop_map(|e| int_set(&e)).boxed(),
     }
 }
 
@@ -321,15 +364,18 @@ impl Schema {
 
 fn schema() -> impl Strategy<Value = Schema> {
     let ty = || prop::sample::select(Ty::ALL.to_vec());
-    (vec(ty(), 1..=2), vec((ty(), any::<bool>()), 0..=2), vec(ty(), 1..=3)).prop_flat_map(|(pk, ck, regular)| {
-        let n = pk.len() + ck.len() + regular.len();
-        Just((0..n).collect::<Vec<_>>()).prop_shuffle().prop_map(move |declared| Schema {
-            pk: pk.clone(),
-            ck: ck.clone(),
-            regular: regular.clone(),
-            declared,
-        })
-    })
+    let regular_ty = || prop::sample::select([&Ty::ALL[..], &[Ty::IntSet, Ty::IntSet]].concat());
+    (vec(ty(), 1..=2), vec((ty(), any::<bool>()), 0..=2), vec(regular_ty(), 1..=3)).prop_flat_map(
+        |(pk, ck, regular)| {
+            let n = pk.len() + ck.len() + regular.len();
+            Just((0..n).collect::<Vec<_>>()).prop_shuffle().prop_map(move |declared| Schema {
+                pk: pk.clone(),
+                ck: ck.clone(),
+                regular: regular.clone(),
+                declared,
+            })
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,6 +468,9 @@ enum Op {
     Delete { pk: Vec<V>, rows: Slice, stale: Stale },
     /// DELETE of some regular columns of one row.
     DeleteColumns { pk: Vec<V>, ck: Vec<V>, columns: Vec<usize>, stale: Stale },
+    /// `UPDATE ... SET s = s + {..}, s = s - {..}` on a `set<int>` column (either may be empty,
+    /// not both).
+    SetElements { pk: Vec<V>, ck: Vec<V>, column: usize, add: Vec<i32>, remove: Vec<i32>, stale: Stale },
     /// `sibyltool flush`, then `compact` too if asked.
     Flush { compact: bool },
 }
@@ -429,9 +478,11 @@ enum Op {
 impl Op {
     fn partition(&self) -> Option<&[V]> {
         match self {
-            Op::Insert { pk, .. } | Op::Update { pk, .. } | Op::Delete { pk, .. } | Op::DeleteColumns { pk, .. } => {
-                Some(pk)
-            }
+            Op::Insert { pk, .. }
+            | Op::Update { pk, .. }
+            | Op::Delete { pk, .. }
+            | Op::DeleteColumns { pk, .. }
+            | Op::SetElements { pk, .. } => Some(pk),
             Op::Flush { .. } => None,
         }
     }
@@ -441,7 +492,8 @@ impl Op {
             Op::Insert { stale, .. }
             | Op::Update { stale, .. }
             | Op::Delete { stale, .. }
-            | Op::DeleteColumns { stale, .. } => *stale,
+            | Op::DeleteColumns { stale, .. }
+            | Op::SetElements { stale, .. } => *stale,
             Op::Flush { .. } => None,
         }
     }
@@ -496,6 +548,22 @@ impl Op {
                     s.where_clause(pk, ck)
                 )
             }
+            Op::SetElements { pk, ck, column, add, remove, .. } => {
+                let literal = |e: &[i32]| Ty::IntSet.literal(&int_set(e));
+                let name = REGULAR[*column];
+                let mut sets = Vec::new();
+                if !add.is_empty() {
+                    sets.push(format!("{name} = {name} + {}", literal(add)));
+                }
+                if !remove.is_empty() {
+                    sets.push(format!("{name} = {name} - {}", literal(remove)));
+                }
+                format!(
+                    "UPDATE {KS}.{table} USING TIMESTAMP {ts} SET {} WHERE {}",
+                    sets.join(", "),
+                    s.where_clause(pk, ck)
+                )
+            }
             Op::Flush { .. } => unreachable!("a flush is no statement"),
         }
     }
@@ -511,8 +579,21 @@ fn op(s: &Schema) -> BoxedStrategy<Op> {
         .collect();
     let stale = || prop::option::weighted(0.15, 1u32..8);
     let n = s.regular.len();
-    // Weights out of 29: a flush about every tenth step.
-    let arms: Vec<(u32, BoxedStrategy<Op>)> = vec![
+    let sets: Vec<usize> = (0..n).filter(|i| s.regular[*i] == Ty::IntSet).collect();
+    // Weights out of 29 (33 with sets): a flush about every tenth step.
+    let mut arms: Vec<(u32, BoxedStrategy<Op>)> = vec![];
+    if !sets.is_empty() {
+        arms.push((
+            4,
+            (pk.clone(), ck.clone(), prop::sample::select(sets), vec(-3i32..4, 0..3), vec(-3i32..4, 0..3), stale())
+                .prop_filter("adds or removes something", |(_, _, _, add, remove, _)| {
+                    !(add.is_empty() && remove.is_empty())
+                })
+                .prop_map(|(pk, ck, column, add, remove, stale)| Op::SetElements { pk, ck, column, add, remove, stale })
+                .boxed(),
+        ));
+    }
+    arms.extend(vec![
         (
             10,
             (pk.clone(), ck.clone(), values.clone(), stale())
@@ -537,7 +618,7 @@ fn op(s: &Schema) -> BoxedStrategy<Op> {
                 .boxed(),
         ),
         (3, any::<bool>().prop_map(|compact| Op::Flush { compact }).boxed()),
-    ];
+    ]);
     Union::new_weighted(arms).boxed()
 }
 
@@ -592,6 +673,38 @@ struct RowState {
     marker: i64,
     /// Per regular column: the newest write's timestamp and value (`None`: a tombstone).
     cells: BTreeMap<usize, (i64, Option<V>)>,
+    /// Per `set<int>` column: its elements, one cell each.
+    sets: BTreeMap<usize, SetState>,
+}
+
+/// A non-frozen set as 3.11 keeps it: a deletion of the whole collection (a write of the
+/// whole set deletes what was there one microsecond before it), and one cell per element.
+#[derive(Clone, Debug, Default)]
+struct SetState {
+    cleared: i64,
+    /// Element → (timestamp, live); of a live cell and a tombstone of one timestamp, the
+    /// tombstone wins.
+    elements: BTreeMap<i32, (i64, bool)>,
+}
+
+impl SetState {
+    fn put(&mut self, element: i32, ts: i64, live: bool) {
+        let cell = self.elements.entry(element).or_insert((0, false));
+        if ts > cell.0 || (ts == cell.0 && !live) {
+            *cell = (ts, live);
+        }
+    }
+
+    /// The live elements, once row deletions up to `deleted` are applied.
+    fn visible(&self, deleted: i64) -> Option<V> {
+        let live: Vec<i32> = self
+            .elements
+            .iter()
+            .filter(|(_, (ts, live))| *live && *ts > self.cleared && *ts > deleted)
+            .map(|(e, _)| *e)
+            .collect();
+        (!live.is_empty()).then(|| int_set(&live))
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -608,8 +721,18 @@ struct Model {
 
 impl Model {
     fn apply(&mut self, op: &Op, ts: i64) {
+        let types = self.schema.regular.clone();
         let write = |row: &mut RowState, values: &[Option<Option<V>>]| {
             for (i, v) in values.iter().enumerate() {
+                if types[i] == Ty::IntSet {
+                    let Some(v) = v else { continue };
+                    let set = row.sets.entry(i).or_default();
+                    set.cleared = set.cleared.max(ts - 1);
+                    for e in v.as_ref().map(|v| set_elements(v).unwrap()).unwrap_or_default() {
+                        set.put(e, ts, true);
+                    }
+                    continue;
+                }
                 if let Some(v) = v {
                     let cell = row.cells.entry(i).or_insert((0, None));
                     if ts > cell.0 {
@@ -633,9 +756,25 @@ impl Model {
             }
             Op::DeleteColumns { pk, ck, columns, .. } => {
                 let row = self.partitions.entry(pk.clone()).or_default().rows.entry(ck.clone()).or_default();
-                let tombstones: Vec<Option<Option<V>>> =
-                    (0..self.schema.regular.len()).map(|i| columns.contains(&i).then_some(None)).collect();
+                let tombstones: Vec<Option<Option<V>>> = (0..self.schema.regular.len())
+                    .map(|i| (columns.contains(&i) && types[i] != Ty::IntSet).then_some(None))
+                    .collect();
                 write(row, &tombstones);
+                // DELETE of a whole collection: a deletion at the statement's timestamp.
+                for i in columns.iter().filter(|i| types[**i] == Ty::IntSet) {
+                    let set = row.sets.entry(*i).or_default();
+                    set.cleared = set.cleared.max(ts);
+                }
+            }
+            Op::SetElements { pk, ck, column, add, remove, .. } => {
+                let row = self.partitions.entry(pk.clone()).or_default().rows.entry(ck.clone()).or_default();
+                let set = row.sets.entry(*column).or_default();
+                for e in add {
+                    set.put(*e, ts, true);
+                }
+                for e in remove {
+                    set.put(*e, ts, false);
+                }
             }
             Op::Flush { .. } => {}
         }
@@ -655,8 +794,9 @@ impl Model {
                 .max()
                 .unwrap_or(0);
             let regular: Row = (0..self.schema.regular.len())
-                .map(|i| match row.cells.get(&i) {
-                    Some((ts, v)) if *ts > deleted => v.clone(),
+                .map(|i| match (self.schema.regular[i], row.cells.get(&i)) {
+                    (Ty::IntSet, _) => row.sets.get(&i).and_then(|set| set.visible(deleted)),
+                    (_, Some((ts, v))) if *ts > deleted => v.clone(),
                     _ => None,
                 })
                 .collect();

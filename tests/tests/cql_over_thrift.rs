@@ -875,6 +875,26 @@ fn collections_and_tuples_one_cell_per_element() {
         r#"{"tags": [1, 3], "m": {"b": 2}, "t": [1, null]}"#
     );
 
+    // List operations by index or value read the list first.
+    void(run(&mut c, "UPDATE col.u SET l = ['a', 'b', 'c', 'b'] WHERE id = 5 AND n = 1"));
+    void(run(&mut c, "UPDATE col.u SET l[1] = 'B' WHERE id = 5 AND n = 1"));
+    void(run(&mut c, "DELETE l[0] FROM col.u WHERE id = 5 AND n = 1"));
+    assert_eq!(json_of(&mut c, "SELECT JSON l FROM col.u WHERE id = 5 AND n = 1"), r#"{"l": ["B", "c", "b"]}"#);
+    void(run(&mut c, "UPDATE col.u SET l = l - ['b', 'x'] WHERE id = 5 AND n = 1"));
+    assert_eq!(json_of(&mut c, "SELECT JSON l FROM col.u WHERE id = 5 AND n = 1"), r#"{"l": ["B", "c"]}"#);
+    assert_eq!(
+        refused(&mut c, "UPDATE col.u SET l[2] = 'x' WHERE id = 5 AND n = 1"),
+        "List index 2 out of bound, list has size 2"
+    );
+    assert_eq!(
+        refused(&mut c, "UPDATE col.u SET l[0] = 'x' WHERE id = 6 AND n = 1"),
+        "Attempted to set an element on a list which is null"
+    );
+    assert_eq!(
+        refused(&mut c, "DELETE l[0] FROM col.u WHERE id = 6 AND n = 1"),
+        "Attempted to delete an element from a list which is null"
+    );
+
     // 3.11's refusals.
     for (statement, why) in [
         (

@@ -44,9 +44,12 @@ pub(super) async fn batch(
             BatchStatement::Update(s) => write::update(ctx, s, binder, shared)?,
             BatchStatement::Delete(s) => write::delete(ctx, s, binder, shared)?,
         };
-        let Planned::Write { mutations: these, counter, table } = planned else {
+        let Planned::Write { mutations: these, counter, table, reads } = planned else {
             return invalid("conditional statements in a BATCH are not supported yet");
         };
+        if !reads.is_empty() {
+            return invalid("list operations by index or value in a BATCH are not supported yet");
+        }
         if table.is_some_and(|t| !super::view::views_of(ctx, &t).is_empty()) {
             return invalid("a BATCH writing a table with materialized views is not supported yet");
         }
@@ -77,7 +80,7 @@ pub(super) async fn batch(
             "a LOGGED batch across several partitions is not supported yet (Sibyl has no batchlog): use BEGIN UNLOGGED BATCH, or one batch per partition",
         );
     }
-    Planned::Write { mutations, counter: counters.unwrap_or(false), table: None }.run(ctx, cl).await
+    Planned::Write { mutations, counter: counters.unwrap_or(false), table: None, reads: Vec::new() }.run(ctx, cl).await
 }
 
 /// Adds `m` to the batch, into the mutation of the same partition if there is one (cells

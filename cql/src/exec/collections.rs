@@ -3,14 +3,22 @@
 //! time before every append), a set's by the element with an empty value, a map's by the key.
 //! Setting a whole collection first deletes the old one with a range tombstone one
 //! microsecond older than the new elements, as 3.11's `setComplexDeletionTimeForOverwrite`.
+//! The list operations by index or value (`l[i] = v`, `DELETE l[i]`, `l = l - [...]`) read the
+//! list first, at the statement's consistency level, as 3.11 does.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use cluster::consistency::ConsistencyLevel;
+use cluster::coordinator::ReadCommand;
+use model::data::Cell;
+use model::filter::{insert_cell, CountUnit, ReadFilter};
 use model::marshal::{read_elements, CollectionKind};
+use model::mutation::RowMutation;
 
-use super::{invalid, CqlError};
-use crate::schema::Column;
+use super::values::Value;
+use super::{invalid, Context, CqlError};
+use crate::schema::{Clustering, Column, Table};
 
 /// 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
 const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
@@ -104,6 +112,121 @@ pub(super) fn removed_keys(c: &Column, value: &[u8]) -> Result<Vec<Vec<u8>>, Cql
     };
     let elements = read_elements(kind, value).or_else(|e| invalid(format!("Invalid value for {}: {e}", c.name)))?;
     Ok(elements.into_iter().map(<[u8]>::to_vec).collect())
+}
+
+/// A list operation that needs the list as it is.
+#[derive(Clone, Debug)]
+pub(super) enum ListOp {
+    /// `l[i] = v` (null: the element deleted).
+    Set(i32, Value),
+    /// `DELETE l[i]`.
+    Delete(i32),
+    /// `l = l - [...]`: every element equal to one of these deleted.
+    Discard(Vec<Vec<u8>>),
+}
+
+/// A list operation on one partition's row, with its write's time and TTL.
+#[derive(Clone, Debug)]
+pub(super) struct ListRead {
+    pub key: Vec<u8>,
+    pub clustering: Clustering,
+    pub column: Column,
+    pub op: ListOp,
+    pub timestamp: i64,
+    pub ttl: i32,
+    pub now: i32,
+}
+
+/// The elements of a whole list value.
+pub(super) fn list_values(c: &Column, value: &[u8]) -> Result<Vec<Vec<u8>>, CqlError> {
+    let elements = read_elements(CollectionKind::List, value)
+        .or_else(|e| invalid(format!("Invalid value for {}: {e}", c.name)))?;
+    Ok(elements.into_iter().map(<[u8]>::to_vec).collect())
+}
+
+/// Reads each list at `cl` (3.11 reads it as the statement's consistency level asks) and adds
+/// the cells its operation writes to the mutation of its partition.
+pub(super) async fn resolve(
+    ctx: &Context<'_>,
+    table: &Table,
+    reads: Vec<ListRead>,
+    mutations: &mut Vec<RowMutation>,
+    cl: ConsistencyLevel,
+) -> Result<(), CqlError> {
+    let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
+    let (ks, cf) = meta.shared_names();
+    let commands: Vec<ReadCommand> = reads
+        .iter()
+        .map(|r| {
+            let (start, end) = table.collection_bounds(&r.clustering, &r.column);
+            ReadCommand {
+                keyspace: ks.clone(),
+                cf: cf.clone(),
+                key: r.key.clone(),
+                filter: ReadFilter::slice(start, end, false, usize::MAX, CountUnit::Cells),
+            }
+        })
+        .collect();
+    let results = ctx.coordinator.read(commands, cl).await?;
+    for (r, cells) in reads.into_iter().zip(results) {
+        let elements: Vec<Cell> = cells.into_iter().filter(|c| c.is_live(r.now)).collect();
+        let size = elements.len();
+        let written = |name: Vec<u8>, value: Option<Vec<u8>>| match value {
+            Some(v) if r.ttl > 0 => Cell::expiring(name, v, r.timestamp, r.ttl, r.now),
+            Some(v) => Cell::live(name, v, r.timestamp),
+            None => Cell::tombstone(name, r.timestamp, r.now),
+        };
+        let at = |index: i32, if_null: &str| -> Result<&Cell, CqlError> {
+            if elements.is_empty() {
+                return invalid(if_null);
+            }
+            match usize::try_from(index).ok().and_then(|i| elements.get(i)) {
+                Some(cell) => Ok(cell),
+                None => invalid(format!("List index {index} out of bound, list has size {size}")),
+            }
+        };
+        let new_cells: Vec<Cell> = match &r.op {
+            ListOp::Set(index, value) => {
+                let name = at(*index, "Attempted to set an element on a list which is null")?.name.clone();
+                match value {
+                    Value::Unset => Vec::new(),
+                    v => vec![written(name, v.bytes().map(<[u8]>::to_vec))],
+                }
+            }
+            ListOp::Delete(index) => {
+                vec![written(
+                    at(*index, "Attempted to delete an element from a list which is null")?.name.clone(),
+                    None,
+                )]
+            }
+            ListOp::Discard(values) => {
+                let element = match &r.column.ty {
+                    model::marshal::AbstractType::List { element, .. } => element.as_ref().clone(),
+                    other => other.clone(),
+                };
+                elements
+                    .iter()
+                    .filter(|e| values.iter().any(|v| element.compare(v, &e.value).is_eq()))
+                    .map(|e| written(e.name.clone(), None))
+                    .collect()
+            }
+        };
+        if new_cells.is_empty() {
+            continue;
+        }
+        let index = match mutations.iter().position(|m| m.key == r.key) {
+            Some(i) => i,
+            None => {
+                mutations.push(RowMutation::new(table.keyspace.clone(), r.key.clone()));
+                mutations.len() - 1
+            }
+        };
+        let row = mutations[index].row_mut(&table.name);
+        for cell in new_cells {
+            insert_cell(&meta.cmp, &mut row.cells, cell);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

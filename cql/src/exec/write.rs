@@ -91,6 +91,8 @@ struct Writes<'a> {
     table: &'a Table,
     meta: std::sync::Arc<CfMetadata>,
     mutations: Vec<RowMutation>,
+    /// List operations that read the list before they write.
+    reads: Vec<collections::ListRead>,
 }
 
 impl<'a> Writes<'a> {
@@ -103,7 +105,7 @@ impl<'a> Writes<'a> {
         }
         let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
         let mutations = keys.into_iter().map(|k| RowMutation::new(table.keyspace.clone(), k)).collect();
-        Ok(Writes { table, meta, mutations })
+        Ok(Writes { table, meta, mutations, reads: Vec::new() })
     }
 
     fn cell(&mut self, cell: Cell) {
@@ -158,6 +160,22 @@ impl<'a> Writes<'a> {
         Ok(())
     }
 
+    /// A list operation by index or value in every partition's row `clustering`: done once the
+    /// list is read.
+    fn list_op(&mut self, clustering: &[Vec<u8>], c: &Column, op: collections::ListOp, stamp: &Stamp) {
+        for m in &self.mutations {
+            self.reads.push(collections::ListRead {
+                key: m.key.clone(),
+                clustering: clustering.to_vec(),
+                column: c.clone(),
+                op: op.clone(),
+                timestamp: stamp.timestamp,
+                ttl: stamp.ttl,
+                now: stamp.now,
+            });
+        }
+    }
+
     /// Deletes the whole of collection `c` in a row.
     fn delete_collection(&mut self, clustering: &[Vec<u8>], c: &Column, stamp: &Stamp) {
         let (start, end) = self.table.collection_bounds(clustering, c);
@@ -186,15 +204,20 @@ impl<'a> Writes<'a> {
             .into_iter()
             .filter(|m| m.updates.iter().any(|(cf, row)| *cf == name && !row.is_empty()))
             .collect();
-        Planned::Write { mutations, counter: self.table.counter, table: Some(Box::new(self.table.clone())) }
+        Planned::Write {
+            mutations,
+            counter: self.table.counter,
+            table: Some(Box::new(self.table.clone())),
+            reads: self.reads,
+        }
     }
 }
 
 /// What a write statement does once its values are known.
 pub(super) enum Planned {
     /// These mutations (increments when `counter`) of `table` (`None`: several tables, none
-    /// with views).
-    Write { mutations: Vec<RowMutation>, counter: bool, table: Option<Box<Table>> },
+    /// with views), and the list operations to add once their lists are read.
+    Write { mutations: Vec<RowMutation>, counter: bool, table: Option<Box<Table>>, reads: Vec<collections::ListRead> },
     /// A conditional write.
     Conditional(Box<lwt::Conditional>),
 }
@@ -203,12 +226,17 @@ impl Planned {
     /// Applies it at `cl`.
     pub async fn run(self, ctx: &Context<'_>, cl: ConsistencyLevel) -> Result<Outcome, CqlError> {
         match self {
+            Planned::Write { mut mutations, counter, table, reads } if !reads.is_empty() => {
+                let Some(t) = table else { return invalid("list operations by index or value need their table") };
+                collections::resolve(ctx, &t, reads, &mut mutations, cl).await?;
+                Box::pin(Planned::Write { mutations, counter, table: Some(t), reads: Vec::new() }.run(ctx, cl)).await
+            }
             Planned::Write { mutations, .. } if mutations.is_empty() => Ok(Outcome::Void),
             Planned::Write { mutations, counter: true, .. } => {
                 ctx.coordinator.mutate_counters(mutations, cl).await?;
                 Ok(Outcome::Void)
             }
-            Planned::Write { mutations, counter: false, table } => {
+            Planned::Write { mutations, counter: false, table, .. } => {
                 let before = match &table {
                     Some(t) => super::view::before_base_write(ctx, t, &mutations, cl).await?,
                     None => None,
@@ -504,10 +532,14 @@ pub(super) fn update(
                     let name = table.element_cell_name(clustering, c, key);
                     writes.cell(stamp.cell(name, v.clone()));
                 }
+                Op::List(op) => writes.list_op(clustering, c, op.clone(), &stamp),
             }
         }
     }
     if let Some(check) = check {
+        if !writes.reads.is_empty() {
+            return invalid("list operations by index or value in a conditional update are not supported yet");
+        }
         let (key, update) = writes.into_update();
         let clustering = rows.into_iter().next().unwrap_or_default();
         return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
@@ -529,6 +561,8 @@ enum Op {
     Remove(Value),
     /// `m[k] = v` on a map.
     Element(Vec<u8>, Value),
+    /// `l[i] = v` or `l = l - [...]` on a list: done once the list is read.
+    List(collections::ListOp),
 }
 
 /// An assignment checked against its column as 3.11's `Operation.RawUpdate.prepare` checks it.
@@ -571,12 +605,10 @@ fn assignment(table: &Table, a: &Assignment, binder: &mut Binder) -> Result<(Col
             Op::Prepend(term_value(value, &c.ty, &c.name, binder)?)
         }
         Assignment::Subtract { value, .. } => match kind {
-            Some(K::List) => {
-                return invalid(format!(
-                    "removing elements from list {} is not supported yet (it reads the list before writing)",
-                    c.name
-                ))
-            }
+            Some(K::List) => match term_value(value, &c.ty, &c.name, binder)? {
+                Value::Bytes(b) => Op::List(collections::ListOp::Discard(collections::list_values(&c, &b)?)),
+                _ => Op::Remove(Value::Unset),
+            },
             Some(K::Map) => Op::Remove(term_value(value, &removed_keys_type(&c.ty), &c.name, binder)?),
             _ => Op::Remove(term_value(value, &c.ty, &c.name, binder)?),
         },
@@ -585,10 +617,11 @@ fn assignment(table: &Table, a: &Assignment, binder: &mut Binder) -> Result<(Col
                 let k = key_value(key, key_type, &format!("key({})", c.name), binder)?;
                 Op::Element(k, term_value(value, value_type, &format!("value({})", c.name), binder)?)
             }
-            (_, Some(K::List)) => {
-                return invalid(format!(
-                    "setting an element of list {} by index is not supported yet (it reads the list before writing)",
-                    c.name
+            (AbstractType::List { element, .. }, _) => {
+                let index = list_index(key, &c.name, binder)?;
+                Op::List(collections::ListOp::Set(
+                    index,
+                    term_value(value, element, &format!("value({})", c.name), binder)?,
                 ))
             }
             _ => return refuse("set"),
@@ -596,6 +629,15 @@ fn assignment(table: &Table, a: &Assignment, binder: &mut Binder) -> Result<(Col
         _ => return invalid(format!("the operation {a} is not supported yet")),
     };
     Ok((c, op))
+}
+
+/// A list index: an int, not null.
+fn list_index(term: &Term, column: &str, binder: &mut Binder) -> Result<i32, CqlError> {
+    match term_value(term, &AbstractType::Int32, &format!("idx({column})"), binder)? {
+        Value::Bytes(b) => Ok(i32::from_be_bytes(b.try_into().unwrap_or_default())),
+        Value::Null => invalid("Invalid null value for list index"),
+        Value::Unset => invalid("Invalid unset value for list index"),
+    }
 }
 
 /// The type of what `m = m - v` removes from a map: a set of its keys.
@@ -646,6 +688,7 @@ pub(super) fn delete(
     let table = ctx.table(&s.table)?;
     let mut columns = Vec::new();
     let mut elements: Vec<(Column, Vec<u8>)> = Vec::new();
+    let mut list_deletions: Vec<(Column, i32)> = Vec::new();
     let deleted = |name: &str| {
         regular_column(&table, name).map_err(|e| match e {
             CqlError::Invalid(m) if m.starts_with("PRIMARY KEY part") => {
@@ -660,15 +703,16 @@ pub(super) fn delete(
             Deletion::Element(name, key) => {
                 let c = deleted(name.name())?;
                 let key_type = match (&c.ty, c.ty.collection_kind()) {
-                    (_, None) => return invalid(format!("Invalid deletion operation for non collection column {}", c.name)),
+                    (_, None) => {
+                        return invalid(format!("Invalid deletion operation for non collection column {}", c.name))
+                    }
                     (_, Some(_)) if !c.ty.is_multi_cell() => {
                         return invalid(format!("Invalid deletion operation for frozen collection column {}", c.name))
                     }
                     (_, Some(model::marshal::CollectionKind::List)) => {
-                        return invalid(format!(
-                            "deleting an element of list {} by index is not supported yet (it reads the list before writing)",
-                            c.name
-                        ))
+                        let index = list_index(key, &c.name, binder)?;
+                        list_deletions.push((c, index));
+                        continue;
                     }
                     (ty, _) => ty.collection_key_type().cloned().unwrap_or(AbstractType::Bytes),
                 };
@@ -684,7 +728,7 @@ pub(super) fn delete(
     let r = restrictions(&table, &s.where_clause, ctx.coordinator.partitioner(), binder)?;
     let (keys, prefixes, slice) = rows_or_range(&table, &r, "DELETE")?;
     if slice.is_some() {
-        if !columns.is_empty() || !elements.is_empty() {
+        if !columns.is_empty() || !elements.is_empty() || !list_deletions.is_empty() {
             return invalid("Range deletions are not supported for specific columns");
         }
         if s.conditions.is_some() {
@@ -713,7 +757,7 @@ pub(super) fn delete(
             writes.range_tombstone(start, end, stamp.deletion());
             continue;
         }
-        if columns.is_empty() && elements.is_empty() {
+        if columns.is_empty() && elements.is_empty() && list_deletions.is_empty() {
             if prefix.is_empty() {
                 writes.partition_deletion(stamp.deletion());
             } else {
@@ -725,7 +769,11 @@ pub(super) fn delete(
             }
             continue;
         }
-        let statics_only = columns.iter().chain(elements.iter().map(|(c, _)| c)).all(|c| c.is_static);
+        let statics_only = columns
+            .iter()
+            .chain(elements.iter().map(|(c, _)| c))
+            .chain(list_deletions.iter().map(|(c, _)| c))
+            .all(|c| c.is_static);
         if statics_only && !prefix.is_empty() {
             return invalid(
                 "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
@@ -747,8 +795,14 @@ pub(super) fn delete(
             let name = table.element_cell_name(prefix, c, key);
             writes.cell(Cell::tombstone(name, stamp.timestamp, stamp.now));
         }
+        for (c, index) in &list_deletions {
+            writes.list_op(prefix, c, collections::ListOp::Delete(*index), &stamp);
+        }
     }
     if let Some(check) = check {
+        if !writes.reads.is_empty() {
+            return invalid("list operations by index or value in a conditional delete are not supported yet");
+        }
         let (key, update) = writes.into_update();
         let clustering = prefixes.into_iter().next().unwrap_or_default();
         return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
@@ -793,13 +847,16 @@ pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<Column
             | Assignment::Prepend { column, value } => (column, value),
             Assignment::SetElement { column, key, value } => {
                 let c = regular_column(&table, column.name())?;
-                if let AbstractType::Map { key: k, value: v, .. } = &c.ty {
-                    if is_marker(key).is_some() {
-                        out.push(spec(&table, &format!("key({})", c.name), k));
-                    }
-                    if is_marker(value).is_some() {
-                        out.push(spec(&table, &format!("value({})", c.name), v));
-                    }
+                let (key_spec, value_spec) = match &c.ty {
+                    AbstractType::Map { key: k, value: v, .. } => (("key", k.as_ref().clone()), v.as_ref().clone()),
+                    AbstractType::List { element, .. } => (("idx", AbstractType::Int32), element.as_ref().clone()),
+                    _ => continue,
+                };
+                if is_marker(key).is_some() {
+                    out.push(spec(&table, &format!("{}({})", key_spec.0, c.name), &key_spec.1));
+                }
+                if is_marker(value).is_some() {
+                    out.push(spec(&table, &format!("value({})", c.name), &value_spec));
                 }
                 continue;
             }
@@ -828,9 +885,14 @@ pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<Column
     }
     for d in &s.deletions {
         if let Deletion::Element(name, key) = d {
-            let key_type = table.column(name.name()).and_then(|c| c.ty.collection_key_type().cloned());
-            if let (Some(ty), Some(_)) = (key_type, is_marker(key)) {
-                out.push(spec(&table, &format!("key({})", name.name()), &ty));
+            let column = table.column(name.name());
+            let key_type = match column.map(|c| &c.ty) {
+                Some(AbstractType::List { .. }) => Some(("idx", AbstractType::Int32)),
+                Some(t) => t.collection_key_type().cloned().map(|t| ("key", t)),
+                None => None,
+            };
+            if let (Some((what, ty)), Some(_)) = (key_type, is_marker(key)) {
+                out.push(spec(&table, &format!("{what}({})", name.name()), &ty));
             }
         }
     }
