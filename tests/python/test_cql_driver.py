@@ -13,6 +13,7 @@ import uuid
 
 from cassandra import InvalidRequest
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
+from cassandra.query import SimpleStatement
 from cassandra.policies import RoundRobinPolicy
 
 HOST = os.environ.get("SIBYL_NATIVE_HOST", "127.0.0.1")
@@ -88,6 +89,34 @@ class SeedThroughTheDriver(unittest.TestCase):
         self.assertEqual(list(row.f), [9, 8])
         self.assertEqual(tuple(row.t), (7, "seven"))
         self.assertEqual((row.b, row.d, row.big), (b"\x00\xff", 1.5, 10 ** 30))
+
+    def test_paging_sees_every_row_once(self):
+        s = self.session
+        s.execute("CREATE TABLE paged (p int, c int, v text, PRIMARY KEY (p, c)) WITH CLUSTERING ORDER BY (c DESC)")
+        insert = s.prepare("INSERT INTO paged (p, c, v) VALUES (?, ?, 'x')")
+        # 10,000 rows: 20 partitions of 500.
+        pending = [s.execute_async(insert, (p, c)) for p in range(20) for c in range(500)]
+        for f in pending:
+            f.result()
+        # A scan of the whole table, in pages of 333: every row once.
+        result = s.execute(SimpleStatement("SELECT p, c FROM paged", fetch_size=333))
+        self.assertEqual(len(result.current_rows), 333)
+        self.assertTrue(result.has_more_pages)
+        rows = [(r.p, r.c) for r in result]
+        self.assertEqual(len(rows), 10000)
+        self.assertEqual(set(rows), {(p, c) for p in range(20) for c in range(500)})
+        # One partition in its (descending) order, in pages of 7.
+        cs = [r.c for r in s.execute(SimpleStatement("SELECT c FROM paged WHERE p = 3", fetch_size=7))]
+        self.assertEqual(cs, list(range(499, -1, -1)))
+        # LIMIT counts across pages.
+        self.assertEqual(len(list(s.execute(SimpleStatement("SELECT p, c FROM paged LIMIT 1000", fetch_size=300)))), 1000)
+        # Prepared, IN, ORDER BY, paged.
+        prepared = s.prepare("SELECT p, c FROM paged WHERE p IN (1, 2) ORDER BY c ASC")
+        prepared.fetch_size = 150
+        got = [(r.p, r.c) for r in s.execute(prepared)]
+        self.assertEqual(len(got), 1000)
+        self.assertEqual([c for _, c in got], sorted(c for _, c in got))
+        self.assertEqual(set(got), {(p, c) for p in (1, 2) for c in range(500)})
 
     def test_errors_reach_the_driver_as_3_11_names_them(self):
         with self.assertRaises(InvalidRequest) as e:

@@ -187,9 +187,11 @@ async fn apply(
     let applied_spec = spec(table, "[applied]", &AbstractType::Boolean);
     let (table, clustering, check) = &*shared;
     match outcome {
-        CasOutcome::Applied => {
-            Ok(Outcome::Rows(ResultSet { columns: vec![applied_spec], rows: vec![vec![Some(vec![1])]] }))
-        }
+        CasOutcome::Applied => Ok(Outcome::Rows(ResultSet {
+            columns: vec![applied_spec],
+            rows: vec![vec![Some(vec![1])]],
+            paging_state: None,
+        })),
         CasOutcome::NotApplied { current: cells } => {
             let now = now_seconds();
             let live: Vec<Cell> = cells.into_iter().filter(|c| c.is_live(now)).collect();
@@ -217,7 +219,7 @@ async fn apply(
                     ColumnKind::Regular => current(table, clustering, c, &live),
                 });
             }
-            Ok(Outcome::Rows(ResultSet { columns, rows: vec![row] }))
+            Ok(Outcome::Rows(ResultSet { columns, rows: vec![row], paging_state: None }))
         }
     }
 }

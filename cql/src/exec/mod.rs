@@ -11,6 +11,7 @@ mod collections;
 mod ddl;
 mod json;
 mod lwt;
+mod paging;
 mod restrict;
 mod select;
 mod selectors;
@@ -116,6 +117,18 @@ pub struct ResultSet {
     pub columns: Vec<ColumnSpec>,
     /// The rows, each with one entry per column.
     pub rows: Vec<Vec<Option<Vec<u8>>>>,
+    /// Where the next page starts, when the statement was paged and more rows may follow.
+    pub paging_state: Option<Vec<u8>>,
+}
+
+/// A page of a SELECT: at most `page_size` rows, after where `state` (a previous page's
+/// [`ResultSet::paging_state`]) left off.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Paging {
+    /// Rows per page (at least one).
+    pub page_size: usize,
+    /// The previous page's state; `None` for the first page.
+    pub state: Option<Vec<u8>>,
 }
 
 /// What changed in the schema (the native protocol's SCHEMA_CHANGE result).
@@ -194,8 +207,19 @@ impl Executor {
         statement: &Statement,
         cl: ConsistencyLevel,
     ) -> Result<Outcome, CqlError> {
+        self.execute_statement_paged(session, statement, cl, None).await
+    }
+
+    /// [`Executor::execute_statement`], a SELECT answering one page of its rows.
+    pub async fn execute_statement_paged(
+        &self,
+        session: &mut Session,
+        statement: &Statement,
+        cl: ConsistencyLevel,
+        paging: Option<Paging>,
+    ) -> Result<Outcome, CqlError> {
         let keyspace = session.keyspace.clone();
-        self.run(session, statement, keyspace.as_deref(), &[], cl).await
+        self.run(session, statement, keyspace.as_deref(), &[], cl, paging).await
     }
 
     /// Parses `text` and keeps it; the id (as 3.11's Thrift ids, the text's hash with the
@@ -241,6 +265,18 @@ impl Executor {
         values: &[Value],
         cl: ConsistencyLevel,
     ) -> Result<Outcome, CqlError> {
+        self.execute_prepared_paged(session, prepared, values, cl, None).await
+    }
+
+    /// [`Executor::execute_prepared`], a SELECT answering one page of its rows.
+    pub async fn execute_prepared_paged(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        values: &[Value],
+        cl: ConsistencyLevel,
+        paging: Option<Paging>,
+    ) -> Result<Outcome, CqlError> {
         if values.len() != prepared.markers.len() {
             return invalid(format!(
                 "there were {} markers(?) in CQL but {} bound variables",
@@ -248,7 +284,7 @@ impl Executor {
                 values.len()
             ));
         }
-        self.run(session, &prepared.statement, prepared.keyspace.as_deref(), values, cl).await
+        self.run(session, &prepared.statement, prepared.keyspace.as_deref(), values, cl, paging).await
     }
 
     async fn run(
@@ -258,9 +294,10 @@ impl Executor {
         keyspace: Option<&str>,
         values: &[Value],
         cl: ConsistencyLevel,
+        paging: Option<Paging>,
     ) -> Result<Outcome, CqlError> {
         let mut binder = values::Binder::new(values);
-        let ctx = Context { coordinator: &self.coordinator, keyspace };
+        let ctx = Context { coordinator: &self.coordinator, keyspace, paging };
         match statement {
             Statement::Use(ks) => {
                 let name = ks.name();
@@ -296,7 +333,7 @@ impl Executor {
     }
 
     fn markers(&self, statement: &Statement, keyspace: Option<&str>) -> Result<Vec<ColumnSpec>, CqlError> {
-        let ctx = Context { coordinator: &self.coordinator, keyspace };
+        let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None };
         match statement {
             Statement::Select(s) => select::markers(&ctx, s),
             Statement::Insert(s) => write::insert_markers(&ctx, s),
@@ -332,6 +369,8 @@ fn statement_kind(s: &Statement) -> String {
 pub(crate) struct Context<'a> {
     pub coordinator: &'a Coordinator,
     pub keyspace: Option<&'a str>,
+    /// The page a SELECT answers, when the client pages.
+    pub paging: Option<Paging>,
 }
 
 impl Context<'_> {

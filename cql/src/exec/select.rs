@@ -10,6 +10,7 @@ use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::{write_elements, AbstractType, CollectionKind};
 
+use super::paging::{PageState, Resume};
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
 use super::selectors::{self, RowView, Selected};
 use super::values::{term_value, Binder, Value};
@@ -135,7 +136,27 @@ pub(super) async fn select(
     }
     let reverse = order_by(&table, s, keys.is_some())?;
     let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
-    let wanted = if is_count || group_by > 0 || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
+    // Aggregates and groups answer in one page (3.11 pages them inside the node).
+    let paged = ctx.paging.as_ref().filter(|_| !is_count && group_by == 0);
+    let resume = match paged.and_then(|p| p.state.as_deref()) {
+        Some(bytes) => Some(PageState::decode(bytes)?),
+        None => None,
+    };
+    let sent = resume.as_ref().map_or(0, |r| usize::try_from(r.sent).unwrap_or(usize::MAX));
+    // Where a scan takes up again: the last partition, after its last row sent.
+    let after = match (&keys, resume.as_ref().map(|r| &r.resume)) {
+        (None, Some(Resume::After { key, clustering, in_partition })) => {
+            Some((key.clone(), clustering.clone(), *in_partition))
+        }
+        _ => None,
+    };
+    let budget = limit.map(|n| n.saturating_sub(sent));
+    let mut wanted =
+        if is_count || group_by > 0 || !s.order_by.is_empty() { MAX_ROWS } else { limit.unwrap_or(MAX_ROWS) };
+    if let (Some(page), None) = (paged, &keys) {
+        // One row more than the page, to know whether another page follows.
+        wanted = wanted.min(budget.unwrap_or(MAX_ROWS)).min(page.page_size.saturating_add(1));
+    }
 
     let filter =
         ReadFilter { ranges: clustering_ranges, reversed: false, count: usize::MAX, count_unit: CountUnit::Cells };
@@ -147,10 +168,23 @@ pub(super) async fn select(
         let before = rows.len();
         group(&table, index, &cells, now, rows);
         rows.retain_mut(|row| row.partition != index || keep(&table, &r, &key, row));
+        let mut already = 0;
+        if let Some((_, last_clustering, in_partition)) = after.as_ref().filter(|(k, _, _)| *k == key) {
+            // The partition the last page ended in: only the rows after its last one.
+            if s.distinct {
+                rows.truncate(before);
+            } else {
+                rows.retain(|row| {
+                    row.partition != index || clustering_order(&table, &row.clustering, last_clustering).is_gt()
+                });
+            }
+            already = usize::try_from(*in_partition).unwrap_or(usize::MAX);
+        }
         if s.distinct && rows.len() > before {
             rows.truncate(before + 1);
         }
         if let Some(n) = per_partition {
+            let n = n.saturating_sub(already);
             rows.truncate(before + n.min(rows.len() - before));
         }
         partitions.push((key, Vec::new()));
@@ -179,6 +213,9 @@ pub(super) async fn select(
         }
         None => {
             let (mut start, end) = r.token_bounds(partitioner)?;
+            if let Some((key, _, _)) = &after {
+                start = KeyBound::Key { key: partitioner.decorate(key), inclusive: true };
+            }
             loop {
                 let command = RangeCommand {
                     keyspace: table.keyspace.clone(),
@@ -279,15 +316,63 @@ pub(super) async fn select(
         if s.json {
             return Ok(Outcome::Rows(as_json(&table, columns, folded_rows)));
         }
-        return Ok(Outcome::Rows(ResultSet { columns, rows: folded_rows }));
+        return Ok(Outcome::Rows(ResultSet { columns, rows: folded_rows, paging_state: None }));
     }
-    if let Some(n) = limit {
-        out.truncate(n);
+    let mut paging_state = None;
+    match paged {
+        Some(page) => {
+            // A scan read from where the last page ended; named partitions read again, the
+            // rows already sent skipped.
+            let skip = if keys.is_some() { sent.min(out.len()) } else { 0 };
+            let available = out.len() - skip;
+            let n = page.page_size.min(budget.unwrap_or(usize::MAX)).min(available);
+            if available > n && budget.map_or(true, |b| n < b) && n > 0 {
+                let resume = if keys.is_some() {
+                    Resume::Skip
+                } else {
+                    let last = &rows[skip + n - 1];
+                    let key = partitions[last.partition].0.clone();
+                    let mut in_partition =
+                        rows[skip..skip + n].iter().filter(|r| r.partition == last.partition).count() as u64;
+                    if let Some((k, _, sent_before)) = &after {
+                        if *k == key {
+                            in_partition += sent_before;
+                        }
+                    }
+                    Resume::After { key, clustering: last.clustering.clone(), in_partition }
+                };
+                paging_state = Some(PageState { resume, sent: (sent + n) as u64 }.encode());
+            }
+            out = out.into_iter().skip(skip).take(n).collect();
+        }
+        None => {
+            if let Some(n) = limit {
+                out.truncate(n);
+            }
+        }
     }
     if s.json {
-        return Ok(Outcome::Rows(as_json(&table, columns, out)));
+        return Ok(Outcome::Rows(ResultSet { paging_state, ..as_json(&table, columns, out) }));
     }
-    Ok(Outcome::Rows(ResultSet { columns, rows: out }))
+    Ok(Outcome::Rows(ResultSet { columns, rows: out, paging_state }))
+}
+
+/// The order of two rows' clustering values in a partition, as the table stores them (a
+/// descending column reversed); a shorter prefix (a static row) first.
+fn clustering_order(table: &Table, a: &[Vec<u8>], b: &[Vec<u8>]) -> Ordering {
+    for (i, c) in table.clustering.iter().enumerate() {
+        let o = match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) => c.ty.compare(x, y),
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let o = if c.reversed { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
 }
 
 /// GROUP BY: how many leading primary key columns group the rows (0: no GROUP BY). They must
@@ -326,7 +411,7 @@ fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>
             vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
         })
         .collect();
-    ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows }
+    ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows, paging_state: None }
 }
 
 /// Groups a partition's live cells into CQL rows. The elements of a non-frozen collection

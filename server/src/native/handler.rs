@@ -109,15 +109,16 @@ struct RunParams {
     cl: ConsistencyLevel,
     skip_metadata: bool,
     default_timestamp: Option<i64>,
+    /// A SELECT's page: a positive `page_size` pages (3.11: zero or less does not).
+    paging: Option<cql::exec::Paging>,
 }
 
-/// Results are not paged yet: every row comes in one page, whatever `page_size` asks.
 fn params_of(p: &QueryParams) -> Result<RunParams, NativeError> {
-    if p.paging_state.is_some() {
-        // This node never hands out a paging state, so one sent is not ours to resume.
-        return Err(NativeError::Protocol("Invalid value for the paging state".into()));
-    }
-    Ok(RunParams { cl: p.consistency, skip_metadata: p.skip_metadata, default_timestamp: p.default_timestamp })
+    let paging = match p.page_size {
+        Some(n) if n > 0 => Some(cql::exec::Paging { page_size: n as usize, state: p.paging_state.clone() }),
+        _ => None,
+    };
+    Ok(RunParams { cl: p.consistency, skip_metadata: p.skip_metadata, default_timestamp: p.default_timestamp, paging })
 }
 
 fn trace_parameters(query: &str, cl: ConsistencyLevel) {
@@ -151,7 +152,7 @@ async fn query_request(
         Values::None => {
             let statement = with_default_timestamp(&statement, run.default_timestamp).unwrap_or(statement);
             let mut cql = cql_session(session);
-            let outcome = ctx.cql.execute_statement(&mut cql, &statement, run.cl).await;
+            let outcome = ctx.cql.execute_statement_paged(&mut cql, &statement, run.cl, run.paging.clone()).await;
             finish(ctx, session, cql, outcome, &statement, &run)
         }
         values => {
@@ -174,7 +175,7 @@ async fn run_prepared(
         .map(|statement| Arc::new(Prepared { statement, ..Prepared::clone(prepared) }));
     let prepared = stamped.as_ref().unwrap_or(prepared);
     let mut cql = cql_session(session);
-    let outcome = ctx.cql.execute_prepared(&mut cql, prepared, values, run.cl).await;
+    let outcome = ctx.cql.execute_prepared_paged(&mut cql, prepared, values, run.cl, run.paging.clone()).await;
     finish(ctx, session, cql, outcome, &prepared.statement, run)
 }
 
@@ -396,7 +397,7 @@ async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchReq
     authorize(ctx, session, &statement)?;
     trace_parameters(&statement.to_string(), cl);
     let prepared = Arc::new(Prepared { statement, keyspace: keyspace.flatten(), markers });
-    let run = RunParams { cl, skip_metadata: false, default_timestamp: None };
+    let run = RunParams { cl, skip_metadata: false, default_timestamp: None, paging: None };
     run_prepared(ctx, session, &prepared, &values, &run).await
 }
 

@@ -11,8 +11,7 @@
 //!   at once on their streams, answered as they finish through one writer;
 //! - [`events`]: SCHEMA_CHANGE pushed to registered connections.
 //!
-//! Not done yet: paging (page_size is read and every row comes in one page), serial
-//! consistency (read; the executor picks its own), STATUS_CHANGE and TOPOLOGY_CHANGE events,
+//! Not done yet: serial consistency (read; the executor picks its own), STATUS_CHANGE and TOPOLOGY_CHANGE events,
 //! custom payloads (read and dropped), warnings.
 
 pub mod connection;

@@ -15,6 +15,7 @@ const SCHEMA_CHANGE: i32 = 0x0005;
 
 /// Metadata flags.
 const GLOBAL_TABLES_SPEC: i32 = 0x0001;
+const HAS_MORE_PAGES: i32 = 0x0002;
 const NO_METADATA: i32 = 0x0004;
 
 /// The body of an outcome's RESULT; `skip_metadata` leaves the rows' column specifications
@@ -25,11 +26,15 @@ pub fn outcome(outcome: &Outcome, skip_metadata: bool) -> Vec<u8> {
         Outcome::Void => out.put_int(VOID),
         Outcome::Rows(rows) => {
             out.put_int(ROWS);
+            let more = rows.paging_state.as_deref();
             if skip_metadata {
-                out.put_int(NO_METADATA);
+                out.put_int(NO_METADATA | if more.is_some() { HAS_MORE_PAGES } else { 0 });
                 out.put_int(rows.columns.len() as i32);
+                if let Some(state) = more {
+                    out.put_bytes(Some(state));
+                }
             } else {
-                metadata(&mut out, &rows.columns, None);
+                metadata(&mut out, &rows.columns, None, more);
             }
             out.put_int(rows.rows.len() as i32);
             for row in &rows.rows {
@@ -50,13 +55,18 @@ pub fn outcome(outcome: &Outcome, skip_metadata: bool) -> Vec<u8> {
     out
 }
 
-/// `<flags><columns_count>[<pk_count><pk_index>...][<global_table_spec>]<col_spec>...`; the
-/// partition key indexes only for a v4 PREPARED (`pk`).
-fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<&[u16]>) {
+/// `<flags><columns_count>[<paging_state>][<pk_count><pk_index>...][<global_table_spec>]<col_spec>...`;
+/// the partition key indexes only for a v4 PREPARED (`pk`), the paging state only for rows
+/// with more pages.
+fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<&[u16]>, paging_state: Option<&[u8]>) {
     let global =
         columns.first().filter(|first| columns.iter().all(|c| c.keyspace == first.keyspace && c.table == first.table));
-    out.put_int(if global.is_some() { GLOBAL_TABLES_SPEC } else { 0 });
+    let more = if paging_state.is_some() { HAS_MORE_PAGES } else { 0 };
+    out.put_int(if global.is_some() { GLOBAL_TABLES_SPEC } else { 0 } | more);
     out.put_int(columns.len() as i32);
+    if let Some(state) = paging_state {
+        out.put_bytes(Some(state));
+    }
     if let Some(pk) = pk {
         out.put_int(pk.len() as i32);
         for i in pk {
@@ -139,7 +149,7 @@ pub fn prepared(version: Version, id: &[u8], p: &Prepared, pk_indexes: &[u16]) -
     let mut out = Vec::new();
     out.put_int(PREPARED);
     out.put_short_bytes(id);
-    metadata(&mut out, &p.markers, (version >= Version::V4).then_some(pk_indexes));
+    metadata(&mut out, &p.markers, (version >= Version::V4).then_some(pk_indexes), None);
     out.put_int(NO_METADATA);
     out.put_int(0);
     out
@@ -198,6 +208,7 @@ mod tests {
                 spec("t", "x", AbstractType::Composite(vec![AbstractType::Bytes])),
             ],
             rows: vec![vec![Some(vec![0, 0, 0, 1]), None, Some(vec![])]],
+            paging_state: None,
         };
         let body = outcome(&Outcome::Rows(rows), false);
         let mut r = Reader::new(&body);
@@ -230,6 +241,7 @@ mod tests {
                 spec("t", "u", AbstractType::Tuple(vec![AbstractType::Int32, AbstractType::Utf8])),
             ],
             rows: vec![],
+            paging_state: None,
         };
         let body = outcome(&Outcome::Rows(rows), false);
         let mut r = Reader::new(&body);
@@ -247,10 +259,12 @@ mod tests {
         let rows = ResultSet {
             columns: vec![spec("a", "k", AbstractType::Long), spec("b", "k", AbstractType::Long)],
             rows: vec![],
+            paging_state: Some(b"next".to_vec()),
         };
         let body = outcome(&Outcome::Rows(rows), false);
         let mut r = Reader::new(&body);
-        assert_eq!((r.int(), r.int(), r.int()), (Ok(ROWS), Ok(0), Ok(2)));
+        assert_eq!((r.int(), r.int(), r.int()), (Ok(ROWS), Ok(HAS_MORE_PAGES), Ok(2)));
+        assert_eq!(r.bytes(), Ok(Some(&b"next"[..])), "the paging state follows the column count");
         assert_eq!((r.string(), r.string(), r.string(), r.short()), (Ok("ks"), Ok("a"), Ok("k"), Ok(2)));
     }
 
