@@ -146,6 +146,17 @@ fn prepared_statements_take_positional_and_named_values() {
     assert_eq!(r.rows, vec![vec![Some(int(10)), Some(b"ten".to_vec())]]);
     let r = rows(&c.execute(&select, &[Some(&int(11))]));
     assert_eq!(r.rows, vec![vec![Some(int(11)), None]]);
+    // A named marker goes by its own name, not its column's (3.11).
+    let (by_name, _) = c.prepare("SELECT v FROM t WHERE k = :wanted");
+    let body = Body::new()
+        .short_bytes(&by_name)
+        .short(CL_QUORUM)
+        .byte(0x01 | 0x40)
+        .short(1)
+        .string("wanted")
+        .value(Some(&int(10)))
+        .0;
+    assert_eq!(rows(&c.request(0, EXECUTE, &body)).rows, vec![vec![Some(b"ten".to_vec())]]);
 
     // A QUERY with values is bound the same way.
     let body = Body::new()

@@ -235,7 +235,16 @@ impl Executor {
             return Ok(found);
         }
         let statement = crate::parse(text)?;
-        let markers = self.markers(&statement, session.keyspace.as_deref())?;
+        let mut markers = self.markers(&statement, session.keyspace.as_deref())?;
+        // 3.11 names a `:name` marker by its own name, whatever it binds.
+        let names = marker_names(&statement);
+        if names.len() == markers.len() {
+            for (spec, name) in markers.iter_mut().zip(names) {
+                if let Some(name) = name {
+                    spec.name = name;
+                }
+            }
+        }
         let prepared = Arc::new(Prepared { statement, keyspace: session.keyspace.clone(), markers });
         let mut id = thrift_id(session.keyspace.as_deref(), text);
         let mut cache = self.prepared.lock();
@@ -345,6 +354,37 @@ impl Executor {
     }
 }
 
+/// A statement's bind markers in the order written: a named marker's name (as Cassandra
+/// interns it), `None` for `?`. Read off the statement's printed text, which keeps the order.
+fn marker_names(statement: &Statement) -> Vec<Option<String>> {
+    use crate::{Punct, TokenKind};
+    let text = statement.to_string();
+    let Ok(tokens) = crate::tokenize(&text) else { return Vec::new() };
+    let tokens: Vec<&crate::Token> = tokens.iter().filter(|t| t.kind != TokenKind::Trivia).collect();
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.kind {
+            TokenKind::QMark => out.push(None),
+            TokenKind::Punct(Punct::Colon) => {
+                let Some(next) = tokens.get(i + 1) else { continue };
+                // `{'k': f(x)}`: a map's value, not a marker.
+                if tokens.get(i + 2).is_some_and(|t| t.kind == TokenKind::Punct(Punct::LParen)) {
+                    continue;
+                }
+                let word = || text.get(next.start..next.end).unwrap_or_default().to_ascii_lowercase();
+                match &next.kind {
+                    TokenKind::Ident => out.push(Some(word())),
+                    TokenKind::QuotedName(name) => out.push(Some(name.clone())),
+                    TokenKind::Keyword(k) if !k.is_reserved() => out.push(Some(word())),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// 3.11's Thrift item id: the hash of the keyspace and the text (Java's `String.hashCode`).
 fn thrift_id(keyspace: Option<&str>, text: &str) -> i32 {
     let full = format!("{}{text}", keyspace.unwrap_or(""));
@@ -400,5 +440,19 @@ impl Context<'_> {
             Ok(meta) => Ok(Table::from_def(&meta.def)?),
             Err(_) => invalid(format!("unconfigured table {table}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker_names;
+
+    #[test]
+    fn named_markers_are_named_in_the_order_written() {
+        let s = crate::parse("INSERT INTO ks.t (a, b, c, m) VALUES (?, :Bee, :\"Q\", {'k': now()}) USING TTL :ttl")
+            .expect("parses");
+        assert_eq!(marker_names(&s), [None, Some("bee".to_string()), Some("Q".to_string()), Some("ttl".to_string())]);
+        let s = crate::parse("SELECT * FROM t WHERE k = :key AND c IN (?, :x)").expect("parses");
+        assert_eq!(marker_names(&s), [Some("key".to_string()), None, Some("x".to_string())]);
     }
 }
