@@ -967,6 +967,13 @@ fn system_tables_describe_the_schema_and_the_node_as_3_11() {
         ),
         r#"{"table_name": "t", "flags": ["compound"], "gc_grace_seconds": 864000}"#
     );
+    assert_eq!(
+        json_of(
+            &mut c,
+            "SELECT JSON caching FROM system_schema.tables WHERE keyspace_name = 'sys' AND table_name = 't'"
+        ),
+        r#"{"caching": {"keys": "ALL", "rows_per_partition": "NONE"}}"#
+    );
     let columns = rows(&run(
         &mut c,
         "SELECT column_name, kind, position, clustering_order, type FROM system_schema.columns WHERE keyspace_name = 'sys' AND table_name = 't'",

@@ -386,7 +386,14 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
     compaction.insert("class".into(), cf.compaction_strategy.clone());
     compaction.insert("min_threshold".into(), cf.min_compaction_threshold.to_string());
     compaction.insert("max_threshold".into(), cf.max_compaction_threshold.to_string());
-    let caching = BTreeMap::from([("keys".to_string(), cf.caching.clone())]);
+    // The legacy caching word as 3.11's map (its `CachingParams.fromString`).
+    let (keys, rows) = match cf.caching.as_str() {
+        "ALL" => ("ALL", "ALL"),
+        "ROWS_ONLY" => ("NONE", "ALL"),
+        "NONE" => ("NONE", "NONE"),
+        _ => ("ALL", "NONE"),
+    };
+    let caching = BTreeMap::from([("keys".to_string(), keys.to_string()), ("rows_per_partition".into(), rows.into())]);
     let mut out = vec![
         c("", Vec::new()),
         c("caching", frozen_map(&caching)),
