@@ -222,6 +222,15 @@ pub enum Request {
     EnableThrift,
     /// Whether Thrift is served; answered with a [`ServiceStatus`].
     StatusThrift,
+    /// Stops serving the native protocol (CQL): the listening socket and every client
+    /// connection are closed (Cassandra's `nodetool disablebinary`); answered with a
+    /// [`ServiceStatus`].
+    DisableBinary,
+    /// Listens for native protocol clients again on NativeTransportAddress:NativeTransportPort;
+    /// answered with a [`ServiceStatus`].
+    EnableBinary,
+    /// Whether the native protocol is served; answered with a [`ServiceStatus`].
+    StatusBinary,
     /// Announces this node's shutdown to its peers, as a stopping node does, and stops gossiping:
     /// the others see it down while it goes on serving (Cassandra's `nodetool disablegossip`);
     /// answered with a [`ServiceStatus`].
@@ -297,6 +306,9 @@ impl Request {
             Request::DisableThrift => "disable_thrift",
             Request::EnableThrift => "enable_thrift",
             Request::StatusThrift => "status_thrift",
+            Request::DisableBinary => "disable_binary",
+            Request::EnableBinary => "enable_binary",
+            Request::StatusBinary => "status_binary",
             Request::DisableGossip => "disable_gossip",
             Request::EnableGossip => "enable_gossip",
             Request::StatusGossip => "status_gossip",
@@ -432,6 +444,9 @@ mod tests {
             Request::DisableThrift,
             Request::EnableThrift,
             Request::StatusThrift,
+            Request::DisableBinary,
+            Request::EnableBinary,
+            Request::StatusBinary,
             Request::DisableGossip,
             Request::EnableGossip,
             Request::StatusGossip,

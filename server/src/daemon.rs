@@ -19,7 +19,7 @@ use tracing::{info, warn};
 
 use crate::auth::Authenticator;
 use crate::config::{self, CommitLogSync, Config, DiskAccessMode};
-use crate::native::{NativeContext, NativeOptions, NativeServer};
+use crate::native::{NativeContext, NativeOptions, NativeService};
 use crate::node::Node;
 use crate::thrift::handler::ThriftContext;
 use crate::thrift::server::{ThriftServer, ThriftServerError};
@@ -225,11 +225,19 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             event_loops: config.thrift_event_loops as usize,
         };
         let thrift = Arc::new(ThriftServer::new(addr, ctx, options));
+        let native = config.start_native_transport.then(|| {
+            let addr = format!("{}:{}", config.native_transport_address, config.native_transport_port);
+            let options = NativeOptions {
+                max_connections: config.native_transport_max_concurrent_connections.map(|n| n as usize),
+            };
+            Arc::new(NativeService::new(addr, native_ctx, options))
+        });
         let node = Arc::new(Node {
             storage: storage.clone(),
             coordinator,
             service: Some(service.clone()),
             thrift: Some(thrift.clone()),
+            native: native.clone(),
         });
 
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -248,19 +256,12 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         }
         // The native port opens with the Thrift one, just before it: a client that saw the
         // Thrift port ready finds this one too.
-        let native = if config.start_native_transport {
-            let addr = format!("{}:{}", config.native_transport_address, config.native_transport_port);
-            let options = NativeOptions {
-                max_connections: config.native_transport_max_concurrent_connections.map(|n| n as usize),
-            };
-            let server = NativeServer::start(&addr, native_ctx, options)
-                .await
-                .map_err(|e| StartupError::NativeBind { addr: e.addr, source: e.source })?;
-            Some(server)
-        } else {
-            info!("Not starting native transport as requested (StartNativeTransport is false)");
-            None
-        };
+        match &native {
+            Some(native) => {
+                native.start().await.map_err(|e| StartupError::NativeBind { addr: e.addr, source: e.source })?;
+            }
+            None => info!("Not starting native transport as requested (StartNativeTransport is false)"),
+        }
         // Logs "Listening for thrift clients on ...", the line that says the node is ready.
         thrift.start().await.map_err(|e| match e {
             ThriftServerError::Bind { addr, source } => StartupError::Bind { addr, source },
@@ -270,8 +271,8 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         info!("shutting down: announcing it to the cluster, then flushing memtables");
         let told = service.shutdown();
         let _ = shutdown_tx.send(true);
-        if let Some(native) = native {
-            native.close().await;
+        if let Some(native) = &native {
+            native.stop().await;
         }
         thrift.close().await;
         let _ = admin.await;

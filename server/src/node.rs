@@ -9,6 +9,7 @@ use cluster::coordinator::Coordinator;
 use cluster::storage_service::StorageService;
 use storage::engine::Storage;
 
+use crate::native::NativeService;
 use crate::thrift::server::ThriftServer;
 
 pub struct Node {
@@ -18,4 +19,6 @@ pub struct Node {
     pub service: Option<Arc<StorageService>>,
     /// The Thrift front end (None for a node built without one, in tests).
     pub thrift: Option<Arc<ThriftServer>>,
+    /// The native protocol front end (None with StartNativeTransport false, and in tests).
+    pub native: Option<Arc<NativeService>>,
 }

@@ -444,3 +444,27 @@ fn random_frames_never_break_a_live_node() {
     let mut c = NativeClient::ready(addr, V4, None);
     assert_eq!(c.request(0, OPTIONS, &[]).opcode, SUPPORTED, "the node still serves");
 }
+
+#[test]
+fn sibyltool_stops_and_starts_the_native_transport() {
+    let (node, mut c) = node_with_table();
+    assert_eq!(node.tool(&["statusbinary"]).ok().stdout, "running\n");
+    node.tool(&["disablebinary"]).ok();
+    assert_eq!(node.tool(&["statusbinary"]).ok().stdout, "not running\n");
+    // The port is closed, and so is the connection that was open.
+    assert!(std::net::TcpStream::connect(node.native_addr()).is_err(), "the native port still accepts");
+    // (A connection still open would time out here, and the read panic.)
+    c.set_read_timeout(std::time::Duration::from_secs(5));
+    assert!(c.try_recv().is_none(), "an open connection outlived disablebinary");
+    // Thrift still serves meanwhile.
+    node.client().describe_version().expect("Thrift is not touched");
+    node.tool(&["enablebinary"]).ok();
+    assert_eq!(node.tool(&["statusbinary"]).ok().stdout, "running\n");
+    let mut again = NativeClient::ready(node.native_addr(), V4, None);
+    again.query_ok("SELECT * FROM ks.t", 2);
+    // Asked twice, each changes nothing the second time.
+    node.tool(&["enablebinary"]).ok();
+    node.tool(&["disablebinary"]).ok();
+    node.tool(&["disablebinary"]).ok();
+    assert_eq!(node.tool(&["statusbinary"]).ok().stdout, "not running\n");
+}

@@ -47,7 +47,7 @@ pub(super) fn open_node_with(dir: &Path, configure: impl FnOnce(&mut StorageConf
         snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
     };
     let coordinator = Coordinator::single_node(storage.clone(), local).expect("coordinator starts");
-    Arc::new(Node { storage, coordinator, service: None, thrift: None })
+    Arc::new(Node { storage, coordinator, service: None, thrift: None, native: None })
 }
 
 fn write(storage: &Storage, cf: &str, key: &str) -> Result<(), StorageError> {
@@ -460,6 +460,7 @@ async fn open_node_serving_thrift(dir: &Path) -> Arc<Node> {
         coordinator: bare.coordinator.clone(),
         service: None,
         thrift: Some(thrift),
+        native: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The services an operator stops and starts while the node runs, as with Cassandra's nodetool
 //! before a rolling restart: `disablethrift`/`enablethrift`/`statusthrift` (the Thrift front
-//! end, [`ThriftServer`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
+//! end, [`ThriftServer`]), `disablebinary`/`enablebinary`/`statusbinary` (the native protocol,
+//! [`NativeService`]) and `disablegossip`/`enablegossip`/`statusgossip` (gossip, in
 //! `StorageService`); and hinted handoff: `disablehandoff`/`enablehandoff` (whether writes
 //! keep hints), `pausehandoff`/`resumehandoff` (whether kept hints are replayed),
 //! `statushandoff` and `truncatehints`; and background compaction per column family:
@@ -21,6 +22,7 @@ use super::state::{
     cluster_service, select_stores, AdminState, OpError, MODE_DECOMMISSIONED, MODE_DRAINED, MODE_DRAINING,
     MODE_LEAVING, MODE_MOVING,
 };
+use crate::native::NativeService;
 use crate::node::Node;
 use crate::thrift::server::{ThriftServer, ThriftServerError};
 
@@ -72,6 +74,38 @@ pub(super) async fn enable_thrift(state: &AdminState) -> Result<ServiceStatus, O
 
 pub(super) fn status_thrift(node: &Node) -> Result<ServiceStatus, OpError> {
     Ok(unchanged(thrift_server(node, "statusthrift")?.is_running()))
+}
+
+fn native_service<'n>(node: &'n Node, op: &str) -> Result<&'n Arc<NativeService>, OpError> {
+    node.native.as_ref().ok_or_else(|| {
+        OpError::NotBuilt(format!("{op}: this node runs without the native transport (StartNativeTransport is false)"))
+    })
+}
+
+pub(super) async fn disable_binary(node: &Node) -> Result<ServiceStatus, OpError> {
+    let native = native_service(node, "disablebinary")?;
+    let changed = native.stop().await;
+    if changed {
+        warn!("stopped serving native protocol clients by operator request");
+    }
+    Ok(ServiceStatus { running: native.is_running(), changed })
+}
+
+pub(super) async fn enable_binary(state: &AdminState) -> Result<ServiceStatus, OpError> {
+    let native = native_service(&state.node, "enablebinary")?;
+    if native.is_running() {
+        return Ok(unchanged(true));
+    }
+    check_may_start(state, "enablebinary", "the native transport")?;
+    let changed = native.start().await.map_err(|e| OpError::Internal(format!("enablebinary: {e}")))?;
+    if changed {
+        info!("serving native protocol clients again by operator request");
+    }
+    Ok(ServiceStatus { running: native.is_running(), changed })
+}
+
+pub(super) fn status_binary(node: &Node) -> Result<ServiceStatus, OpError> {
+    Ok(unchanged(native_service(node, "statusbinary")?.is_running()))
 }
 
 /// Announces the shutdown to the live peers and stops gossiping; waits (at most

@@ -97,6 +97,54 @@ impl NativeContext {
     }
 }
 
+/// The native port as the operator drives it (`sibyltool disablebinary`, `enablebinary`,
+/// `statusbinary`): a listener that closes and opens again while the node runs.
+pub struct NativeService {
+    addr: String,
+    ctx: Arc<NativeContext>,
+    options: NativeOptions,
+    server: tokio::sync::Mutex<Option<NativeServer>>,
+    running: std::sync::atomic::AtomicBool,
+}
+
+impl NativeService {
+    /// A service not listening yet.
+    pub fn new(addr: String, ctx: Arc<NativeContext>, options: NativeOptions) -> NativeService {
+        NativeService {
+            addr,
+            ctx,
+            options,
+            server: tokio::sync::Mutex::new(None),
+            running: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Listens; false if it already did.
+    pub async fn start(&self) -> Result<bool, BindError> {
+        let mut server = self.server.lock().await;
+        if server.is_some() {
+            return Ok(false);
+        }
+        *server = Some(NativeServer::start(&self.addr, self.ctx.clone(), self.options).await?);
+        self.running.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(true)
+    }
+
+    /// Closes the port and every connection; false if it was not listening.
+    pub async fn stop(&self) -> bool {
+        let mut server = self.server.lock().await;
+        let Some(running) = server.take() else { return false };
+        self.running.store(false, std::sync::atomic::Ordering::SeqCst);
+        running.close().await;
+        true
+    }
+
+    /// Whether it listens now.
+    pub fn is_running(&self) -> bool {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// Settings of the listener.
 #[derive(Clone, Copy, Debug)]
 pub struct NativeOptions {

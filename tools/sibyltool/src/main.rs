@@ -186,6 +186,12 @@ enum Command {
     Enablethrift,
     /// Whether Thrift is served: `running` or `not running`.
     Statusthrift,
+    /// Stop serving the native protocol (CQL): close its port and every client connection.
+    Disablebinary,
+    /// Serve the native protocol again on NativeTransportAddress:NativeTransportPort.
+    Enablebinary,
+    /// Whether the native protocol is served: `running` or `not running`.
+    Statusbinary,
     /// Announce this node's shutdown to the others and stop gossiping: they see it down
     /// while it keeps serving its own clients.
     Disablegossip,
@@ -299,6 +305,9 @@ fn request_for(command: &Command) -> Request {
         Command::Disablethrift => Request::DisableThrift,
         Command::Enablethrift => Request::EnableThrift,
         Command::Statusthrift => Request::StatusThrift,
+        Command::Disablebinary => Request::DisableBinary,
+        Command::Enablebinary => Request::EnableBinary,
+        Command::Statusbinary => Request::StatusBinary,
         Command::Disablegossip => Request::DisableGossip,
         Command::Enablegossip => Request::EnableGossip,
         Command::Statusgossip => Request::StatusGossip,
@@ -385,9 +394,16 @@ fn render_result(command: &Command, request: &Request, value: serde_json::Value)
         // The node answers join with an error (not supported yet); a success would carry
         // nothing to show.
         Command::Join => format!("{value}\n"),
-        Command::Statusthrift | Command::Statusgossip => render::service_status(&decode(request, value)?),
+        Command::Statusthrift | Command::Statusbinary | Command::Statusgossip => {
+            render::service_status(&decode(request, value)?)
+        }
         // Silent on success, as nodetool is (`--json` shows whether anything changed).
-        Command::Disablethrift | Command::Enablethrift | Command::Disablegossip | Command::Enablegossip => {
+        Command::Disablethrift
+        | Command::Enablethrift
+        | Command::Disablebinary
+        | Command::Enablebinary
+        | Command::Disablegossip
+        | Command::Enablegossip => {
             decode::<ServiceStatus>(request, value)?;
             String::new()
         }
