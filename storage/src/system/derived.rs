@@ -30,7 +30,7 @@ use uuid::Uuid;
 
 use super::traces::composite_name;
 use crate::data::Cell;
-use crate::marshal::AbstractType;
+use crate::marshal::{write_elements, AbstractType};
 use crate::schema::{CfDef, ColumnDef, CqlLayout, IndexType, KeyspaceDef};
 
 pub const SCHEMA_KEYSPACE: &str = "system_schema";
@@ -285,25 +285,14 @@ fn cell(name: Vec<u8>, value: impl Into<Vec<u8>>) -> Cell {
     Cell::live(name, value, 0)
 }
 
-/// A frozen collection in the CQL protocol's serialization.
+/// A frozen set or list in the CQL protocol's serialization.
 fn frozen(items: &[&[u8]]) -> Vec<u8> {
-    let mut out = i32::try_from(items.len()).unwrap_or(i32::MAX).to_be_bytes().to_vec();
-    for item in items {
-        out.extend_from_slice(&i32::try_from(item.len()).unwrap_or(i32::MAX).to_be_bytes());
-        out.extend_from_slice(item);
-    }
-    out
+    write_elements(items.len(), items.iter().copied())
 }
 
+/// A frozen map of text in the CQL protocol's serialization.
 fn frozen_map(map: &BTreeMap<String, String>) -> Vec<u8> {
-    let mut out = i32::try_from(map.len()).unwrap_or(i32::MAX).to_be_bytes().to_vec();
-    for (k, v) in map {
-        for part in [k.as_bytes(), v.as_bytes()] {
-            out.extend_from_slice(&i32::try_from(part.len()).unwrap_or(i32::MAX).to_be_bytes());
-            out.extend_from_slice(part);
-        }
-    }
-    out
+    write_elements(map.len(), map.iter().flat_map(|(k, v)| [k.as_bytes(), v.as_bytes()]))
 }
 
 /// The CQL name of a marshal type, as `system_schema.columns.type` holds it; a type CQL has no
