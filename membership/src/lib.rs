@@ -25,4 +25,4 @@ pub mod locator;
 pub mod properties;
 mod view;
 
-pub use view::{LocalInfo, Membership, PeerInfo};
+pub use view::{LocalInfo, Membership, NodeEvent, NodeListener, PeerInfo};

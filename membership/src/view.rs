@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use model::dht::{Partitioner, Token};
@@ -45,6 +45,27 @@ pub struct LocalInfo {
     pub host_id: String,
 }
 
+/// A change in the cluster that clients are told of: the events of Cassandra's
+/// `IEndpointLifecycleSubscriber`, which the native protocol pushes as TOPOLOGY_CHANGE and
+/// STATUS_CHANGE. Never about this node itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeEvent {
+    /// A node took normal tokens it did not hold (it joined the ring).
+    Joined(Endpoint),
+    /// A node left the ring (decommission, removenode).
+    Left(Endpoint),
+    /// A member's normal tokens changed (move).
+    Moved(Endpoint),
+    /// The failure detector holds a node alive again.
+    Up(Endpoint),
+    /// The failure detector convicted a node, or it announced its shutdown.
+    Down(Endpoint),
+}
+
+/// What is called with each [`NodeEvent`], on the thread that applied the change; it must not
+/// block (a front end forwards the event to a channel).
+pub type NodeListener = dyn Fn(NodeEvent) + Send + Sync;
+
 struct CachedMap {
     ring_version: u64,
     strategy: ReplicationStrategy,
@@ -70,6 +91,8 @@ pub struct Membership {
     /// A live peer has told gossip nothing yet of its place in the ring (no STATUS, or a status
     /// without tokens): it may be about to take ranges, so no write can be placed for sure.
     awaiting_placement: AtomicBool,
+    /// Told of every [`NodeEvent`]; a listener dropped by its owner is forgotten.
+    listeners: Mutex<Vec<Weak<NodeListener>>>,
 }
 
 impl Membership {
@@ -98,6 +121,7 @@ impl Membership {
             down_since: RwLock::new(HashMap::new()),
             peers: RwLock::new(BTreeMap::new()),
             awaiting_placement: AtomicBool::new(false),
+            listeners: Mutex::new(Vec::new()),
         }
     }
 
@@ -138,14 +162,41 @@ impl Membership {
         self.ring().tokens_of(self.local).to_vec()
     }
 
-    /// Changes the ring: `change` edits a copy, which then replaces the ring.
+    /// Changes the ring: `change` edits a copy, which then replaces the ring. Listeners hear of
+    /// the nodes that joined, left or moved by it.
     pub fn update_ring<T>(&self, change: impl FnOnce(&mut TokenMetadata) -> T) -> T {
-        let mut ring = self.ring.write();
-        let mut next = TokenMetadata::clone(&ring);
-        let out = change(&mut next);
-        *ring = Arc::new(next);
-        self.ring_version.fetch_add(1, Ordering::SeqCst);
+        let (out, events) = {
+            let mut ring = self.ring.write();
+            let mut next = TokenMetadata::clone(&ring);
+            let out = change(&mut next);
+            let events = ring_changes(&ring, &next, self.local);
+            *ring = Arc::new(next);
+            self.ring_version.fetch_add(1, Ordering::SeqCst);
+            (out, events)
+        };
+        self.tell(&events);
         out
+    }
+
+    /// Calls `listener` with every [`NodeEvent`] from now on, as long as its owner keeps it.
+    pub fn listen(&self, listener: &Arc<NodeListener>) {
+        self.listeners.lock().push(Arc::downgrade(listener));
+    }
+
+    fn tell(&self, events: &[NodeEvent]) {
+        if events.is_empty() {
+            return;
+        }
+        let live: Vec<Arc<NodeListener>> = {
+            let mut listeners = self.listeners.lock();
+            listeners.retain(|l| l.strong_count() > 0);
+            listeners.iter().filter_map(Weak::upgrade).collect()
+        };
+        for listener in live {
+            for event in events {
+                listener(*event);
+            }
+        }
     }
 
     /// A node's data centre and rack changed (gossip): replica maps must be rebuilt.
@@ -186,19 +237,25 @@ impl Membership {
         ep == self.local || self.alive.read().contains(&ep)
     }
 
-    /// Marks a peer up or down; true when that changed something.
+    /// Marks a peer up or down; true when that changed something (and listeners hear of it).
     pub fn set_alive(&self, ep: Endpoint, alive: bool) -> bool {
         if ep == self.local {
             return false;
         }
-        let mut set = self.alive.write();
-        if alive {
-            self.down_since.write().remove(&ep);
-            set.insert(ep)
-        } else {
-            self.down_since.write().entry(ep).or_insert_with(Instant::now);
-            set.remove(&ep)
+        let changed = {
+            let mut set = self.alive.write();
+            if alive {
+                self.down_since.write().remove(&ep);
+                set.insert(ep)
+            } else {
+                self.down_since.write().entry(ep).or_insert_with(Instant::now);
+                set.remove(&ep)
+            }
+        };
+        if changed {
+            self.tell(&[if alive { NodeEvent::Up(ep) } else { NodeEvent::Down(ep) }]);
         }
+        changed
     }
 
     /// How long `ep` has been known to be down (None if up, or never seen up or down).
@@ -238,6 +295,21 @@ impl Membership {
         }
         self.peer(ep).and_then(|p| p.rpc_address).unwrap_or_else(|| ep.ip().to_string())
     }
+}
+
+/// The nodes other than `local` that joined, left or moved from ring `before` to `after`,
+/// judged by their normal tokens.
+fn ring_changes(before: &TokenMetadata, after: &TokenMetadata, local: Endpoint) -> Vec<NodeEvent> {
+    let mut events = Vec::new();
+    for ep in after.endpoints().filter(|ep| *ep != local) {
+        if !before.is_member(ep) {
+            events.push(NodeEvent::Joined(ep));
+        } else if before.tokens_of(ep) != after.tokens_of(ep) {
+            events.push(NodeEvent::Moved(ep));
+        }
+    }
+    events.extend(before.endpoints().filter(|ep| *ep != local && !after.is_member(*ep)).map(NodeEvent::Left));
+    events
 }
 
 #[cfg(test)]
@@ -283,5 +355,35 @@ mod tests {
         assert_eq!(m.all_endpoints(), vec![ep(1), ep(2)]);
         m.forget_peer(ep(2));
         assert!(!m.is_alive(ep(2)));
+    }
+
+    #[test]
+    fn listeners_hear_of_joins_moves_departures_and_liveness() {
+        let m = membership();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        let listener: Arc<NodeListener> = Arc::new(move |e| sink.lock().push(e));
+        m.listen(&listener);
+        let token = |b: u8| vec![Token::from_bytes(&[b])];
+        m.update_ring(|r| r.update_normal_tokens(ep(2), token(0x80))).expect("join");
+        m.update_ring(|r| r.update_normal_tokens(ep(2), token(0x80))).expect("same tokens");
+        m.update_ring(|r| r.update_normal_tokens(ep(2), token(0x90))).expect("move");
+        m.update_ring(|r| r.update_normal_tokens(ep(1), token(0x20))).expect("local move");
+        assert!(m.set_alive(ep(2), true));
+        assert!(!m.set_alive(ep(2), true));
+        assert!(m.set_alive(ep(2), false));
+        m.update_ring(|r| r.remove_endpoint(ep(2)));
+        let want = [
+            NodeEvent::Joined(ep(2)),
+            NodeEvent::Moved(ep(2)),
+            NodeEvent::Up(ep(2)),
+            NodeEvent::Down(ep(2)),
+            NodeEvent::Left(ep(2)),
+        ];
+        assert_eq!(*heard.lock(), want, "nothing of the local node, nothing twice");
+        drop(listener);
+        m.set_alive(ep(3), true);
+        assert_eq!(heard.lock().len(), want.len(), "a dropped listener is not called");
+        assert!(m.listeners.lock().is_empty());
     }
 }

@@ -213,6 +213,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             cql.clone(),
             authenticator.clone(),
             (config.native_transport_max_frame_size_mb.max(1) as usize) << 20,
+            config.native_transport_port,
         ));
         let ctx = Arc::new(ThriftContext {
             coordinator: coordinator.clone(),

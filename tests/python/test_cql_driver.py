@@ -11,7 +11,7 @@ import os
 import unittest
 import uuid
 
-from cassandra import InvalidRequest
+from cassandra import ConsistencyLevel, InvalidRequest
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.query import SimpleStatement
 from cassandra.policies import RoundRobinPolicy
@@ -122,6 +122,21 @@ class SeedThroughTheDriver(unittest.TestCase):
         with self.assertRaises(InvalidRequest) as e:
             self.session.execute("SELECT * FROM no_such_table")
         self.assertIn("unconfigured table no_such_table", str(e.exception))
+
+    def test_conditional_writes_take_the_serial_consistency_asked_for(self):
+        s = self.session
+        s.execute("CREATE TABLE accounts (name text PRIMARY KEY, balance int)")
+        for serial in (ConsistencyLevel.SERIAL, ConsistencyLevel.LOCAL_SERIAL):
+            name = "acct-%d" % serial
+            insert = SimpleStatement("INSERT INTO accounts (name, balance) VALUES (%s, 10) IF NOT EXISTS",
+                                     serial_consistency_level=serial)
+            self.assertTrue(s.execute(insert, (name,)).was_applied)
+            self.assertFalse(s.execute(insert, (name,)).was_applied)
+            update = SimpleStatement("UPDATE accounts SET balance = 5 WHERE name = %s IF balance = 10",
+                                     serial_consistency_level=serial)
+            self.assertTrue(s.execute(update, (name,)).was_applied)
+            read = SimpleStatement("SELECT balance FROM accounts WHERE name = %s", consistency_level=serial)
+            self.assertEqual(s.execute(read, (name,)).one().balance, 5)
 
     def test_protocol_v3_works_too(self):
         cluster, session = connect(3)

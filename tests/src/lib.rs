@@ -343,6 +343,11 @@ impl Node {
     }
 
     /// Runs `sibyltool -h 127.0.0.1 -p <admin port> ARGS` (see [`run_sibyltool`]).
+    /// The running process' id (for a test's helper that signals it itself).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn tool(&self, args: &[&str]) -> ToolRun {
         let port = self.admin_port.to_string();
         let host = self.config.address();

@@ -165,8 +165,27 @@ impl NativeClient {
             Err(e) if matches!(e.kind(), std::io::ErrorKind::ConnectionReset) => return None,
             Err(e) => panic!("reading a frame: {e}"),
         }
+        Some(self.rest_of_frame(first[0]))
+    }
+
+    /// The next frame if one starts within `within` (None if none did); a close panics.
+    pub fn recv_within(&mut self, within: Duration) -> Option<Frame> {
+        self.set_read_timeout(within.max(Duration::from_millis(1)));
+        let mut first = [0u8; 1];
+        let read = self.socket.read(&mut first);
+        self.set_read_timeout(CLIENT_IO_TIMEOUT);
+        match read {
+            Ok(0) => panic!("the server closed the connection"),
+            Ok(_) => Some(self.rest_of_frame(first[0])),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => None,
+            Err(e) => panic!("reading a frame: {e}"),
+        }
+    }
+
+    /// The frame whose first byte (the version) was `first`.
+    fn rest_of_frame(&mut self, first: u8) -> Frame {
         // Versions 1 and 2 answer with an 8-byte header.
-        let short = first[0] & 0x7F < 3;
+        let short = first & 0x7F < 3;
         let mut rest = vec![0u8; if short { 7 } else { 8 }];
         self.socket.read_exact(&mut rest).expect("a whole frame header");
         let (stream, opcode, len) = if short {
@@ -186,7 +205,7 @@ impl NativeClient {
             body = c.decompress(&body);
             self.compressed_frames += 1;
         }
-        Some(Frame { version: first[0], flags, stream, opcode, body })
+        Frame { version: first, flags, stream, opcode, body }
     }
 
     /// The next frame if one comes within the read timeout; None on a close, a timeout or a
@@ -363,6 +382,15 @@ impl<'a> Cursor<'a> {
     pub fn bytes(&mut self) -> Option<Vec<u8>> {
         let n = self.int();
         (n >= 0).then(|| self.take(n as usize).to_vec())
+    }
+    /// An [inet]: address length, address, port.
+    pub fn inet(&mut self) -> SocketAddr {
+        let ip: std::net::IpAddr = match self.byte() {
+            4 => <[u8; 4]>::try_from(self.take(4)).expect("4 bytes").into(),
+            16 => <[u8; 16]>::try_from(self.take(16)).expect("16 bytes").into(),
+            n => panic!("an inet of {n} bytes"),
+        };
+        SocketAddr::new(ip, self.int() as u16)
     }
     pub fn uuid(&mut self) -> [u8; 16] {
         self.take(16).try_into().expect("16 bytes")

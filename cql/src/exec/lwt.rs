@@ -183,7 +183,7 @@ async fn apply(
         condition,
         updates: update,
     };
-    let outcome = ctx.coordinator.cas(command, ConsistencyLevel::Serial, cl).await?;
+    let outcome = ctx.coordinator.cas(command, ctx.serial, cl).await?;
     let applied_spec = spec(table, "[applied]", &AbstractType::Boolean);
     let (table, clustering, check) = &*shared;
     match outcome {

@@ -90,11 +90,15 @@ pub(crate) fn invalid<T>(why: impl Into<String>) -> Result<T, CqlError> {
     Err(CqlError::Invalid(why.into()))
 }
 
-/// A connection's state: its keyspace (`USE`).
+/// What a statement runs in: the connection's keyspace (`USE`), and the request's serial
+/// consistency.
 #[derive(Clone, Debug, Default)]
 pub struct Session {
     /// The keyspace of unqualified names.
     pub keyspace: Option<String>,
+    /// The consistency of a conditional write's Paxos round (the native protocol's serial
+    /// consistency); `None` is SERIAL.
+    pub serial_consistency: Option<ConsistencyLevel>,
 }
 
 /// The name, table and type of a result column or of a bind marker.
@@ -306,7 +310,8 @@ impl Executor {
         paging: Option<Paging>,
     ) -> Result<Outcome, CqlError> {
         let mut binder = values::Binder::new(values);
-        let ctx = Context { coordinator: &self.coordinator, keyspace, paging };
+        let serial = session.serial_consistency.unwrap_or(ConsistencyLevel::Serial);
+        let ctx = Context { coordinator: &self.coordinator, keyspace, paging, serial };
         match statement {
             Statement::Use(ks) => {
                 let name = ks.name();
@@ -342,7 +347,7 @@ impl Executor {
     }
 
     fn markers(&self, statement: &Statement, keyspace: Option<&str>) -> Result<Vec<ColumnSpec>, CqlError> {
-        let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None };
+        let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None, serial: ConsistencyLevel::Serial };
         match statement {
             Statement::Select(s) => select::markers(&ctx, s),
             Statement::Insert(s) => write::insert_markers(&ctx, s),
@@ -411,6 +416,8 @@ pub(crate) struct Context<'a> {
     pub keyspace: Option<&'a str>,
     /// The page a SELECT answers, when the client pages.
     pub paging: Option<Paging>,
+    /// SERIAL or LOCAL_SERIAL: the Paxos round of a conditional write.
+    pub serial: ConsistencyLevel,
 }
 
 impl Context<'_> {

@@ -117,7 +117,10 @@ struct Connection {
     compression: Option<Compression>,
     out: mpsc::Sender<Vec<u8>>,
     permits: Arc<Semaphore>,
+    /// Forwards the events registered for; started by the first REGISTER.
     events: Option<JoinHandle<()>>,
+    /// The event types registered for, read by that task.
+    registered: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// Serves `socket` until the client leaves, a frame is refused, or `stop`.
@@ -135,6 +138,7 @@ pub async fn serve(ctx: Arc<NativeContext>, socket: TcpStream, peer: SocketAddr,
         out,
         permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         events: None,
+        registered: Arc::default(),
     };
     let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
     'read: loop {
@@ -348,26 +352,39 @@ impl Connection {
         }
     }
 
-    /// REGISTER: READY, and SCHEMA_CHANGE events from now on when asked for.
+    /// REGISTER: READY, and from now on the events of the types named (added to those of
+    /// earlier REGISTERs).
     async fn register(&mut self, respond: &Responder, stream: i16, types: &[String]) -> bool {
         if let Some(bad) = types.iter().find(|t| !super::events::EVENT_TYPES.contains(&t.as_str())) {
             let e = NativeError::Protocol(format!("Invalid value '{bad}' for Type"));
             return respond.error(stream, &e).await;
         }
-        if types.iter().any(|t| t == "SCHEMA_CHANGE") && self.events.is_none() {
-            let mut changes = self.ctx.events.subscribe_schema();
-            let events = respond.clone();
+        {
+            let mut registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+            for t in types {
+                if !registered.contains(t) {
+                    registered.push(t.clone());
+                }
+            }
+        }
+        if self.events.is_none() && !types.is_empty() {
+            let mut events = self.ctx.events.subscribe();
+            let registered = self.registered.clone();
+            let out = respond.clone();
             self.events = Some(tokio::spawn(async move {
                 loop {
-                    match changes.recv().await {
-                        Ok(change) => {
-                            let body = super::result::schema_change_event(&change);
-                            if !events.send(0, -1, Opcode::Event, &body).await {
+                    match events.recv().await {
+                        Ok(event) => {
+                            let wanted = {
+                                let registered = registered.lock().unwrap_or_else(|p| p.into_inner());
+                                registered.iter().any(|t| t == event.kind())
+                            };
+                            if wanted && !out.send(0, -1, Opcode::Event, &super::result::event(&event)).await {
                                 return;
                             }
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                            debug!(missed = n, "a registered connection fell behind on schema events");
+                            debug!(missed = n, "a registered connection fell behind on events");
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     }

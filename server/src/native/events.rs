@@ -7,15 +7,20 @@
 //! here all reach the registered clients, as 3.11's migration listener does. Two changes
 //! that cancel out between two looks (a table dropped and made again alike) are not seen.
 //!
-//! STATUS_CHANGE and TOPOLOGY_CHANGE are accepted by REGISTER but never sent: gossip's events
-//! (`membership::gossip::GossipEvent`) are consumed inside `cluster::storage_service` with no
-//! subscription for front ends.
+//! STATUS_CHANGE and TOPOLOGY_CHANGE come from the node's view of the cluster: the hub listens
+//! to `cluster::membership::Membership`, which tells of every peer that the failure detector
+//! finds up or down and of every node that joins, leaves or moves in the ring. As in 3.11, an
+//! event names the node by its rpc address and this node's native port, and a node that joins
+//! while down is announced (NEW_NODE) only once it is up.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cluster::coordinator::Coordinator;
+use cluster::membership::{Membership, NodeEvent, NodeListener};
+use cluster::Endpoint;
 use cql::exec::SchemaChange;
 use storage::schema::KeyspaceDef;
 use tokio::sync::{broadcast, watch, Notify};
@@ -29,25 +34,101 @@ const EVENT_BACKLOG: usize = 1024;
 /// The kinds of event a client may register for.
 pub const EVENT_TYPES: &[&str] = &["TOPOLOGY_CHANGE", "STATUS_CHANGE", "SCHEMA_CHANGE"];
 
+/// One event as the protocol sends it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// NEW_NODE, REMOVED_NODE or MOVED_NODE, and the node's native address.
+    Topology(&'static str, SocketAddr),
+    /// UP or DOWN, and the node's native address.
+    Status(&'static str, SocketAddr),
+    Schema(SchemaChange),
+}
+
+impl Event {
+    /// The type a client registers for to receive it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Topology(..) => "TOPOLOGY_CHANGE",
+            Event::Status(..) => "STATUS_CHANGE",
+            Event::Schema(_) => "SCHEMA_CHANGE",
+        }
+    }
+}
+
 /// Where events are published; each registered connection subscribes.
 pub struct EventHub {
-    schema: broadcast::Sender<SchemaChange>,
+    events: broadcast::Sender<Event>,
     /// Wakes the schema watcher early (a change made by this front end).
     nudge: Notify,
+    /// Kept for as long as the hub lives: membership holds it weakly.
+    _listener: Arc<NodeListener>,
 }
 
 impl EventHub {
-    pub fn new() -> Arc<EventHub> {
-        Arc::new(EventHub { schema: broadcast::channel(EVENT_BACKLOG).0, nudge: Notify::new() })
+    /// A hub told of `membership`'s changes; events name nodes by `native_port`, which 3.11
+    /// takes to be every node's.
+    pub fn new(membership: &Arc<Membership>, native_port: u16) -> Arc<EventHub> {
+        let events = broadcast::channel(EVENT_BACKLOG).0;
+        let translate = Translator { membership: Arc::downgrade(membership), native_port, pending: Mutex::default() };
+        let sender = events.clone();
+        let listener: Arc<NodeListener> = Arc::new(move |e| {
+            for event in translate.events_of(e) {
+                // No receiver is no error: nobody registered.
+                let _ = sender.send(event);
+            }
+        });
+        membership.listen(&listener);
+        Arc::new(EventHub { events, nudge: Notify::new(), _listener: listener })
     }
 
-    pub fn subscribe_schema(&self) -> broadcast::Receiver<SchemaChange> {
-        self.schema.subscribe()
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
     }
 
     /// Asks the watcher to look now.
     pub fn schema_changed(&self) {
         self.nudge.notify_one();
+    }
+}
+
+/// Turns membership's events into the protocol's.
+struct Translator {
+    membership: std::sync::Weak<Membership>,
+    native_port: u16,
+    /// Nodes that joined while down: announced once up (3.11's
+    /// `endpointsPendingJoinedNotification`).
+    pending: Mutex<HashSet<Endpoint>>,
+}
+
+impl Translator {
+    fn events_of(&self, event: NodeEvent) -> Vec<Event> {
+        let Some(membership) = self.membership.upgrade() else { return Vec::new() };
+        let address = |ep: Endpoint| {
+            let ip = membership.rpc_address(ep).parse::<IpAddr>().unwrap_or(ep.ip());
+            SocketAddr::new(ip, self.native_port)
+        };
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            NodeEvent::Joined(ep) if !membership.is_alive(ep) => {
+                pending.insert(ep);
+                Vec::new()
+            }
+            NodeEvent::Joined(ep) => vec![Event::Topology("NEW_NODE", address(ep))],
+            NodeEvent::Left(ep) => {
+                pending.remove(&ep);
+                vec![Event::Topology("REMOVED_NODE", address(ep))]
+            }
+            NodeEvent::Moved(ep) => vec![Event::Topology("MOVED_NODE", address(ep))],
+            NodeEvent::Up(ep) => {
+                let mut out = Vec::new();
+                if pending.remove(&ep) {
+                    out.push(Event::Topology("NEW_NODE", address(ep)));
+                }
+                out.push(Event::Status("UP", address(ep)));
+                out
+            }
+            NodeEvent::Down(ep) => vec![Event::Status("DOWN", address(ep))],
+        }
     }
 }
 
@@ -72,7 +153,7 @@ pub async fn schema_watch_loop(coordinator: Arc<Coordinator>, hub: Arc<EventHub>
         let current = by_name(coordinator.keyspaces());
         for change in diff(&known, &current) {
             // No receiver is no error: nobody registered.
-            let _ = hub.schema.send(change);
+            let _ = hub.events.send(Event::Schema(change));
         }
         known = current;
     }
@@ -159,5 +240,48 @@ mod tests {
             ]
         );
         assert!(diff(&after, &after).is_empty());
+    }
+
+    #[test]
+    fn node_events_name_the_rpc_address_and_wait_for_a_joined_node_to_be_up() {
+        use cluster::membership::LocalInfo;
+        use storage::dht::{Partitioner, Token};
+        let ep = |i: u8| Endpoint::from(([127, 0, 0, i], 7000));
+        let info = LocalInfo { cluster_name: "c".into(), rpc_address: "127.0.0.1".into(), host_id: "h".into() };
+        let membership = Arc::new(Membership::new(
+            ep(1),
+            info,
+            Partitioner::Random,
+            Arc::new(cluster::snitch::SimpleSnitch),
+            vec![Token::from_bytes(&[0x10])],
+        ));
+        let hub = EventHub::new(&membership, 9042);
+        let mut events = hub.subscribe();
+        let mut heard = || {
+            let mut out = Vec::new();
+            while let Ok(e) = events.try_recv() {
+                out.push(e);
+            }
+            out
+        };
+        let native = |ip: &str| SocketAddr::new(ip.parse().expect("ip"), 9042);
+        membership.update_peer(ep(2), |p| p.rpc_address = Some("10.0.0.2".into()));
+        membership.update_ring(|r| r.update_normal_tokens(ep(2), vec![Token::from_bytes(&[0x80])])).expect("join");
+        assert_eq!(heard(), [], "a node that joined while down is not announced yet");
+        membership.set_alive(ep(2), true);
+        assert_eq!(heard(), [Event::Topology("NEW_NODE", native("10.0.0.2")), Event::Status("UP", native("10.0.0.2"))]);
+        membership.set_alive(ep(3), true);
+        membership.update_ring(|r| r.update_normal_tokens(ep(3), vec![Token::from_bytes(&[0xa0])])).expect("join");
+        membership.set_alive(ep(3), false);
+        membership.update_ring(|r| r.remove_endpoint(ep(3)));
+        assert_eq!(
+            heard(),
+            [
+                Event::Status("UP", native("127.0.0.3")),
+                Event::Topology("NEW_NODE", native("127.0.0.3")),
+                Event::Status("DOWN", native("127.0.0.3")),
+                Event::Topology("REMOVED_NODE", native("127.0.0.3")),
+            ]
+        );
     }
 }

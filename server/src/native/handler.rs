@@ -109,6 +109,8 @@ struct RunParams {
     cl: ConsistencyLevel,
     skip_metadata: bool,
     default_timestamp: Option<i64>,
+    /// A conditional write's Paxos consistency (SERIAL when not given).
+    serial: Option<ConsistencyLevel>,
     /// A SELECT's page: a positive `page_size` pages (3.11: zero or less does not).
     paging: Option<cql::exec::Paging>,
 }
@@ -118,7 +120,13 @@ fn params_of(p: &QueryParams) -> Result<RunParams, NativeError> {
         Some(n) if n > 0 => Some(cql::exec::Paging { page_size: n as usize, state: p.paging_state.clone() }),
         _ => None,
     };
-    Ok(RunParams { cl: p.consistency, skip_metadata: p.skip_metadata, default_timestamp: p.default_timestamp, paging })
+    Ok(RunParams {
+        cl: p.consistency,
+        skip_metadata: p.skip_metadata,
+        default_timestamp: p.default_timestamp,
+        serial: p.serial_consistency,
+        paging,
+    })
 }
 
 fn trace_parameters(query: &str, cl: ConsistencyLevel) {
@@ -127,8 +135,8 @@ fn trace_parameters(query: &str, cl: ConsistencyLevel) {
     });
 }
 
-fn cql_session(session: &ConnSession) -> cql::Session {
-    cql::Session { keyspace: session.keyspace() }
+fn cql_session(session: &ConnSession, run: &RunParams) -> cql::Session {
+    cql::Session { keyspace: session.keyspace(), serial_consistency: run.serial }
 }
 
 fn authorize(ctx: &NativeContext, session: &ConnSession, statement: &Statement) -> Result<(), NativeError> {
@@ -151,7 +159,7 @@ async fn query_request(
     match params.values {
         Values::None => {
             let statement = with_default_timestamp(&statement, run.default_timestamp).unwrap_or(statement);
-            let mut cql = cql_session(session);
+            let mut cql = cql_session(session, &run);
             let outcome = ctx.cql.execute_statement_paged(&mut cql, &statement, run.cl, run.paging.clone()).await;
             finish(ctx, session, cql, outcome, &statement, &run)
         }
@@ -174,7 +182,7 @@ async fn run_prepared(
     let stamped = with_default_timestamp(&prepared.statement, run.default_timestamp)
         .map(|statement| Arc::new(Prepared { statement, ..Prepared::clone(prepared) }));
     let prepared = stamped.as_ref().unwrap_or(prepared);
-    let mut cql = cql_session(session);
+    let mut cql = cql_session(session, run);
     let outcome = ctx.cql.execute_prepared_paged(&mut cql, prepared, values, run.cl, run.paging.clone()).await;
     finish(ctx, session, cql, outcome, &prepared.statement, run)
 }
@@ -310,7 +318,7 @@ fn prepare_once(
         }
         thrift = thrift.wrapping_add(1);
     }
-    let session = cql::Session { keyspace: keyspace.map(str::to_string) };
+    let session = cql::Session { keyspace: keyspace.map(str::to_string), ..cql::Session::default() };
     let (_, p) = ctx.cql.prepare(&session, text).map_err(|e| err(e, cl, None))?;
     ctx.keep_prepared(id, p.clone());
     Ok((id, p))
@@ -397,7 +405,8 @@ async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchReq
     authorize(ctx, session, &statement)?;
     trace_parameters(&statement.to_string(), cl);
     let prepared = Arc::new(Prepared { statement, keyspace: keyspace.flatten(), markers });
-    let run = RunParams { cl, skip_metadata: false, default_timestamp: None, paging: None };
+    let run =
+        RunParams { cl, skip_metadata: false, default_timestamp: None, serial: req.serial_consistency, paging: None };
     run_prepared(ctx, session, &prepared, &values, &run).await
 }
 

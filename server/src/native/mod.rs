@@ -9,10 +9,10 @@
 //! - [`result`]: RESULT and EVENT bodies; [`error`]: ERROR bodies from `CqlError`;
 //! - [`connection`]: one connection's states (STARTUP, SASL PLAIN, ready), its requests run
 //!   at once on their streams, answered as they finish through one writer;
-//! - [`events`]: SCHEMA_CHANGE pushed to registered connections.
+//! - [`events`]: SCHEMA_CHANGE, STATUS_CHANGE and TOPOLOGY_CHANGE pushed to registered
+//!   connections.
 //!
-//! Not done yet: serial consistency (read; the executor picks its own), STATUS_CHANGE and TOPOLOGY_CHANGE events,
-//! custom payloads (read and dropped), warnings.
+//! Not done yet: custom payloads (read and dropped), warnings.
 
 pub mod connection;
 pub mod error;
@@ -67,12 +67,13 @@ impl NativeContext {
         cql: Arc<cql::Executor>,
         authenticator: Arc<Authenticator>,
         max_frame_bytes: usize,
+        native_port: u16,
     ) -> NativeContext {
         NativeContext {
+            events: EventHub::new(coordinator.membership(), native_port),
             coordinator,
             cql,
             authenticator,
-            events: EventHub::new(),
             max_frame_bytes,
             prepared: Mutex::new(HashMap::new()),
         }

@@ -3,6 +3,7 @@
 use cql::exec::{ColumnSpec, Outcome, Prepared, SchemaChange};
 use storage::marshal::AbstractType;
 
+use super::events::Event;
 use super::frame::Version;
 use super::wire::Writer;
 
@@ -165,11 +166,17 @@ pub fn schema_change(out: &mut Vec<u8>, change: &SchemaChange) {
     }
 }
 
-/// An EVENT body of type SCHEMA_CHANGE.
-pub fn schema_change_event(change: &SchemaChange) -> Vec<u8> {
+/// An EVENT body.
+pub fn event(event: &Event) -> Vec<u8> {
     let mut out = Vec::new();
-    out.put_string("SCHEMA_CHANGE");
-    schema_change(&mut out, change);
+    out.put_string(event.kind());
+    match event {
+        Event::Topology(change, addr) | Event::Status(change, addr) => {
+            out.put_string(change);
+            out.put_inet(addr.ip(), i32::from(addr.port()));
+        }
+        Event::Schema(change) => schema_change(&mut out, change),
+    }
     out
 }
 

@@ -459,7 +459,7 @@ impl Handler {
 
     /// The CQL view of this connection: its keyspace, shared with set_keyspace as in 3.11.
     fn cql_session(&self) -> cql::Session {
-        cql::Session { keyspace: self.session.current_keyspace_name().map(str::to_string) }
+        cql::Session { keyspace: self.session.current_keyspace_name().map(str::to_string), ..cql::Session::default() }
     }
 
     fn keep_cql_session(&mut self, session: cql::Session) {
