@@ -15,7 +15,7 @@ if ! command -v ip >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq iproute2
 fi
 
-if ! python3 -c 'import thrift, cassandra' 2>/dev/null; then
+if ! python3 -c 'import thrift, cassandra, cqlshlib' 2>/dev/null; then
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip
     fi

@@ -74,6 +74,35 @@ class SeedThroughTheDriver(unittest.TestCase):
         self.assertEqual([c.name for c in table.clustering_key], ["id"])
         self.assertIn("WITH CLUSTERING ORDER BY (id DESC)", table.export_as_string())
 
+    def test_describe_as_3_11_cqlsh_prints_it(self):
+        # Cassandra 3.11's cqlsh answers DESCRIBE TABLE with the driver's export of its
+        # metadata, which these are, read from system_schema.
+        s = self.session
+        s.execute("CREATE TABLE described (publisher text, id int, name text, PRIMARY KEY (publisher, id)) "
+                  "WITH CLUSTERING ORDER BY (id DESC) AND comment = 'Q2' AND gc_grace_seconds = 3600")
+        self.cluster.refresh_table_metadata("seed", "described")
+        table = self.cluster.metadata.keyspaces["seed"].tables["described"]
+        self.assertEqual(table.export_as_string(), """CREATE TABLE seed.described (
+    publisher text,
+    id int,
+    name text,
+    PRIMARY KEY (publisher, id)
+) WITH CLUSTERING ORDER BY (id DESC)
+    AND bloom_filter_fp_chance = 0.01
+    AND caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'}
+    AND comment = 'Q2'
+    AND compaction = {'class': 'org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy', 'max_threshold': '32', 'min_threshold': '4'}
+    AND compression = {'enabled': 'false'}
+    AND crc_check_chance = 1.0
+    AND dclocal_read_repair_chance = 0.1
+    AND default_time_to_live = 0
+    AND gc_grace_seconds = 3600
+    AND max_index_interval = 2048
+    AND memtable_flush_period_in_ms = 0
+    AND min_index_interval = 128
+    AND read_repair_chance = 0.0
+    AND speculative_retry = '99PERCENTILE';""")
+
     def test_collections_tuples_and_types_round_trip(self):
         s = self.session
         s.execute("CREATE TABLE kinds (id uuid PRIMARY KEY, tags set<text>, l list<int>, m map<text, int>, "

@@ -42,3 +42,15 @@ pub fn run_python(script: &str, module: &str, env: &[(&str, Option<String>)], li
     eprintln!("{output}");
     (status, output)
 }
+
+/// Runs `tests/python/<script>` (a unittest file that imports `module`) against `node`'s
+/// native port, passed in SIBYL_NATIVE_HOST and SIBYL_NATIVE_PORT, bounded by `limit`; panics
+/// with its output and the node's log unless it passes.
+pub fn run_python_unittest_on(node: &crate::Node, script: &str, module: &str, limit: Duration) {
+    let native = node.native_addr();
+    let env =
+        [("SIBYL_NATIVE_HOST", Some(native.ip().to_string())), ("SIBYL_NATIVE_PORT", Some(native.port().to_string()))];
+    let (status, output) = run_python(script, module, &env, limit);
+    assert!(status.success(), "{script} failed ({status}):\n{output}\nnode log:\n{}", node.log());
+    assert!(output.contains("\nOK"), "unittest did not report OK:\n{output}");
+}

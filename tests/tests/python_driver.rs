@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use e2e::{run_python, Node};
+use e2e::{run_python_unittest_on, Node};
 
 /// The whole Python run, connections and schema refreshes included.
 const LIMIT: Duration = Duration::from_secs(180);
@@ -13,10 +13,5 @@ const LIMIT: Duration = Duration::from_secs(180);
 #[test]
 fn the_datastax_python_driver_runs_seed_001() {
     let node = Node::start_default();
-    let native = node.native_addr();
-    let env =
-        [("SIBYL_NATIVE_HOST", Some(native.ip().to_string())), ("SIBYL_NATIVE_PORT", Some(native.port().to_string()))];
-    let (status, output) = run_python("test_cql_driver.py", "cassandra", &env, LIMIT);
-    assert!(status.success(), "the driver test failed ({status}):\n{output}\nnode log:\n{}", node.log());
-    assert!(output.contains("\nOK"), "unittest did not report OK:\n{output}");
+    run_python_unittest_on(&node, "test_cql_driver.py", "cassandra", LIMIT);
 }

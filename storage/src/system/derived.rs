@@ -383,12 +383,18 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
         _ => ("ALL", "NONE"),
     };
     let caching = BTreeMap::from([("keys".to_string(), keys.to_string()), ("rows_per_partition".into(), rows.into())]);
+    // The engine does not compress SSTables: with no options given, 3.11's words for that.
+    let compression = if cf.compression_options.is_empty() {
+        BTreeMap::from([("enabled".to_string(), "false".to_string())])
+    } else {
+        cf.compression_options.clone()
+    };
     let mut out = vec![
         c("", Vec::new()),
         c("caching", frozen_map(&caching)),
         c("comment", cf.comment.clone().unwrap_or_default().into_bytes()),
         c("compaction", frozen_map(&compaction)),
-        c("compression", frozen_map(&cf.compression_options)),
+        c("compression", frozen_map(&compression)),
         c("crc_check_chance", 1.0f64.to_be_bytes().to_vec()),
         c("dclocal_read_repair_chance", cf.dclocal_read_repair_chance.to_be_bytes().to_vec()),
         c("default_time_to_live", cf.default_time_to_live.to_be_bytes().to_vec()),
@@ -405,9 +411,11 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
         ),
         c("read_repair_chance", cf.read_repair_chance.to_be_bytes().to_vec()),
     ];
-    if let Some(p) = cf.bloom_filter_fp_chance {
-        out.push(c("bloom_filter_fp_chance", p.to_be_bytes().to_vec()));
-    }
+    // Unset, the chance the engine uses: 0.1 under leveled compaction, else 0.01
+    // (`compaction::writer_options_for`).
+    let leveled = cf.compaction_strategy.ends_with("LeveledCompactionStrategy");
+    let chance = cf.bloom_filter_fp_chance.unwrap_or(if leveled { 0.1 } else { 0.01 });
+    out.push(c("bloom_filter_fp_chance", chance.to_be_bytes().to_vec()));
     out.push(c("memtable_flush_period_in_ms", cf.memtable_flush_period_in_ms.unwrap_or(0).to_be_bytes().to_vec()));
     out.push(c(
         "speculative_retry",
