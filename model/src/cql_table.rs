@@ -70,6 +70,10 @@ pub enum Layout {
     },
     /// No clustering; each declared column's cell is named by the column's name.
     StaticCompact,
+    /// A super column family, as 3.11 shows one to CQL: clustering `column1` (the super
+    /// column's name) and `column2` (the subcolumn's), and `value`; cell names are
+    /// [`crate::data::compose_super`]'s.
+    Super,
 }
 
 /// A table as CQL sees it.
@@ -115,12 +119,6 @@ impl Table {
     pub fn from_def(def: &CfDef) -> Result<Table, NotATable> {
         let broken =
             |why: String| NotATable(format!("table {}.{} cannot be read from CQL: {why}", def.keyspace, def.name));
-        if def.is_super() {
-            return Err(NotATable(format!(
-                "super column family {}.{} cannot be read from CQL yet (not supported yet)",
-                def.keyspace, def.name
-            )));
-        }
         let key_type = AbstractType::parse(&def.key_validation_class).map_err(|e| broken(e.to_string()))?;
         let comparator = def.comparator().map_err(|e| broken(e.to_string()))?;
         let value_type = AbstractType::parse(&def.default_validation_class).map_err(|e| broken(e.to_string()))?;
@@ -165,7 +163,10 @@ impl Table {
             },
             _ => Vec::new(),
         };
-        let (layout, clustering_types) = if sparse {
+        let (layout, clustering_types) = if def.is_super() {
+            let sub = def.subcomparator().map_err(|e| broken(e.to_string()))?.unwrap_or(AbstractType::Bytes);
+            (Layout::Super, vec![comparator.clone(), sub])
+        } else if sparse {
             let Some((name_type, clustering)) = components.split_last() else {
                 return Err(broken("its comparator has no component".into()));
             };
@@ -195,7 +196,7 @@ impl Table {
 
         let mut regular = Vec::new();
         match layout {
-            Layout::Dense { .. } => {
+            Layout::Dense { .. } | Layout::Super => {
                 let name = layout_names.value_alias.clone().unwrap_or_else(|| "value".to_string());
                 regular.push(column(name, value_type.clone(), ColumnKind::Regular, 0));
             }
@@ -310,6 +311,11 @@ impl Table {
             Layout::Dense { compound: true } => compose(clustering.iter().map(Vec::as_slice), 0),
             Layout::Dense { compound: false } => clustering.first().cloned().unwrap_or_default(),
             Layout::StaticCompact => column.map(|c| c.cell_name.clone()).unwrap_or_default(),
+            Layout::Super => match clustering {
+                [name, sub, ..] => crate::data::compose_super(name, sub),
+                [name] => crate::data::compose_super(name, &[]),
+                [] => Vec::new(),
+            },
         }
     }
 
@@ -346,6 +352,8 @@ impl Table {
         match self.layout {
             Layout::Sparse | Layout::Dense { compound: true } => compose(prefix.iter().map(Vec::as_slice), eoc),
             Layout::Dense { compound: false } | Layout::StaticCompact => prefix[0].clone(),
+            // An empty subcolumn part bounds the whole super column, at either end.
+            Layout::Super => self.cell_name(prefix, None),
         }
     }
 
@@ -373,6 +381,10 @@ impl Table {
             }
             Layout::Dense { compound: false } => Some(plain(vec![name.to_vec()], None)),
             Layout::StaticCompact => Some(plain(Vec::new(), Some(name.to_vec()))),
+            Layout::Super => {
+                let (name, sub) = crate::data::split_super(name);
+                Some(plain(vec![name.to_vec(), sub.to_vec()], None))
+            }
         }
     }
 }

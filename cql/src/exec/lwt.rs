@@ -161,7 +161,7 @@ async fn apply(
             usize::MAX,
             CountUnit::Cells,
         ),
-        Layout::Dense { .. } => {
+        Layout::Dense { .. } | Layout::Super => {
             let name = table.cell_name(&clustering, None);
             ReadFilter::slice(name.clone(), name, false, usize::MAX, CountUnit::Cells)
         }

@@ -40,7 +40,7 @@ pub(super) struct CqlRow {
 impl CqlRow {
     pub fn cell(&self, column: &Column, layout: Layout) -> Option<&Cell> {
         match layout {
-            Layout::Dense { .. } => self.cells.first().map(|(_, c)| c),
+            Layout::Dense { .. } | Layout::Super => self.cells.first().map(|(_, c)| c),
             Layout::Sparse => self.cells.iter().find(|(n, _)| n == column.name.as_bytes()).map(|(_, c)| c),
             Layout::StaticCompact => self.cells.iter().find(|(n, _)| *n == column.cell_name).map(|(_, c)| c),
         }
@@ -461,7 +461,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
         let same = match table.layout {
             Layout::Sparse => rows.len() > first && rows.last().is_some_and(|r| r.clustering == clustering),
             Layout::StaticCompact => rows.len() > first,
-            Layout::Dense { .. } => false,
+            Layout::Dense { .. } | Layout::Super => false,
         };
         if !same {
             rows.push(CqlRow { partition, clustering, cells: Vec::new() });
@@ -672,7 +672,9 @@ pub(super) fn slice_bounds(
     lower: &super::restrict::Bound,
     upper: &super::restrict::Bound,
 ) -> (Vec<u8>, Vec<u8>, bool) {
-    let exact_bounds = table.layout != (Layout::Dense { compound: false });
+    // Neither a one-column compact table's raw names nor a super column family's can exclude
+    // a bound's own value.
+    let exact_bounds = !matches!(table.layout, Layout::Dense { compound: false } | Layout::Super);
     let mut exact = true;
     // Bounds in comparator order: a descending column's lower value bounds the high end. A
     // bound that includes its value's cells ends after them (or starts before).
@@ -682,7 +684,9 @@ pub(super) fn slice_bounds(
             None => table.prefix_bound(eq, high_end),
             Some((v, inclusive)) if !exact_bounds => {
                 exact &= *inclusive;
-                v.clone()
+                let mut p = eq.to_vec();
+                p.push(v.clone());
+                table.prefix_bound(&p, high_end)
             }
             Some((v, inclusive)) => {
                 let mut p = eq.to_vec();

@@ -370,7 +370,7 @@ pub(super) fn insert(
                 }
             }
         }
-        Layout::Dense { .. } => {
+        Layout::Dense { .. } | Layout::Super => {
             let value = given.iter().find(|(c, _)| c.kind == ColumnKind::Regular).map(|(_, v)| v.clone());
             let value = value.unwrap_or(Value::Bytes(Vec::new()));
             if value != Value::Unset {

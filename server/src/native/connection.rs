@@ -297,11 +297,8 @@ impl Connection {
             let e = NativeError::Protocol("Missing value CQL_VERSION in STARTUP message".into());
             return respond.error(stream, &e).await;
         };
-        if !cql_version.starts_with('3') {
-            let e = NativeError::Protocol(format!(
-                "CQL version {cql_version} is not supported by the binary protocol (supported version are >= 3.0.0)"
-            ));
-            return respond.error(stream, &e).await;
+        if let Err(why) = check_cql_version(cql_version) {
+            return respond.error(stream, &NativeError::Protocol(why)).await;
         }
         if let Some(name) = option("COMPRESSION") {
             match Compression::from_name(name) {
@@ -395,6 +392,22 @@ impl Connection {
     }
 }
 
+/// 3.11's check of STARTUP's CQL_VERSION: any version from 3.0.0 on (drivers send their own,
+/// "3.0.0" or "4.0.0"); the statements are then read as this node's CQL, whatever was asked.
+fn check_cql_version(version: &str) -> Result<(), String> {
+    let mut parts = version.split(['.', '-']);
+    let number = |p: Option<&str>| p.and_then(|p| p.parse::<u32>().ok());
+    let (Some(major), Some(_minor)) = (number(parts.next()), number(parts.next())) else {
+        return Err(format!("Invalid version value: {version}"));
+    };
+    if major < 3 {
+        return Err(format!(
+            "CQL version {version} is not supported by the binary protocol (supported version are >= 3.0.0)"
+        ));
+    }
+    Ok(())
+}
+
 /// The username and password of a SASL PLAIN token, as the authenticator takes them.
 fn plain_credentials(token: &[u8]) -> Result<std::collections::BTreeMap<String, String>, String> {
     let mut parts = token.split(|b| *b == 0);
@@ -416,6 +429,16 @@ fn plain_credentials(token: &[u8]) -> Result<std::collections::BTreeMap<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cql_versions_from_3_on_are_accepted() {
+        for ok in ["3.0.0", "3.4.4", "4.0.0", "3.4.4-SNAPSHOT", "3.0"] {
+            assert_eq!(check_cql_version(ok), Ok(()), "{ok}");
+        }
+        assert!(check_cql_version("2.0.0").expect_err("old").contains("supported version are >= 3.0.0"));
+        assert_eq!(check_cql_version("three").expect_err("bad"), "Invalid version value: three");
+        assert!(check_cql_version("3").is_err());
+    }
 
     #[test]
     fn plain_tokens_give_user_and_password() {

@@ -269,6 +269,15 @@ pub fn keyspace_defs() -> Vec<KeyspaceDef> {
                     "parent_repair_history" => format!("{M}TimeUUIDType"),
                     _ => format!("{M}UTF8Type"),
                 };
+                if t.1 == "repair_history" {
+                    // Named as 3.11 names its key, so drivers read a text pair, not a custom
+                    // composite type some of them cannot parse.
+                    cf.cql = Some(CqlLayout {
+                        key_aliases: vec!["keyspace_name".into(), "columnfamily_name".into()],
+                        column_aliases: vec!["id".into()],
+                        ..CqlLayout::default()
+                    });
+                }
                 cf.comment = Some(t.4.into());
                 cf.gc_grace_seconds = 0;
                 ks.cf_defs.push(cf);
@@ -475,9 +484,15 @@ fn column_cells(cf: &CfDef) -> Vec<Cell> {
     }
     let key_name = cf.key_alias.clone().unwrap_or_else(|| b"key".to_vec());
     column(&key_name, "partition_key", 0, cql_type(&cf.key_validation_class), "none");
-    column(b"column1", "clustering", 0, cql_type(&cf.comparator_type), "asc");
-    if let Some(sub) = &cf.subcomparator_type {
-        column(b"column2", "clustering", 1, cql_type(sub), "asc");
+    // A composite comparator is one clustering column per component, as 3.11 shows a dense
+    // compound table; a super column family's subcomparator comes after.
+    let mut clustering: Vec<String> = match AbstractType::parse(&cf.comparator_type) {
+        Ok(AbstractType::Composite(parts)) => parts.iter().map(model::cql_table::cql_name).collect(),
+        _ => vec![cql_type(&cf.comparator_type)],
+    };
+    clustering.extend(cf.subcomparator_type.as_deref().map(cql_type));
+    for (i, ty) in clustering.into_iter().enumerate() {
+        column(format!("column{}", i + 1).as_bytes(), "clustering", i as i32, ty, "asc");
     }
     column(b"value", "regular", -1, cql_type(&cf.default_validation_class), "none");
     for def in &cf.column_metadata {
@@ -605,5 +620,24 @@ mod tests {
             frozen_map(&BTreeMap::from([("a".to_string(), "b".to_string())])),
             [0, 0, 0, 1, 0, 0, 0, 1, b'a', 0, 0, 0, 1, b'b']
         );
+    }
+
+    #[test]
+    fn a_composite_comparator_is_one_clustering_column_per_component() {
+        let mut cf = CfDef::new("Shop", "Events");
+        cf.comparator_type = "CompositeType(UTF8Type, LongType)".into();
+        let types: BTreeMap<Vec<u8>, Vec<u8>> = column_cells(&cf)
+            .into_iter()
+            .filter_map(|c| {
+                let parts = model::cql_table::split(&c.name)?;
+                (parts.len() == 3 && parts[2].0 == b"type").then(|| (parts[1].0.to_vec(), c.value.clone()))
+            })
+            .collect();
+        let want: BTreeMap<Vec<u8>, Vec<u8>> =
+            [("key", "blob"), ("column1", "text"), ("column2", "bigint"), ("value", "blob")]
+                .into_iter()
+                .map(|(n, t)| (n.as_bytes().to_vec(), t.as_bytes().to_vec()))
+                .collect();
+        assert_eq!(types, want);
     }
 }
