@@ -119,8 +119,8 @@ struct Connection {
     permits: Arc<Semaphore>,
     /// Forwards the events registered for; started by the first REGISTER.
     events: Option<JoinHandle<()>>,
-    /// The event types registered for, read by that task.
-    registered: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The event types registered for (`events::type_bit`s), read by that task.
+    registered: Arc<std::sync::atomic::AtomicU8>,
 }
 
 /// Serves `socket` until the client leaves, a frame is refused, or `stop`.
@@ -352,18 +352,15 @@ impl Connection {
     /// REGISTER: READY, and from now on the events of the types named (added to those of
     /// earlier REGISTERs).
     async fn register(&mut self, respond: &Responder, stream: i16, types: &[String]) -> bool {
-        if let Some(bad) = types.iter().find(|t| !super::events::EVENT_TYPES.contains(&t.as_str())) {
-            let e = NativeError::Protocol(format!("Invalid value '{bad}' for Type"));
-            return respond.error(stream, &e).await;
+        let mut bits = 0;
+        for t in types {
+            let Some(bit) = super::events::type_bit(t) else {
+                let e = NativeError::Protocol(format!("Invalid value '{t}' for Type"));
+                return respond.error(stream, &e).await;
+            };
+            bits |= bit;
         }
-        {
-            let mut registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
-            for t in types {
-                if !registered.contains(t) {
-                    registered.push(t.clone());
-                }
-            }
-        }
+        self.registered.fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
         if self.events.is_none() && !types.is_empty() {
             let mut events = self.ctx.events.subscribe();
             let registered = self.registered.clone();
@@ -372,10 +369,7 @@ impl Connection {
                 loop {
                     match events.recv().await {
                         Ok(event) => {
-                            let wanted = {
-                                let registered = registered.lock().unwrap_or_else(|p| p.into_inner());
-                                registered.iter().any(|t| t == event.kind())
-                            };
+                            let wanted = registered.load(std::sync::atomic::Ordering::Relaxed) & event.bit() != 0;
                             if wanted && !out.send(0, -1, Opcode::Event, &super::result::event(&event)).await {
                                 return;
                             }

@@ -53,6 +53,17 @@ impl Event {
             Event::Schema(_) => "SCHEMA_CHANGE",
         }
     }
+
+    /// Its type's bit in a set of registered types ([`type_bit`]).
+    pub fn bit(&self) -> u8 {
+        type_bit(self.kind()).unwrap_or(0)
+    }
+}
+
+/// The bit of an event type (one of [`EVENT_TYPES`]) in a connection's set of registered
+/// types; `None` for an unknown type.
+pub fn type_bit(kind: &str) -> Option<u8> {
+    EVENT_TYPES.iter().position(|t| *t == kind).map(|i| 1 << i)
 }
 
 /// Where events are published; each registered connection subscribes.

@@ -222,12 +222,14 @@ pub(crate) fn sstables_in_each_level(store: &ColumnFamilyStore) -> Vec<(u64, u64
 /// `bloom_filter_fp_chance`, else Cassandra's default for its strategy (0.1 under leveled
 /// compaction, whose reads touch few SSTables; 0.01 otherwise).
 pub(crate) fn writer_options_for(options: WriterOptions, metadata: &crate::schema::CfMetadata) -> WriterOptions {
-    let default = match metadata.compaction.strategy {
-        Strategy::Leveled { .. } => 0.1,
-        _ => options.bloom_fp_chance,
-    };
-    let chance = metadata.def.bloom_filter_fp_chance.filter(|p| *p > 0.0 && *p <= 1.0).unwrap_or(default);
-    WriterOptions { bloom_fp_chance: chance, ..options }
+    let leveled = matches!(metadata.compaction.strategy, Strategy::Leveled { .. });
+    WriterOptions { bloom_fp_chance: bloom_fp_chance(&metadata.def, leveled, options.bloom_fp_chance), ..options }
+}
+
+/// The bloom filter false-positive chance of `def`'s SSTables: its own when valid, else 0.1
+/// under leveled compaction and `default` otherwise (what `system_schema.tables` shows too).
+pub(crate) fn bloom_fp_chance(def: &crate::schema::CfDef, leveled: bool, default: f64) -> f64 {
+    def.bloom_filter_fp_chance.filter(|p| *p > 0.0 && *p <= 1.0).unwrap_or(if leveled { 0.1 } else { default })
 }
 
 /// (min, max) SSTables per merge, as set at run time (`setcompactionthreshold`) or else by the

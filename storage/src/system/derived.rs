@@ -420,10 +420,10 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
         ),
         c("read_repair_chance", cf.read_repair_chance.to_be_bytes().to_vec()),
     ];
-    // Unset, the chance the engine uses: 0.1 under leveled compaction, else 0.01
-    // (`compaction::writer_options_for`).
+    // The chance the engine writes with, set or not.
     let leveled = cf.compaction_strategy.ends_with("LeveledCompactionStrategy");
-    let chance = cf.bloom_filter_fp_chance.unwrap_or(if leveled { 0.1 } else { 0.01 });
+    let chance =
+        crate::compaction::bloom_fp_chance(cf, leveled, crate::sstable::WriterOptions::default().bloom_fp_chance);
     out.push(c("bloom_filter_fp_chance", chance.to_be_bytes().to_vec()));
     out.push(c("memtable_flush_period_in_ms", cf.memtable_flush_period_in_ms.unwrap_or(0).to_be_bytes().to_vec()));
     out.push(c(
@@ -451,8 +451,9 @@ fn view_cells(cf: &CfDef, base: &str, base_id: Option<Uuid>) -> Vec<Cell> {
     out
 }
 
-/// A table's columns: a table made by CQL as CQL sees it, a Thrift column family as 3.11
-/// shows a compact table.
+/// A table's columns: a table made by CQL, or a Thrift column family without declared
+/// columns (dense, composite or super), as CQL sees it; a Thrift column family with declared
+/// columns as 3.11 shows a static compact table.
 fn column_cells(cf: &CfDef) -> Vec<Cell> {
     let t = cf.name.as_bytes();
     let mut out = Vec::new();
@@ -465,7 +466,7 @@ fn column_cells(cf: &CfDef) -> Vec<Cell> {
         out.push(c("position", position.to_be_bytes().to_vec()));
         out.push(c("type", ty.into_bytes()));
     };
-    if cf.cql.is_some() {
+    if cf.cql.is_some() || cf.column_metadata.is_empty() {
         if let Ok(table) = model::cql_table::Table::from_def(cf) {
             use model::cql_table::{cql_name, ColumnKind};
             for c in table.columns() {
@@ -484,15 +485,9 @@ fn column_cells(cf: &CfDef) -> Vec<Cell> {
     }
     let key_name = cf.key_alias.clone().unwrap_or_else(|| b"key".to_vec());
     column(&key_name, "partition_key", 0, cql_type(&cf.key_validation_class), "none");
-    // A composite comparator is one clustering column per component, as 3.11 shows a dense
-    // compound table; a super column family's subcomparator comes after.
-    let mut clustering: Vec<String> = match AbstractType::parse(&cf.comparator_type) {
-        Ok(AbstractType::Composite(parts)) => parts.iter().map(model::cql_table::cql_name).collect(),
-        _ => vec![cql_type(&cf.comparator_type)],
-    };
-    clustering.extend(cf.subcomparator_type.as_deref().map(cql_type));
-    for (i, ty) in clustering.into_iter().enumerate() {
-        column(format!("column{}", i + 1).as_bytes(), "clustering", i as i32, ty, "asc");
+    column(b"column1", "clustering", 0, cql_type(&cf.comparator_type), "asc");
+    if let Some(sub) = &cf.subcomparator_type {
+        column(b"column2", "clustering", 1, cql_type(sub), "asc");
     }
     column(b"value", "regular", -1, cql_type(&cf.default_validation_class), "none");
     for def in &cf.column_metadata {
