@@ -41,9 +41,7 @@ pub fn start_cluster(n: usize, config: impl Fn(usize) -> Config) -> Vec<Node> {
         .enumerate()
         .map(|(i, (ip, ports))| Node::spawn_at(Config { ip, seeds: vec![seed.clone()], ..config(i) }, ports))
         .collect();
-    for node in &mut nodes {
-        node.wait_started();
-    }
+    Node::wait_all_started(&mut nodes);
     nodes
 }
 

@@ -1,6 +1,8 @@
 //! What goes into a test node's `storage-conf.xml`, and the free ports it listens on.
 
+use std::collections::hash_map::RandomState;
 use std::collections::BTreeSet;
+use std::hash::{BuildHasher, Hasher};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::Mutex;
@@ -182,15 +184,36 @@ pub fn free_port() -> u16 {
 }
 
 /// A port that was free a moment ago on `ip`, and that this process has not handed out before.
-/// The kernel may give the same ephemeral port to two binds in a row once the first listener is
-/// closed: one node once got the same port for its storage and admin listeners.
+///
+/// Ports come from below the kernel's ephemeral range. Every outbound connection takes a port
+/// from that range, and a node's own internode connections are bound to its address before it
+/// has bound its listeners: a port picked from that range could be taken by the node itself
+/// before it listens there, and the node would then fail to start.
 pub fn free_port_on(ip: [u8; 4]) -> u16 {
     static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
-    loop {
-        let l = TcpListener::bind(SocketAddr::from((ip, 0))).unwrap_or_else(|e| panic!("bind {ip:?}:0: {e}"));
-        let port = l.local_addr().expect("local_addr").port();
-        if HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner()).insert(port) {
-            return port;
+    let (low, high) = listening_port_range();
+    let span = u32::from(high - low);
+    let start = RandomState::new().build_hasher().finish() as u32 % span;
+    for step in 0..span {
+        let port = low + ((start + step) % span) as u16;
+        let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if handed_out.contains(&port) || TcpListener::bind(SocketAddr::from((ip, port))).is_err() {
+            continue;
         }
+        handed_out.insert(port);
+        return port;
     }
+    panic!("no free port on {ip:?} in {low}..{high}");
+}
+
+/// The ports tests listen on: from 10000 up to the start of the ephemeral range
+/// (`/proc/sys/net/ipv4/ip_local_port_range`, 32768 by default).
+fn listening_port_range() -> (u16, u16) {
+    const LOW: u16 = 10_000;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    assert!(ephemeral_low > LOW + 1000, "the ephemeral port range starts at {ephemeral_low}: too low for the tests");
+    (LOW, ephemeral_low)
 }

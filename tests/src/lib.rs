@@ -224,12 +224,17 @@ impl Node {
     /// exits first.
     pub fn wait_started(&mut self) {
         if let Err(status) = self.wait_ready() {
-            panic!(
-                "sibyl exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
-                std::fs::read_to_string(self.config_path()).unwrap_or_default(),
-                self.full_log()
-            );
+            self.exited_before_serving(status);
         }
+    }
+
+    fn exited_before_serving(&self, status: ExitStatus) -> ! {
+        panic!(
+            "sibyl at {} exited ({status}) before serving clients.\nconfig:\n{}\nlog:\n{}",
+            self.address(),
+            std::fs::read_to_string(self.config_path()).unwrap_or_default(),
+            self.full_log()
+        );
     }
 
     fn unstarted_at(config: Config, ports: Ports) -> Node {
@@ -484,22 +489,49 @@ impl Node {
     fn wait_ready(&mut self) -> Result<(), ExitStatus> {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            if self.log().contains(READY_LINE)
-                && TcpStream::connect_timeout(&self.addr(), Duration::from_secs(2)).is_ok()
-            {
-                return Ok(());
+            if let Some(started) = self.poll_ready(deadline) {
+                return started;
             }
-            let child = self.child.as_mut().expect("a child was just spawned");
-            if let Ok(Some(status)) = child.try_wait() {
-                self.child = None;
-                return Err(status);
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// One look at a starting node: `None` while it is still starting, `Some(Err(exit status))`
+    /// if it died; past `deadline` it is killed and the test panics with its log.
+    fn poll_ready(&mut self, deadline: Instant) -> Option<Result<(), ExitStatus>> {
+        if self.log().contains(READY_LINE) && TcpStream::connect_timeout(&self.addr(), Duration::from_secs(2)).is_ok() {
+            return Some(Ok(()));
+        }
+        let child = self.child.as_mut().expect("a child was just spawned");
+        if let Ok(Some(status)) = child.try_wait() {
+            self.child = None;
+            return Some(Err(status));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            self.child = None;
+            panic!("sibyl did not log {READY_LINE:?} within {START_TIMEOUT:?}.\nlog:\n{}", self.full_log());
+        }
+        None
+    }
+
+    /// Waits until every node from [`Node::spawn_at`] serves. Nodes started together wait for
+    /// each other, so the first that exits fails the start with its own config and log, rather
+    /// than the others timing out while they wait for it.
+    pub fn wait_all_started(nodes: &mut [Node]) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut starting: Vec<usize> = (0..nodes.len()).collect();
+        while !starting.is_empty() {
+            let mut still = Vec::new();
+            for i in starting {
+                match nodes[i].poll_ready(deadline) {
+                    None => still.push(i),
+                    Some(Ok(())) => {}
+                    Some(Err(status)) => nodes[i].exited_before_serving(status),
+                }
             }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                self.child = None;
-                panic!("sibyl did not log {READY_LINE:?} within {START_TIMEOUT:?}.\nlog:\n{}", self.full_log());
-            }
+            starting = still;
             std::thread::sleep(Duration::from_millis(25));
         }
     }

@@ -40,9 +40,7 @@ fn outbound_internode_connections_leave_from_the_listen_address() {
             Node::spawn_at(config, p)
         })
         .collect();
-    for node in &mut nodes {
-        node.wait_started();
-    }
+    Node::wait_all_started(&mut nodes);
     wait_for_ring(&nodes, 2, Duration::from_secs(60));
     for (i, node) in nodes.iter().enumerate() {
         let other = &nodes[1 - i];

@@ -80,9 +80,7 @@ fn drivers_hear_of_nodes_dying_returning_joining_and_leaving() {
         ..Config::random().extra(FAST_CONVICTION)
     };
     let mut nodes: Vec<Node> = (0..3).map(|i| Node::spawn_at(config(i), ports[i])).collect();
-    for node in &mut nodes {
-        node.wait_started();
-    }
+    Node::wait_all_started(&mut nodes);
     wait_for_ring(&nodes, 3, Duration::from_secs(60));
 
     let mut listener = NativeClient::ready(nodes[0].native_addr(), 4, None);
