@@ -479,6 +479,9 @@ pub struct CfMetadata {
     /// `def.keyspace` and `def.name` shared, for the commands that name this column family on
     /// every request (a clone is a count, not a copy).
     shared_names: (Arc<str>, Arc<str>),
+    /// The CQL view of the definition, built on first use: every CQL statement asks for it,
+    /// and building it parses every type name of the definition.
+    cql_table: std::sync::OnceLock<Result<Arc<crate::cql_table::Table>, crate::cql_table::NotATable>>,
 }
 
 impl CfMetadata {
@@ -487,7 +490,12 @@ impl CfMetadata {
         let validators = Validators::of(&def)?;
         let shared_names = (Arc::from(def.keyspace.as_str()), Arc::from(def.name.as_str()));
         let compaction = crate::compaction_options::CompactionOptions::of(&def);
-        Ok(CfMetadata { def, cmp, validators, compaction, shared_names })
+        Ok(CfMetadata { def, cmp, validators, compaction, shared_names, cql_table: std::sync::OnceLock::new() })
+    }
+
+    /// The CQL view of this column family ([`crate::cql_table::Table::from_def`]), built once.
+    pub fn cql_table(&self) -> Result<Arc<crate::cql_table::Table>, crate::cql_table::NotATable> {
+        self.cql_table.get_or_init(|| crate::cql_table::Table::from_def(&self.def).map(Arc::new)).clone()
     }
 
     /// The keyspace's and the column family's names, shared.

@@ -230,6 +230,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             let addr = format!("{}:{}", config.native_transport_address, config.native_transport_port);
             let options = NativeOptions {
                 max_connections: config.native_transport_max_concurrent_connections.map(|n| n as usize),
+                event_loops: config.thrift_event_loops as usize,
             };
             Arc::new(NativeService::new(addr, native_ctx, options))
         });

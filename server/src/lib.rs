@@ -8,6 +8,7 @@ pub mod auth;
 pub mod config;
 pub mod cql_access;
 pub mod daemon;
+pub mod event_loop;
 pub mod native;
 pub mod node;
 pub mod thrift;

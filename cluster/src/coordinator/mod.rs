@@ -307,6 +307,11 @@ impl Coordinator {
         self.storage.keyspace(name)
     }
 
+    /// Runs `f` on a keyspace's definition without copying it (for what every request asks).
+    pub fn with_keyspace<R>(&self, name: &str, f: impl FnOnce(&KeyspaceDef) -> R) -> Option<R> {
+        self.storage.with_keyspace(name, f)
+    }
+
     pub fn has_keyspace(&self, name: &str) -> bool {
         self.storage.has_keyspace(name)
     }

@@ -127,7 +127,7 @@ fn compare(column: &Column, op: Operator, current: Option<&[u8]>, wanted: Option
 /// A conditional write: `update` (one partition's row) if `check` holds for the row at
 /// `clustering`.
 pub(crate) struct Conditional {
-    pub table: Table,
+    pub table: Arc<Table>,
     pub key: Vec<u8>,
     pub clustering: Clustering,
     pub check: Check,

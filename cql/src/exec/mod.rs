@@ -433,7 +433,7 @@ impl Context<'_> {
     }
 
     /// The table a name names, as CQL sees it.
-    pub fn table(&self, name: &QualifiedName) -> Result<Table, CqlError> {
+    pub fn table(&self, name: &QualifiedName) -> Result<Arc<Table>, CqlError> {
         let keyspace = self.keyspace_of(name)?;
         if !self.coordinator.has_keyspace(&keyspace) {
             return invalid(format!("Keyspace {keyspace} does not exist"));
@@ -441,10 +441,10 @@ impl Context<'_> {
         // The shared metadata, not a copy of the whole keyspace: every statement asks.
         let table = name.name.name();
         if let Some(built) = system_tables::table(&keyspace, table) {
-            return Ok(built);
+            return Ok(Arc::new(built));
         }
         match self.coordinator.cf_metadata(&keyspace, table) {
-            Ok(meta) => Ok(Table::from_def(&meta.def)?),
+            Ok(meta) => Ok(meta.cql_table()?),
             Err(_) => invalid(format!("unconfigured table {table}")),
         }
     }

@@ -158,8 +158,12 @@ pub(super) async fn select(
         wanted = wanted.min(budget.unwrap_or(MAX_ROWS)).min(page.page_size.saturating_add(1));
     }
 
-    let filter =
-        ReadFilter { ranges: clustering_ranges, reversed: false, count: usize::MAX, count_unit: CountUnit::Cells };
+    let whole_partition = clustering_ranges.len() == 1 && clustering_ranges[0] == (Vec::new(), Vec::new());
+    let ranges = match single_row_cells(&table) {
+        Some(names) if keys.is_some() && whole_partition => names,
+        _ => clustering_ranges,
+    };
+    let filter = ReadFilter { ranges, reversed: false, count: usize::MAX, count_unit: CountUnit::Cells };
     let mut partitions: Vec<(Vec<u8>, Vec<Cell>)> = Vec::new();
     let mut rows: Vec<CqlRow> = Vec::new();
     let now = now_seconds();
@@ -591,6 +595,31 @@ fn keep(table: &Table, r: &Restrictions, _key: &[u8], row: &CqlRow) -> bool {
 
 /// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
 /// names to read (a superset of what they select; rows are filtered again after the read).
+/// Every cell a partition of `table` can hold, as name slices, when it holds one row of known
+/// cells: a table without clustering columns or collections (the row marker and one cell per
+/// column). Read by name, such a partition is a small read, which the coordinator answers
+/// where it stands instead of handing it to a reader thread. Cells of dropped columns are not
+/// asked for; they are not the table's any more.
+fn single_row_cells(table: &Table) -> Option<Slices> {
+    if table.layout != Layout::Sparse || !table.clustering.is_empty() || !table.collections.is_empty() {
+        return None;
+    }
+    // Slices go in the comparator's order: CompositeType(UTF8Type) orders by the column's
+    // name, the row marker's empty name first.
+    let mut columns: Vec<Option<&Column>> = table.regular.iter().map(Some).collect();
+    columns.push(None);
+    columns.sort_by(|a, b| a.map_or("", |c| c.name.as_str()).cmp(b.map_or("", |c| c.name.as_str())));
+    Some(
+        columns
+            .into_iter()
+            .map(|c| {
+                let name = table.cell_name(&[], c);
+                (name.clone(), name)
+            })
+            .collect(),
+    )
+}
+
 fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filtering: bool) -> Result<Slices, CqlError> {
     let open = vec![(Vec::new(), Vec::new())];
     let mut needs_filtering = false;

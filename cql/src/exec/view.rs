@@ -11,6 +11,7 @@
 //! before it returns.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::{RangeCommand, ReadCommand};
@@ -124,19 +125,23 @@ impl ViewWrites<'_> {
     }
 }
 
-/// The view tables of `base`.
-pub(super) fn views_of(ctx: &Context<'_>, base: &Table) -> Vec<Table> {
-    let Some(ks) = ctx.coordinator.keyspace(&base.keyspace) else { return Vec::new() };
-    ks.cf_defs
+/// The view tables of `base`. Every write asks: the keyspace is searched in place, and a
+/// view's table comes from its shared metadata.
+pub(super) fn views_of(ctx: &Context<'_>, base: &Table) -> Vec<Arc<Table>> {
+    let is_view_of_base = |d: &CfDef| d.cql.as_ref().and_then(|l| l.view.as_ref()).is_some_and(|v| v.base == base.name);
+    let names = ctx.coordinator.with_keyspace(&base.keyspace, |ks| {
+        ks.cf_defs.iter().filter(|d| is_view_of_base(d)).map(|d| d.name.clone()).collect::<Vec<_>>()
+    });
+    names
+        .unwrap_or_default()
         .iter()
-        .filter(|d| d.cql.as_ref().and_then(|l| l.view.as_ref()).is_some_and(|v| v.base == base.name))
-        .filter_map(|d| Table::from_def(d).ok())
+        .filter_map(|name| ctx.coordinator.cf_metadata(&base.keyspace, name).ok()?.cql_table().ok())
         .collect()
 }
 
 /// The base partitions' rows before a write, for [`after_base_write`].
 pub(super) struct Before {
-    views: Vec<Table>,
+    views: Vec<Arc<Table>>,
     partitions: Vec<(Vec<u8>, Vec<BaseRow>)>,
 }
 

@@ -8,12 +8,19 @@
 //! PROTOCOL_ERROR and the connection closes; a body that does not decode is answered and the
 //! connection goes on, since the frame's end is known.
 //!
+//! A statement runs in the reader's own task while no other frame arrives (the usual client,
+//! which waits for an answer before it asks again, costs no task per request); a frame that
+//! arrives meanwhile moves the statement to a task of its own, so streams never wait on each
+//! other.
+//!
 //! Writes: every response is encoded (and compressed) by whoever made it and handed to the
 //! connection's one writer task, which writes what has queued in one go. At most
 //! [`MAX_IN_FLIGHT`] statements run at once per connection; past that the reader waits,
 //! and TCP pushes back on the client.
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -146,8 +153,32 @@ pub async fn serve(ctx: Arc<NativeContext>, socket: TcpStream, peer: SocketAddr,
             match decoder.decode(&buf, conn.compression) {
                 Ok(Some((frame, used))) => {
                     buf.drain(..used);
-                    if !conn.on_frame(frame).await {
-                        break 'read;
+                    match conn.on_frame(frame).await {
+                        Step::Next => {}
+                        Step::Close => break 'read,
+                        // More bytes already here: the client sends without waiting.
+                        Step::Run(statement) if !buf.is_empty() => {
+                            tokio::spawn(statement);
+                        }
+                        // Most clients wait for the answer before they send more: the
+                        // statement runs here, and only moves to a task of its own if another
+                        // frame arrives first, so a slow statement holds up no other stream.
+                        Step::Run(mut statement) => {
+                            reserve_room(&mut buf);
+                            let read = tokio::select! {
+                                biased;
+                                () = &mut statement => continue,
+                                r = reader.read_buf(&mut buf) => r,
+                                _ = stop.changed() => {
+                                    tokio::spawn(statement);
+                                    break 'read;
+                                }
+                            };
+                            tokio::spawn(statement);
+                            if !read_went_on(read, peer) {
+                                break 'read;
+                            }
+                        }
                     }
                 }
                 Ok(None) => break,
@@ -157,20 +188,13 @@ pub async fn serve(ctx: Arc<NativeContext>, socket: TcpStream, peer: SocketAddr,
                 }
             }
         }
-        if buf.capacity() - buf.len() < 4096 {
-            buf.reserve(16 * 1024);
-        }
+        reserve_room(&mut buf);
         let read = tokio::select! {
             r = reader.read_buf(&mut buf) => r,
             _ = stop.changed() => break,
         };
-        match read {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                debug!(%peer, error = %e, "native transport connection read failed");
-                break;
-            }
+        if !read_went_on(read, peer) {
+            break;
         }
     }
     if let Some(events) = conn.events.take() {
@@ -181,6 +205,32 @@ pub async fn serve(ctx: Arc<NativeContext>, socket: TcpStream, peer: SocketAddr,
     drop(conn);
     if tokio::time::timeout(FINISH_GRACE, writer).await.is_err() {
         debug!(%peer, "native transport connection closed with answers still pending");
+    }
+}
+
+/// What the reader does after a frame.
+enum Step {
+    Next,
+    Close,
+    /// A statement to run, holding its permit and answering on its stream.
+    Run(Pin<Box<dyn Future<Output = ()> + Send>>),
+}
+
+fn reserve_room(buf: &mut Vec<u8>) {
+    if buf.capacity() - buf.len() < 4096 {
+        buf.reserve(16 * 1024);
+    }
+}
+
+/// Whether the connection stays open after a read of the socket.
+fn read_went_on(read: std::io::Result<usize>, peer: SocketAddr) -> bool {
+    match read {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => {
+            debug!(%peer, error = %e, "native transport connection read failed");
+            false
+        }
     }
 }
 
@@ -221,8 +271,10 @@ impl Connection {
         debug!(error = %e, "native transport frame refused; closing the connection");
     }
 
-    /// Handles one frame; false closes the connection.
-    async fn on_frame(&mut self, frame: Frame) -> bool {
+    /// Handles one frame: the connection's own requests here and now, a statement handed
+    /// back to run.
+    async fn on_frame(&mut self, frame: Frame) -> Step {
+        let step = |went_on: bool| if went_on { Step::Next } else { Step::Close };
         match self.version {
             None => self.version = Some(frame.version),
             Some(v) if v != frame.version => {
@@ -232,7 +284,7 @@ impl Connection {
                     v.byte()
                 ));
                 self.responder(v).error(frame.stream, &e).await;
-                return false;
+                return Step::Close;
             }
             Some(_) => {}
         }
@@ -240,32 +292,31 @@ impl Connection {
         let stream = frame.stream;
         let (opcode, request) = match request::decode(&frame) {
             Ok(r) => r,
-            Err(DecodeError::Protocol(why)) => return respond.error(stream, &NativeError::Protocol(why)).await,
+            Err(DecodeError::Protocol(why)) => return step(respond.error(stream, &NativeError::Protocol(why)).await),
             Err(DecodeError::UnknownOpcode(op)) => {
                 let e = NativeError::Protocol(format!("Unknown opcode {op}"));
-                return respond.error(stream, &e).await;
+                return step(respond.error(stream, &e).await);
             }
         };
         if let Err(e) = self.check_phase(opcode) {
-            return respond.error(stream, &e).await;
+            return step(respond.error(stream, &e).await);
         }
         match request {
             Request::Options => {
-                respond.send(0, stream, Opcode::Supported, &super::result::supported(frame.version)).await
+                step(respond.send(0, stream, Opcode::Supported, &super::result::supported(frame.version)).await)
             }
-            Request::Startup(options) => self.startup(&respond, stream, &options).await,
-            Request::AuthResponse(token) => self.authenticate(&respond, stream, token.as_deref()).await,
-            Request::Register(types) => self.register(&respond, stream, &types).await,
+            Request::Startup(options) => step(self.startup(&respond, stream, &options).await),
+            Request::AuthResponse(token) => step(self.authenticate(&respond, stream, token.as_deref()).await),
+            Request::Register(types) => step(self.register(&respond, stream, &types).await),
             statement => {
-                let Ok(permit) = self.permits.clone().acquire_owned().await else { return false };
+                let Ok(permit) = self.permits.clone().acquire_owned().await else { return Step::Close };
                 let ctx = self.ctx.clone();
                 let session = self.session.clone();
                 let traced = frame.flags & frame::flags::TRACING != 0;
-                tokio::spawn(async move {
+                Step::Run(Box::pin(async move {
                     let _permit = permit;
                     handler::run(&ctx, &session, &respond, stream, traced, statement).await;
-                });
-                true
+                }))
             }
         }
     }

@@ -336,7 +336,7 @@ fn thrift_id(keyspace: Option<&str>, text: &str) -> i32 {
 fn partition_key_indexes(ctx: &NativeContext, p: &Prepared) -> Vec<u16> {
     let Some(first) = p.markers.iter().find(|m| !m.table.is_empty()) else { return Vec::new() };
     let Ok(meta) = ctx.coordinator.cf_metadata(&first.keyspace, &first.table) else { return Vec::new() };
-    let Ok(table) = cql::schema::Table::from_def(&meta.def) else { return Vec::new() };
+    let Ok(table) = meta.cql_table() else { return Vec::new() };
     let mut out = Vec::with_capacity(table.partition_key.len());
     for column in &table.partition_key {
         let found = p

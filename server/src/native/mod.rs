@@ -36,6 +36,7 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use crate::auth::Authenticator;
+use crate::event_loop::EventLoops;
 use events::EventHub;
 
 /// The CQL version SUPPORTED names (3.11's).
@@ -151,6 +152,9 @@ impl NativeService {
 pub struct NativeOptions {
     /// `NativeTransportMaxConcurrentConnections`; None is unlimited.
     pub max_connections: Option<usize>,
+    /// Event-loop threads serving the connections (as many as Thrift's, `ThriftEventLoops`);
+    /// 0 means the default ([`crate::event_loop::default_count`]).
+    pub event_loops: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -203,6 +207,15 @@ async fn accept_loop(
     options: NativeOptions,
     mut stop: watch::Receiver<bool>,
 ) {
+    // Connections live on event loops, as Thrift's do: a request's tasks then never wake a
+    // worker on another thread (see `crate::event_loop`).
+    let loops = match EventLoops::start("native", options.event_loops) {
+        Ok(loops) => loops,
+        Err(e) => {
+            warn!(error = %e, "could not start the event loops; not accepting native transport clients");
+            return;
+        }
+    };
     let open = Arc::new(AtomicUsize::new(0));
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -231,13 +244,27 @@ async fn accept_loop(
             continue;
         }
         let _ = socket.set_nodelay(true);
+        let socket = match socket.into_std() {
+            Ok(socket) => socket,
+            Err(e) => {
+                open.fetch_sub(1, Ordering::SeqCst);
+                warn!(%peer, error = %e, "could not hand a native transport connection to an event loop");
+                continue;
+            }
+        };
         let open = open.clone();
         let ctx = ctx.clone();
         let stopped = stop.clone();
-        connections.spawn(async move {
-            connection::serve(ctx, socket, peer, stopped).await;
-            open.fetch_sub(1, Ordering::SeqCst);
-        });
+        connections.spawn_on(
+            async move {
+                match tokio::net::TcpStream::from_std(socket) {
+                    Ok(socket) => connection::serve(ctx, socket, peer, stopped).await,
+                    Err(e) => warn!(%peer, error = %e, "could not register a native transport connection"),
+                }
+                open.fetch_sub(1, Ordering::SeqCst);
+            },
+            loops.next(),
+        );
         // Reap finished ones so the set does not grow with every connection ever made.
         while connections.try_join_next().is_some() {}
     }
@@ -246,5 +273,8 @@ async fn accept_loop(
     if drained.is_err() {
         warn!("native transport connections still open after {CLOSE_GRACE:?}: closed");
         connections.abort_all();
+        while connections.join_next().await.is_some() {}
     }
+    // Joins the loop threads: every connection is gone by now.
+    let _ = tokio::task::spawn_blocking(move || loops.stop()).await;
 }

@@ -17,7 +17,6 @@ mod cql;
 mod describe;
 pub mod dispatch;
 pub mod error;
-pub mod event_loop;
 pub mod expiry;
 pub mod handler;
 mod reads;
@@ -38,7 +37,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tracing::{debug, info, warn};
 
-use event_loop::EventLoops;
+use crate::event_loop::EventLoops;
 use handler::{Handler, ThriftContext};
 use wire::{looks_unframed, Measure, Scan};
 
@@ -47,7 +46,7 @@ use wire::{looks_unframed, Measure, Scan};
 pub struct ServeOptions {
     /// Largest Thrift message accepted, framed or not.
     pub max_message_bytes: usize,
-    /// Event-loop threads; 0 means the default ([`event_loop::default_count`]).
+    /// Event-loop threads; 0 means the default ([`crate::event_loop::default_count`]).
     pub event_loops: usize,
 }
 
@@ -60,7 +59,7 @@ pub async fn serve(
     options: ServeOptions,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let loops = match EventLoops::start(options.event_loops) {
+    let loops = match EventLoops::start("thrift", options.event_loops) {
         Ok(loops) => loops,
         Err(e) => {
             warn!(error = %e, "could not start the event loops; not accepting thrift clients");

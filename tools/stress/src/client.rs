@@ -11,6 +11,7 @@ use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TFramed
 use thrift_idl as t;
 use thrift_idl::TCassandraSyncClient;
 
+use super::cql::CqlError;
 use super::resp::RespError;
 use super::wire::{AsyncConn, Reply};
 
@@ -34,6 +35,8 @@ pub enum ClientError {
     Connect { addr: String, source: std::io::Error },
     #[error("{what}: {}", describe_error(.source))]
     Thrift { what: String, source: thrift::Error },
+    #[error("CQL at {addr}: {source}")]
+    Cql { addr: String, source: CqlError },
 }
 
 /// Where and how to connect.
@@ -237,6 +240,10 @@ pub enum OpError {
     Resp(RespError),
     /// The RESP server answered with an error reply (`-ERR ...`).
     RespServer(String),
+    /// The CQL connection failed or went out of step.
+    Cql(CqlError),
+    /// The CQL server answered with an ERROR frame.
+    CqlServer(String),
     /// The request succeeded but found nothing where data was expected.
     Empty(&'static str),
 }
@@ -246,7 +253,8 @@ impl OpError {
         match self {
             OpError::Thrift(e) => describe_error(e),
             OpError::Resp(e) => format!("RESP: {e}"),
-            OpError::RespServer(why) => format!("server error: {why}"),
+            OpError::RespServer(why) | OpError::CqlServer(why) => format!("server error: {why}"),
+            OpError::Cql(e) => format!("CQL: {e}"),
             OpError::Empty(what) => what.to_string(),
         }
     }
@@ -255,8 +263,8 @@ impl OpError {
     pub fn breaks_connection(&self) -> bool {
         match self {
             OpError::Thrift(e) => breaks_connection(e),
-            OpError::Resp(_) => true,
-            OpError::RespServer(_) | OpError::Empty(_) => false,
+            OpError::Resp(_) | OpError::Cql(_) => true,
+            OpError::RespServer(_) | OpError::CqlServer(_) | OpError::Empty(_) => false,
         }
     }
 }
@@ -264,6 +272,12 @@ impl OpError {
 impl From<thrift::Error> for OpError {
     fn from(e: thrift::Error) -> Self {
         OpError::Thrift(e)
+    }
+}
+
+impl From<CqlError> for OpError {
+    fn from(e: CqlError) -> Self {
+        OpError::Cql(e)
     }
 }
 

@@ -3,7 +3,9 @@
 //! chosen number of keys, columns and value size, with uniform, gaussian or sequential keys,
 //! `--threads` connections with one request in flight each, stopping after a count or a duration,
 //! flat out or paced at `--rate`. With `--protocol resp` the same runner speaks Redis' protocol
-//! (`SET`/`GET`), so one client drives both servers of `bench/redis-vs-sibyl.sh`.
+//! (`SET`/`GET`), so one client drives both servers of `bench/redis-vs-sibyl.sh`; with
+//! `--protocol cql` it speaks Cassandra's native protocol (prepared INSERT and SELECT of a CQL
+//! table), for `bench/cql-vs-thrift.sh`.
 //!
 //! It reports a progress line per second and ends with the op rate and latency percentiles
 //! from an HdrHistogram; `--json` prints that summary for scripts and `--graph` appends the run
@@ -18,9 +20,11 @@
 //! - [`wire`]: the measured Thrift calls (the generated argument and result structs) and the
 //!   async connection;
 //! - [`resp`]: the RESP encoder, reply parser and connection;
+//! - [`cql`]: the native protocol's frames, reply parser, connection and stress table;
 //! - [`pacer`]: the `--rate` schedule.
 
 pub mod client;
+pub mod cql;
 pub mod keys;
 pub mod pacer;
 pub mod report;

@@ -20,6 +20,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use tokio::sync::Semaphore;
 
 use super::client::{self, ClientError, ConnectOptions, OpError, SchemaAction};
+use super::cql::{self, CqlConn, CqlReply};
 use super::keys::{key_of, KeyGenerator};
 use super::pacer::{self, Pacer};
 use super::resp::{RespConn, RespReply};
@@ -58,6 +59,7 @@ pub struct RunResult {
 pub enum Conn {
     Thrift(AsyncConn),
     Resp(RespConn),
+    Cql(CqlConn),
 }
 
 impl Conn {
@@ -69,6 +71,12 @@ impl Conn {
                 .await
                 .map(Conn::Resp)
                 .map_err(|source| ClientError::Connect { addr: format!("{}:{}", opts.host, opts.port), source }),
+            Protocol::Cql => {
+                CqlConn::connect(&opts.host, opts.port, opts.timeout, &settings.keyspace, settings.columns)
+                    .await
+                    .map(Conn::Cql)
+                    .map_err(|source| ClientError::Cql { addr: format!("{}:{}", opts.host, opts.port), source })
+            }
         }
     }
 
@@ -90,6 +98,10 @@ impl Conn {
                     other => Err(unexpected_resp("SET", other)),
                 }
             }
+            Conn::Cql(c) => match c.insert(key, &values, s.consistency).await? {
+                CqlReply::Void => Ok(()),
+                other => Err(unexpected_cql("INSERT", other)),
+            },
         }
     }
 
@@ -102,6 +114,11 @@ impl Conn {
                 RespReply::Nil => Err(OpError::Empty("GET found no value (key not written?)")),
                 other => Err(unexpected_resp("GET", other)),
             },
+            Conn::Cql(c) => match c.read(key, s.consistency).await? {
+                CqlReply::Rows(n) if n > 0 => Ok(()),
+                CqlReply::Rows(_) => Err(OpError::Empty("SELECT found no row (key not written?)")),
+                other => Err(unexpected_cql("SELECT", other)),
+            },
         }
     }
 }
@@ -110,6 +127,13 @@ fn unexpected_resp(command: &str, reply: RespReply) -> OpError {
     match reply {
         RespReply::Error(why) => OpError::RespServer(why),
         other => OpError::RespServer(format!("unexpected reply to {command}: {other:?}")),
+    }
+}
+
+fn unexpected_cql(statement: &str, reply: CqlReply) -> OpError {
+    match reply {
+        CqlReply::Error { code, message } => OpError::CqlServer(format!("error 0x{code:04x}: {message}")),
+        other => OpError::CqlServer(format!("unexpected reply to {statement}: {other:?}")),
     }
 }
 
@@ -168,6 +192,19 @@ pub fn run(settings: &Settings, mut progress: impl FnMut(&Interval)) -> Result<R
             Some(client::ensure_schema(&mut c, &settings.keyspace, settings.replication_factor)?)
         }
         Protocol::Resp => None,
+        Protocol::Cql => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RunError::Runtime)?;
+            let made = rt.block_on(cql::ensure_schema(
+                &connect.host,
+                connect.port,
+                connect.timeout,
+                &settings.keyspace,
+                settings.replication_factor,
+                settings.columns,
+            ));
+            let addr = format!("{}:{}", connect.host, connect.port);
+            Some(made.map_err(|source| ClientError::Cql { addr, source })?)
+        }
     };
     // One thread drives every connection: see the module comment.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RunError::Runtime)?;
@@ -369,11 +406,11 @@ async fn worker(shared: &Shared, first: Conn, stats: &Mutex<WorkerStats>, permit
             // Settings refuse these two with RESP.
             Operation::Range => match c {
                 Conn::Thrift(c) => client::range_rows_async(c, key, s.range_rows, s.columns, s.consistency).await,
-                Conn::Resp(_) => Err(OpError::Empty("range has no RESP equivalent")),
+                Conn::Resp(_) | Conn::Cql(_) => Err(OpError::Empty("range is not implemented over RESP or CQL")),
             },
             Operation::CounterAdd => match c {
                 Conn::Thrift(c) => client::counter_add_async(c, &key, s.columns, s.consistency).await,
-                Conn::Resp(_) => Err(OpError::Empty("counter_add has no RESP equivalent")),
+                Conn::Resp(_) | Conn::Cql(_) => Err(OpError::Empty("counter_add is not implemented over RESP or CQL")),
             },
         };
         let micros = began.elapsed().as_micros() as u64;

@@ -86,6 +86,9 @@ pub enum Protocol {
     Thrift,
     /// Redis' protocol: insert is `SET key value`, read is `GET key`; one value per key.
     Resp,
+    /// Cassandra's native protocol (v4): prepared INSERT and SELECT of a CQL table, as
+    /// cassandra-stress sends.
+    Cql,
 }
 
 impl Protocol {
@@ -93,6 +96,7 @@ impl Protocol {
         match self {
             Protocol::Thrift => "thrift",
             Protocol::Resp => "resp",
+            Protocol::Cql => "cql",
         }
     }
 
@@ -101,6 +105,7 @@ impl Protocol {
         match self {
             Protocol::Thrift => 9160,
             Protocol::Resp => 6379,
+            Protocol::Cql => 9042,
         }
     }
 }
@@ -194,6 +199,8 @@ pub enum SettingsError {
     SequentialOverflow { count: u64, num_keys: u64 },
     #[error("--operation {0} has no RESP equivalent (use insert, read or mixed with --protocol resp)")]
     RespOperation(Operation),
+    #[error("--operation {0} is not implemented over CQL (use insert, read or mixed with --protocol cql)")]
+    CqlOperation(Operation),
     #[error("--protocol resp writes one value per key: --columns must be 1, not {0}")]
     RespColumns(u32),
     #[error("--write-call insert writes one column: --columns must be 1, not {0}")]
@@ -274,10 +281,10 @@ pub struct Args {
     /// Server address.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
-    /// Protocol spoken: Cassandra's Thrift API or Redis' RESP.
+    /// Protocol spoken: Cassandra's Thrift API, its native protocol (CQL) or Redis' RESP.
     #[arg(long, value_enum, default_value_t = Protocol::Thrift)]
     pub protocol: Protocol,
-    /// Server port (default: 9160 for Thrift, 6379 for RESP).
+    /// Server port (default: 9160 for Thrift, 9042 for CQL, 6379 for RESP).
     #[arg(long)]
     pub port: Option<u16>,
     /// What each operation does.
@@ -320,9 +327,12 @@ pub struct Args {
     /// the server answers). See the `pacer` module for how.
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Keyspace used (created when missing, with column families Standard1 and Counter1).
-    #[arg(long, default_value = "Stress")]
-    pub keyspace: String,
+    /// Keyspace used, created when missing: with column families Standard1 and Counter1 for
+    /// Thrift (default "Stress"), with the table standard1 for CQL (default "stress_cql":
+    /// cassandra-stress's "keyspace1" is refused where the sample configuration's "Keyspace1"
+    /// exists, since keyspace names are unique regardless of case).
+    #[arg(long)]
+    pub keyspace: Option<String>,
     /// Replication factor of the keyspace when it is created.
     #[arg(long, default_value_t = 1)]
     pub replication_factor: u32,
@@ -395,7 +405,7 @@ impl Args {
     pub fn into_settings(self) -> Result<Settings, SettingsError> {
         in_range("--num-keys", self.num_keys, 1, 10_000_000_000)?;
         let columns = self.columns.unwrap_or(match self.protocol {
-            Protocol::Thrift => 5,
+            Protocol::Thrift | Protocol::Cql => 5,
             Protocol::Resp => 1,
         });
         in_range("--columns", u64::from(columns), 1, u64::from(MAX_COLUMNS))?;
@@ -406,6 +416,11 @@ impl Args {
             if columns != 1 {
                 return Err(SettingsError::RespColumns(columns));
             }
+        }
+        if self.protocol == Protocol::Cql
+            && !matches!(self.operation, Operation::Insert | Operation::Read | Operation::Mixed)
+        {
+            return Err(SettingsError::CqlOperation(self.operation));
         }
         if self.protocol == Protocol::Thrift && self.write_call == WriteCall::Insert && columns != 1 {
             return Err(SettingsError::InsertColumns(columns));
@@ -457,7 +472,13 @@ impl Args {
             consistency: self.consistency,
             stop,
             rate: self.rate,
-            keyspace: self.keyspace,
+            keyspace: self.keyspace.unwrap_or_else(|| {
+                match self.protocol {
+                    Protocol::Cql => "stress_cql",
+                    Protocol::Thrift | Protocol::Resp => "Stress",
+                }
+                .to_string()
+            }),
             replication_factor: self.replication_factor,
             range_rows: self.range_rows,
             framed: !self.unframed,
@@ -492,6 +513,21 @@ impl Settings {
                 self.port,
                 if self.framed { "framed" } else { "unframed" },
                 self.keyspace,
+                self.replication_factor,
+                self.threads,
+                self.num_keys,
+                self.distribution.name(),
+                self.columns,
+                self.value_size,
+                consistency_name(self.consistency),
+                self.stop
+            ),
+            Protocol::Cql => format!(
+                "{op} on {}:{} (cql, prepared), table {}.{} RF {}, {} threads, {} keys {}, {} columns x {} B, CL {}, {}{rate}",
+                self.host,
+                self.port,
+                self.keyspace,
+                crate::cql::TABLE,
                 self.replication_factor,
                 self.threads,
                 self.num_keys,

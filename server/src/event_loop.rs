@@ -1,6 +1,7 @@
-//! The event-loop threads that serve Thrift connections: single-threaded tokio runtimes (by
-//! default one per two cores, `ThriftEventLoops` in storage-conf.xml), each owning the
-//! connections given to it, like Redis' one loop.
+//! The event-loop threads that serve client connections, Thrift's and the native protocol's:
+//! single-threaded tokio runtimes (by default one per two cores, `ThriftEventLoops` in
+//! storage-conf.xml), each owning the connections given to it, like Redis' one loop. Each front
+//! end starts its own set.
 //!
 //! Why not one multi-threaded runtime: its workers park and wake each other through futexes
 //! and share one I/O driver, and on a small machine that left a fifth of the CPU idle under a
@@ -31,8 +32,8 @@ pub struct EventLoops {
 }
 
 impl EventLoops {
-    /// Starts `count` loops on threads named `thrift-loop-N`; 0 means [`default_count`].
-    pub fn start(count: usize) -> std::io::Result<EventLoops> {
+    /// Starts `count` loops on threads named `{name}-loop-N`; 0 means [`default_count`].
+    pub fn start(name: &str, count: usize) -> std::io::Result<EventLoops> {
         let count = if count == 0 { default_count() } else { count };
         let (stop, stopped) = watch::channel(false);
         let mut handles = Vec::new();
@@ -42,7 +43,7 @@ impl EventLoops {
             let runtime = Builder::new_current_thread().enable_io().enable_time().build()?;
             handles.push(runtime.handle().clone());
             let mut stopped = stopped.clone();
-            let thread = thread::Builder::new().name(format!("thrift-loop-{i}")).spawn(move || {
+            let thread = thread::Builder::new().name(format!("{name}-loop-{i}")).spawn(move || {
                 // The loop runs the connections spawned onto its handle until told to stop;
                 // dropping the runtime then closes them.
                 runtime.block_on(async move {
@@ -68,7 +69,7 @@ impl EventLoops {
         let _ = self.stop.send(true);
         for thread in self.threads {
             if thread.join().is_err() {
-                warn!("a thrift event-loop thread panicked");
+                warn!("an event-loop thread panicked");
             }
         }
     }
