@@ -85,6 +85,10 @@ pub struct CfDef {
     pub min_index_interval: Option<i32>,
     pub max_index_interval: Option<i32>,
     pub populate_io_cache_on_flush: Option<bool>,
+    /// CQL's `crc_check_chance` (3.11's TableParams; 1.0 when unset). Kept and shown only: the
+    /// engine verifies every block's checksum on every read whatever it says.
+    #[serde(default)]
+    pub crc_check_chance: Option<f64>,
     /// Thrift's `CfDef.id` (an i32 some clients show); derived from `id`.
     pub thrift_id: i32,
     /// The CQL names of the row key's and cell name's parts, for a table made by CQL's CREATE
@@ -124,6 +128,26 @@ pub struct CqlLayout {
 pub struct CqlView {
     /// The base table, in the view's keyspace.
     pub base: String,
+    /// The view's WHERE clause as 3.11 keeps it (`system_schema.views.where_clause`): each
+    /// relation with its column as CQL names it, joined by ` AND `. Empty for a view persisted
+    /// before it was kept, which [`CqlView::where_clause_or`] rebuilds from the key.
+    #[serde(default)]
+    pub where_clause: String,
+    /// Made by `SELECT *`: every base column, also those added to the base later.
+    #[serde(default)]
+    pub include_all_columns: bool,
+}
+
+impl CqlView {
+    /// The WHERE clause, or for a view persisted without one, `IS NOT NULL` on each of
+    /// `key_columns` (names already quoted as CQL needs), the only clause such a view could have.
+    pub fn where_clause_or(&self, key_columns: &[String]) -> String {
+        if self.where_clause.is_empty() {
+            key_columns.iter().map(|c| format!("{c} IS NOT NULL")).collect::<Vec<_>>().join(" AND ")
+        } else {
+            self.where_clause.clone()
+        }
+    }
 }
 
 pub const DEFAULT_GC_GRACE_SECONDS: i32 = 864_000;
@@ -166,6 +190,7 @@ impl CfDef {
             min_index_interval: None,
             max_index_interval: None,
             populate_io_cache_on_flush: None,
+            crc_check_chance: None,
             thrift_id: thrift_id_of(&id),
             cql: None,
         }

@@ -54,7 +54,7 @@ pub mod netns;
 mod python;
 mod thrift_helpers;
 
-pub use python::{run_python, run_python_unittest_on};
+pub use python::{python27_cqlsh, run_python, run_python_unittest_on, run_python_unittest_with, PY27_PACKAGES};
 
 pub use cluster::{
     each_of_two_alone_answers_every_row, marked_down, nodes_with_kv_keyspace, random_partitioner_tokens, seen_as,

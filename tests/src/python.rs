@@ -47,10 +47,70 @@ pub fn run_python(script: &str, module: &str, env: &[(&str, Option<String>)], li
 /// native port, passed in SIBYL_NATIVE_HOST and SIBYL_NATIVE_PORT, bounded by `limit`; panics
 /// with its output and the node's log unless it passes.
 pub fn run_python_unittest_on(node: &crate::Node, script: &str, module: &str, limit: Duration) {
+    run_python_unittest_with(node, script, module, &[], limit);
+}
+
+/// [`run_python_unittest_on`] with more of the script's environment set.
+pub fn run_python_unittest_with(
+    node: &crate::Node,
+    script: &str,
+    module: &str,
+    extra_env: &[(&str, Option<String>)],
+    limit: Duration,
+) {
     let native = node.native_addr();
-    let env =
-        [("SIBYL_NATIVE_HOST", Some(native.ip().to_string())), ("SIBYL_NATIVE_PORT", Some(native.port().to_string()))];
+    let mut env = vec![
+        ("SIBYL_NATIVE_HOST", Some(native.ip().to_string())),
+        ("SIBYL_NATIVE_PORT", Some(native.port().to_string())),
+    ];
+    env.extend(extra_env.iter().cloned());
     let (status, output) = run_python(script, module, &env, limit);
     assert!(status.success(), "{script} failed ({status}):\n{output}\nnode log:\n{}", node.log());
     assert!(output.contains("\nOK"), "unittest did not report OK:\n{output}");
+}
+
+/// Where scripts/test.sh installs tests/python/requirements-py27.txt (cqlsh 5.0.4 and its
+/// driver), unless `SIBYL_PY27_DIR` says otherwise: outside the checkout, kept between runs.
+pub const PY27_PACKAGES: &str = "/var/tmp/sibyl-py27";
+
+/// Python 2.7 (`SIBYL_PY27`, else pyenv's 2.7.18, else `python2.7` on PATH) and the directory
+/// holding cqlsh 5.0.4's packages; panics, saying how to get what is missing, when either is not
+/// there. scripts/test.sh finds the interpreter the same way and installs the packages.
+pub fn python27_cqlsh() -> (String, std::path::PathBuf) {
+    let candidates: Vec<String> = match std::env::var("SIBYL_PY27") {
+        Ok(p) => vec![p],
+        Err(_) => vec!["/root/.pyenv/versions/2.7.18/bin/python".into(), "python2.7".into()],
+    };
+    let python = candidates
+        .iter()
+        .find(|p| {
+            Command::new(p)
+                .args(["-c", "import sys; assert sys.version_info[:2] == (2, 7)"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no Python 2.7 (tried {candidates:?}), which cqlsh 5.0.4 needs: install it (e.g. \
+                 `pyenv install 2.7.18`, or a distribution's python2.7) or set SIBYL_PY27 to one, then run \
+                 scripts/test.sh, which installs cqlsh 5.0.4 for it"
+            )
+        })
+        .clone();
+    let dir = std::path::PathBuf::from(std::env::var("SIBYL_PY27_DIR").unwrap_or_else(|_| PY27_PACKAGES.into()));
+    let probe = Command::new(&python)
+        .args(["-c", "import cassandra, cqlshlib; print(cassandra.__version__)"])
+        .env("PYTHONPATH", &dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python}: {e}"));
+    assert!(
+        probe.status.success() && dir.join("bin").join("cqlsh").is_file(),
+        "cqlsh 5.0.4 is not installed in {}: run scripts/test.sh, or\n  CASS_DRIVER_NO_CYTHON=1 \
+         CASS_DRIVER_NO_EXTENSIONS=1 {python} -m pip install --no-deps --target {} -r \
+         tests/python/requirements-py27.txt\n{}",
+        dir.display(),
+        dir.display(),
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    (python, dir)
 }

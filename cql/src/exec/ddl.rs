@@ -467,9 +467,7 @@ fn table_property(def: &mut CfDef, p: &Property) -> Result<(), CqlError> {
         }
         "read_repair_chance" => def.read_repair_chance = chance(key)?,
         "dclocal_read_repair_chance" => def.dclocal_read_repair_chance = chance(key)?,
-        "crc_check_chance" => {
-            chance(key)?;
-        }
+        "crc_check_chance" => def.crc_check_chance = Some(chance(key)?),
         "bloom_filter_fp_chance" => {
             let v = number(key)?;
             if !(v > 0.0 && v <= 1.0) {

@@ -377,11 +377,28 @@ pub(super) async fn create_view(ctx: &Context<'_>, s: &CreateView, cl: Consisten
     let as_table = CreateTable { if_not_exists: false, name: s.name.clone(), elements, options };
     let mut def: CfDef = super::ddl::table_def(&keyspace, &name, &as_table)?;
     if let Some(layout) = def.cql.as_mut() {
-        layout.view = Some(CqlView { base: base.name.clone() });
+        layout.view = Some(CqlView {
+            base: base.name.clone(),
+            where_clause: where_clause_text(&s.where_clause),
+            include_all_columns: matches!(s.selection, Selection::Wildcard),
+        });
     }
     ctx.coordinator.add_column_family(def).await?;
     build(ctx, &base, &keyspace, &name, cl).await?;
     Ok(Outcome::SchemaChange(SchemaChange { change: "CREATED", target: "TABLE", keyspace, name: Some(name) }))
+}
+
+/// The WHERE clause as 3.11 keeps it in `system_schema.views` (`View.relationsToWhereClause`):
+/// each relation with its column named as CQL writes it, joined by ` AND `.
+fn where_clause_text(relations: &[Relation]) -> String {
+    relations
+        .iter()
+        .map(|r| match r {
+            Relation::IsNotNull(c) => format!("{} IS NOT NULL", crate::ast::Identifier::new(c.name()).text()),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 /// Writes a view row for every base row there is.

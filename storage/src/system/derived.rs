@@ -31,7 +31,7 @@ use uuid::Uuid;
 use super::traces::composite_name;
 use crate::data::Cell;
 use crate::marshal::{write_elements, AbstractType};
-use crate::schema::{CfDef, ColumnDef, CqlLayout, IndexType, KeyspaceDef};
+use crate::schema::{CfDef, ColumnDef, CqlLayout, CqlView, IndexType, KeyspaceDef};
 
 pub const SCHEMA_KEYSPACE: &str = "system_schema";
 pub const AUTH_KEYSPACE: &str = "system_auth";
@@ -333,7 +333,7 @@ pub fn schema_rows(keyspaces: &BTreeMap<String, KeyspaceDef>) -> Vec<(&'static s
             match view {
                 Some(v) => {
                     let base_id = ks.cf(&v.base).map(|b| b.id);
-                    cells.entry(VIEWS_CF).or_default().extend(view_cells(cf, &v.base, base_id));
+                    cells.entry(VIEWS_CF).or_default().extend(view_cells(cf, v, base_id));
                 }
                 None => cells.entry(TABLES_CF).or_default().extend(table_cells(cf)),
             }
@@ -384,27 +384,15 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
     compaction.insert("class".into(), cf.compaction_strategy.clone());
     compaction.insert("min_threshold".into(), cf.min_compaction_threshold.to_string());
     compaction.insert("max_threshold".into(), cf.max_compaction_threshold.to_string());
-    // The legacy caching word as 3.11's map (its `CachingParams.fromString`).
-    let (keys, rows) = match cf.caching.as_str() {
-        "ALL" => ("ALL", "ALL"),
-        "ROWS_ONLY" => ("NONE", "ALL"),
-        "NONE" => ("NONE", "NONE"),
-        _ => ("ALL", "NONE"),
-    };
-    let caching = BTreeMap::from([("keys".to_string(), keys.to_string()), ("rows_per_partition".into(), rows.into())]);
-    // The engine does not compress SSTables: with no options given, 3.11's words for that.
-    let compression = if cf.compression_options.is_empty() {
-        BTreeMap::from([("enabled".to_string(), "false".to_string())])
-    } else {
-        cf.compression_options.clone()
-    };
+    let caching = caching_map(cf);
+    let compression = compression_map(&cf.compression_options);
     let mut out = vec![
         c("", Vec::new()),
         c("caching", frozen_map(&caching)),
         c("comment", cf.comment.clone().unwrap_or_default().into_bytes()),
         c("compaction", frozen_map(&compaction)),
         c("compression", frozen_map(&compression)),
-        c("crc_check_chance", 1.0f64.to_be_bytes().to_vec()),
+        c("crc_check_chance", cf.crc_check_chance.unwrap_or(1.0).to_be_bytes().to_vec()),
         c("dclocal_read_repair_chance", cf.dclocal_read_repair_chance.to_be_bytes().to_vec()),
         c("default_time_to_live", cf.default_time_to_live.to_be_bytes().to_vec()),
         c("extensions", frozen(&[])),
@@ -433,6 +421,43 @@ fn option_cells(cf: &CfDef, name: &[u8]) -> Vec<Cell> {
     out
 }
 
+/// The caching word and rows per partition as 3.11's map (`CachingParams.asMap`): `keys` ALL or
+/// NONE, `rows_per_partition` ALL, NONE or the count of rows cached.
+fn caching_map(cf: &CfDef) -> BTreeMap<String, String> {
+    let (keys, rows_cached) = match cf.caching.to_ascii_uppercase().as_str() {
+        "ALL" => ("ALL", true),
+        "ROWS_ONLY" => ("NONE", true),
+        "NONE" => ("NONE", false),
+        _ => ("ALL", false),
+    };
+    let rows = match cf.cells_per_row_to_cache.as_deref().map(str::trim) {
+        _ if !rows_cached => "NONE".to_string(),
+        Some(n) if n.parse::<u32>().is_ok_and(|n| n > 0) => n.to_string(),
+        Some(n) if n == "0" || n.eq_ignore_ascii_case("NONE") => "NONE".to_string(),
+        _ => "ALL".to_string(),
+    };
+    BTreeMap::from([("keys".to_string(), keys.to_string()), ("rows_per_partition".into(), rows)])
+}
+
+/// The compression options as 3.11 shows them (`CompressionParams.asMap`): `{'enabled': 'false'}`
+/// when off (and with no options: the engine does not compress SSTables), else the compressor's
+/// full class name and its chunk length (64 KiB unless set), the legacy names `sstable_compression`
+/// and `chunk_length_kb` read as 3.11 reads them.
+fn compression_map(options: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let disabled = BTreeMap::from([("enabled".to_string(), "false".to_string())]);
+    if options.is_empty() || options.get("enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("false")) {
+        return disabled;
+    }
+    let mut out = options.clone();
+    out.remove("enabled");
+    let Some(class) = out.remove("class").or_else(|| out.remove("sstable_compression")) else { return out };
+    let class = if class.contains('.') { class } else { format!("org.apache.cassandra.io.compress.{class}") };
+    let chunk = out.remove("chunk_length_in_kb").or_else(|| out.remove("chunk_length_kb")).unwrap_or("64".into());
+    out.insert("class".into(), class);
+    out.insert("chunk_length_in_kb".into(), chunk);
+    out
+}
+
 fn table_cells(cf: &CfDef) -> Vec<Cell> {
     let t = cf.name.as_bytes();
     let mut out = option_cells(cf, t);
@@ -441,14 +466,29 @@ fn table_cells(cf: &CfDef) -> Vec<Cell> {
     out
 }
 
-fn view_cells(cf: &CfDef, base: &str, base_id: Option<Uuid>) -> Vec<Cell> {
+fn view_cells(cf: &CfDef, view: &CqlView, base_id: Option<Uuid>) -> Vec<Cell> {
     let v = cf.name.as_bytes();
     let mut out = option_cells(cf, v);
-    out.push(cell(composite_name(&[v, b"base_table_name"]), base.as_bytes().to_vec()));
+    out.push(cell(composite_name(&[v, b"base_table_name"]), view.base.as_bytes().to_vec()));
     if let Some(id) = base_id {
         out.push(cell(composite_name(&[v, b"base_table_id"]), id.as_bytes().to_vec()));
     }
+    out.push(cell(composite_name(&[v, b"include_all_columns"]), vec![u8::from(view.include_all_columns)]));
+    let key: Vec<String> =
+        cf.cql.iter().flat_map(|l| l.key_aliases.iter().chain(&l.column_aliases)).map(|c| cql_quoted(c)).collect();
+    out.push(cell(composite_name(&[v, b"where_clause"]), view.where_clause_or(&key).into_bytes()));
     out
+}
+
+/// `name` as CQL writes it: bare when `[a-z][a-z0-9_]*`, else between double quotes.
+fn cql_quoted(name: &str) -> String {
+    let bare = name.bytes().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_');
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 /// A table's columns: a table made by CQL, or a Thrift column family without declared
@@ -634,5 +674,76 @@ mod tests {
                 .map(|(n, t)| (n.as_bytes().to_vec(), t.as_bytes().to_vec()))
                 .collect();
         assert_eq!(types, want);
+    }
+
+    #[test]
+    fn a_view_row_names_its_base_and_keeps_its_where_clause() {
+        let view_cell = |view: CqlView| {
+            let mut ks = KeyspaceDef::new("shop");
+            let base = CfDef::new("shop", "users");
+            let base_id = base.id;
+            let mut cf = CfDef::new("shop", "by_name");
+            cf.cql = Some(CqlLayout {
+                key_aliases: vec!["name".into()],
+                column_aliases: vec!["Id".into()],
+                view: Some(view),
+                ..CqlLayout::default()
+            });
+            ks.cf_defs.extend([base, cf]);
+            let rows: BTreeMap<&str, Vec<DerivedRow>> =
+                schema_rows(&BTreeMap::from([("shop".to_string(), ks)])).into_iter().collect();
+            let cells = rows[VIEWS_CF][0].1.clone();
+            let value = |column: &[u8]| {
+                cells.iter().find(|c| c.name == composite_name(&[b"by_name", column])).map(|c| c.value.clone())
+            };
+            assert_eq!(value(b"base_table_id"), Some(base_id.as_bytes().to_vec()));
+            assert_eq!(value(b"base_table_name"), Some(b"users".to_vec()));
+            (value(b"where_clause"), value(b"include_all_columns"))
+        };
+        let written = CqlView {
+            base: "users".into(),
+            where_clause: "name IS NOT NULL AND \"Id\" IS NOT NULL AND age IS NOT NULL".into(),
+            include_all_columns: true,
+        };
+        assert_eq!(
+            view_cell(written),
+            (Some(b"name IS NOT NULL AND \"Id\" IS NOT NULL AND age IS NOT NULL".to_vec()), Some(vec![1]))
+        );
+        // A view kept before its clause was: IS NOT NULL on each key column, its only rule then.
+        let old = CqlView { base: "users".into(), ..CqlView::default() };
+        assert_eq!(view_cell(old), (Some(b"name IS NOT NULL AND \"Id\" IS NOT NULL".to_vec()), Some(vec![0])));
+    }
+
+    #[test]
+    fn caching_and_compression_read_as_3_11_shows_them() {
+        let mut cf = CfDef::new("shop", "t");
+        let caching = |cf: &CfDef| {
+            let m = caching_map(cf);
+            (m["keys"].clone(), m["rows_per_partition"].clone())
+        };
+        assert_eq!(caching(&cf), ("ALL".into(), "NONE".into()));
+        cf.caching = "ROWS_ONLY".into();
+        cf.cells_per_row_to_cache = Some("10".into());
+        assert_eq!(caching(&cf), ("NONE".into(), "10".into()));
+        cf.caching = "ALL".into();
+        cf.cells_per_row_to_cache = Some("ALL".into());
+        assert_eq!(caching(&cf), ("ALL".into(), "ALL".into()));
+        cf.caching = "KEYS_ONLY".into();
+        cf.cells_per_row_to_cache = Some("10".into());
+        assert_eq!(caching(&cf), ("ALL".into(), "NONE".into()), "rows are counted only when cached");
+
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let off = map(&[("enabled", "false")]);
+        assert_eq!(compression_map(&map(&[])), off);
+        assert_eq!(compression_map(&off), off);
+        let lz4 = map(&[("chunk_length_in_kb", "64"), ("class", "org.apache.cassandra.io.compress.LZ4Compressor")]);
+        assert_eq!(compression_map(&map(&[("class", "LZ4Compressor")])), lz4);
+        assert_eq!(compression_map(&map(&[("sstable_compression", "LZ4Compressor"), ("enabled", "true")])), lz4);
+        assert_eq!(
+            compression_map(&map(&[("class", "com.example.Zip"), ("chunk_length_kb", "16")])),
+            map(&[("chunk_length_in_kb", "16"), ("class", "com.example.Zip")])
+        );
     }
 }
