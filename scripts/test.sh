@@ -22,11 +22,12 @@ if ! python3 -c 'import thrift, cassandra, cqlshlib' 2>/dev/null; then
     python3 -m pip install --quiet -r tests/python/requirements.txt
 fi
 
-# The helenus test (tests/tests/helenus_music_app.rs) runs a Node.js client.
+# The helenus and cassandra-driver tests (tests/tests/helenus_music_app.rs, node_driver.rs) run
+# Node.js clients, installed from tests/node/package-lock.json.
 if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq nodejs npm
 fi
-if [ ! -d tests/node/node_modules/helenus ]; then
+if [ ! -d tests/node/node_modules/helenus ] || [ ! -d tests/node/node_modules/cassandra-driver ]; then
     (cd tests/node && npm ci --no-audit --no-fund --silent)
 fi
 
