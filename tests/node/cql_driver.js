@@ -1,7 +1,8 @@
 // What a Node.js application does with DataStax's cassandra-driver 4.x from npm, unmodified, against
 // one sibyl node's native port: connect (protocol negotiation, local data center), run seed 001's
-// CQL, prepared statements with every common type, paging, batches, a conditional insert, schema
-// metadata and the token map, errors with Cassandra's codes, and schema change events.
+// CQL, prepared statements with every common type, paging, batches, conditional writes, schema
+// metadata, the token map and the object mapper, errors with Cassandra's codes, schema change
+// events, and a query's trace.
 //
 // Usage: node cql_driver.js HOST NATIVE_PORT
 // Each check prints "ok - NAME"; the first that fails prints "FAILED: NAME" with the reason and
@@ -369,10 +370,25 @@ async function main() {
       ['monday:e0', 'monday:e1 again', 'monday:e2', 'tuesday:t', 'wednesday:w']);
   });
 
+  await check('a counter batch and named values of a prepared statement', async () => {
+    await client.execute('CREATE TABLE nodetest.hits (page text, day int, n counter, PRIMARY KEY (page, day))');
+    const bump = 'UPDATE nodetest.hits SET n = n + :amount WHERE page = :page AND day = :day';
+    await client.batch([
+      { query: bump, params: { amount: Long.fromNumber(2), page: 'home', day: 1 } },
+      { query: bump, params: { amount: Long.fromNumber(3), page: 'home', day: 1 } },
+      { query: bump, params: { amount: Long.fromNumber(1), page: 'about', day: 1 } },
+    ], { prepare: true, counter: true });
+    const rs = await client.execute('SELECT page, n FROM nodetest.hits WHERE page IN (?, ?) AND day = ?',
+      ['home', 'about', 1], { prepare: true });
+    assert.deepStrictEqual(rs.rows.map((r) => `${r.page}=${r.n}`).sort(), ['about=1', 'home=5']);
+  });
+
   await check('a conditional insert answers [applied]', async () => {
     await client.execute('CREATE TABLE nodetest.users (name text PRIMARY KEY, email text)');
     const insert = 'INSERT INTO nodetest.users (name, email) VALUES (?, ?) IF NOT EXISTS';
-    const first = await client.execute(insert, ['ada', 'ada@example.com'], { prepare: true });
+    const { consistencies } = types;
+    const first = await client.execute(insert, ['ada', 'ada@example.com'],
+      { prepare: true, consistency: consistencies.localQuorum, serialConsistency: consistencies.localSerial });
     assert.strictEqual(first.wasApplied(), true);
     assert.strictEqual(first.first()['[applied]'], true);
     const second = await client.execute(insert, ['ada', 'other@example.com'], { prepare: true });
@@ -415,6 +431,16 @@ async function main() {
     assert.strictEqual(typeOf.fm.options.frozen, true);
     assert.strictEqual(typeOf.tup.code, types.dataTypes.tuple);
 
+    await client.execute(`CREATE TABLE nodetest.wide (a int, b text, c timeuuid, d int, owner text STATIC,
+      v text, PRIMARY KEY ((a, b), c, d)) WITH CLUSTERING ORDER BY (c DESC, d ASC) AND comment = 'wide rows'`);
+    const wide = await client.metadata.getTable('nodetest', 'wide');
+    assert.deepStrictEqual(wide.partitionKeys.map((c) => c.name), ['a', 'b']);
+    assert.deepStrictEqual(wide.clusteringKeys.map((c) => c.name), ['c', 'd']);
+    assert.deepStrictEqual(wide.clusteringOrder, ['DESC', 'ASC']);
+    assert.strictEqual(wide.columnsByName.owner.isStatic, true);
+    assert.strictEqual(wide.columnsByName.v.isStatic, false);
+    assert.strictEqual(wide.comment, 'wide rows');
+
     const sessions = await client.metadata.getTable('system_traces', 'sessions');
     assert.ok(sessions, 'system_traces.sessions has no metadata');
     assert.deepStrictEqual(sessions.partitionKeys.map((c) => c.name), ['session_id']);
@@ -431,9 +457,25 @@ async function main() {
     assert.strictEqual(replicas[0].address, `${host}:${port}`);
     assert.ok(client.metadata.getTokenRanges().size >= 1);
     const rs = await client.execute("SELECT token(publisher) AS t FROM magazines.magazine_publisher WHERE publisher = 'Acme'");
-    const driverToken = client.metadata.tokenizer.hash(Buffer.from('Acme'));
-    assert.strictEqual(client.metadata.tokenizer.stringify(driverToken), rs.first().t.toString(),
-      'the driver hashes a partition key to the token the server gives it');
+    const { tokenizer } = client.metadata;
+    const serverToken = tokenizer.parse(rs.first().t.toString());
+    assert.strictEqual(tokenizer.hash(Buffer.from('Acme')).compare(serverToken), 0,
+      `the driver hashes a partition key to the token the server gives it (${rs.first().t})`);
+  });
+
+  await check("the driver's object mapper over a table's metadata", async () => {
+    const mapper = new cassandra.mapping.Mapper(client,
+      { models: { Publisher: { tables: ['magazine_publisher'], keyspace: 'magazines' } } });
+    const publishers = mapper.forModel('Publisher');
+    const acme = await publishers.find({ publisher: 'Acme' });
+    assert.deepStrictEqual(acme.toArray().map((p) => `${p.id} ${p.name}`), ['2 Data Monthly', '1 Tech Weekly']);
+    await publishers.insert({ publisher: 'Zed', id: 9, name: 'Zine', publicationfrequency: 'Daily' });
+    assert.strictEqual((await publishers.get({ publisher: 'Zed', id: 9 })).name, 'Zine');
+    const updated = await publishers.update({ publisher: 'Zed', id: 9, name: 'Zine 2' }, { ifExists: true });
+    assert.strictEqual(updated.wasApplied(), true);
+    assert.strictEqual((await publishers.get({ publisher: 'Zed', id: 9 })).name, 'Zine 2');
+    await publishers.remove({ publisher: 'Zed', id: 9 });
+    assert.strictEqual(await publishers.get({ publisher: 'Zed', id: 9 }), null);
   });
 
   await check('errors carry Cassandra codes and the client stays usable', async () => {
