@@ -45,11 +45,12 @@ elif ! cmp -s tests/python/requirements-py27.txt "$PY27_DIR/requirements-py27.tx
     cp tests/python/requirements-py27.txt "$PY27_DIR/requirements-py27.txt"
 fi
 
-# The helenus test (tests/tests/helenus_music_app.rs) runs a Node.js client.
+# The helenus and cassandra-driver tests (tests/tests/helenus_music_app.rs, node_driver.rs) run
+# Node.js clients, installed from tests/node/package-lock.json.
 if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq nodejs npm
 fi
-if [ ! -d tests/node/node_modules/helenus ]; then
+if [ ! -d tests/node/node_modules/helenus ] || [ ! -d tests/node/node_modules/cassandra-driver ]; then
     (cd tests/node && npm ci --no-audit --no-fund --silent)
 fi
 

@@ -103,7 +103,8 @@ fn the_five_system_keyspaces_are_listed_readable_and_refuse_writes() {
     assert_eq!(cfs("system_auth"), ["role_permissions", "roles"]);
     // repair_history is a CQL table (its key named as 3.11 names it), left out likewise.
     assert_eq!(cfs("system_distributed"), ["parent_repair_history"]);
-    assert_eq!(cfs("system_traces"), ["events", "sessions"]);
+    // So are system_traces' sessions and events.
+    assert!(cfs("system_traces").is_empty(), "{:?}", cfs("system_traces"));
 
     ok("set_keyspace system_schema", c.set_keyspace("system_schema".into()));
     let ks = row(&mut c, "Shop", "keyspaces");
