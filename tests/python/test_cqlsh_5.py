@@ -16,6 +16,8 @@ import subprocess
 import tempfile
 import unittest
 
+from seed_001 import SEED_001, SEED_001_SELECTS
+
 HOST = os.environ.get("SIBYL_NATIVE_HOST", "127.0.0.1")
 PORT = os.environ.get("SIBYL_NATIVE_PORT", "9042")
 PY27 = os.environ.get("SIBYL_PY27", "python2.7")
@@ -28,75 +30,6 @@ RUN_LIMIT = 120
 # only 3.4.4), so against 3.11 it is run with --cqlversion, as its users do.
 CQL_VERSION = "--cqlversion=3.4.4"
 
-# Seed 001's statements as the document writes them (see test_cqlsh.py).
-SEED_001 = """
-CREATE KEYSPACE part1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-CREATE KEYSPACE part2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-CREATE KEYSPACE part3 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-CREATE KEYSPACE magazines WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
-USE part1;
-CREATE TABLE t (
-   id int,
-   k int,
-   v text,
-   PRIMARY KEY (id)
-);
-USE part2;
-CREATE TABLE t (
-   id int,
-   c text,
-   k int,
-   v text,
-   PRIMARY KEY (id,c)
-);
-USE part3;
-CREATE TABLE t (
-   id1 int,
-   id2 int,
-   c1 text,
-   c2 text
-   k int,
-   v text,
-   PRIMARY KEY ((id1,id2),c1,c2)
-);
-USE magazines;
-CREATE TABLE magazine_name (id int PRIMARY KEY, name text, publicationFrequency text);
-CREATE TABLE magazine_publisher (publisher text,id int,name text, publicationFrequency text,
-PRIMARY KEY (publisher, id)) WITH CLUSTERING ORDER BY (id DESC);
-INSERT INTO magazine_name (id, name, publicationFrequency) VALUES (1, 'Tech Weekly', 'Weekly');
-INSERT INTO magazine_name (id, name, publicationFrequency) VALUES (2, 'Data Monthly', 'Monthly');
-INSERT INTO magazine_publisher (publisher, id, name, publicationFrequency) VALUES ('Acme', 1, 'Tech Weekly', 'Weekly');
-INSERT INTO magazine_publisher (publisher, id, name, publicationFrequency) VALUES ('Acme', 2, 'Data Monthly', 'Monthly');
-INSERT INTO magazine_publisher (publisher, id, name, publicationFrequency) VALUES ('Other', 3, 'Graph Quarterly', 'Quarterly');
-INSERT INTO part2.t (id, c, k, v) VALUES (1, 'b', 2, 'second');
-INSERT INTO part2.t (id, c, k, v) VALUES (1, 'a', 1, 'first');
-SELECT id, name, publicationFrequency FROM magazine_name WHERE id = 2;
-SELECT * FROM magazine_publisher WHERE publisher = 'Acme';
-SELECT * FROM part2.t WHERE id = 1;
-SELECT count(*) FROM part3.t;
-"""
-
-SEED_001_SELECTS = """
- id | name         | publicationfrequency
-----+--------------+----------------------
-  2 | Data Monthly |              Monthly
-
-(1 rows)
-
- publisher | id | name         | publicationfrequency
------------+----+--------------+----------------------
-      Acme |  2 | Data Monthly |              Monthly
-      Acme |  1 |  Tech Weekly |               Weekly
-
-(2 rows)
-
- id | c | k | v
-----+---+---+--------
-  1 | a | 1 |  first
-  1 | b | 2 | second
-
-(2 rows)
-"""
 
 # A keyspace with what DESCRIBE must render: clustering order, compact storage, a static
 # column, the three collections, options away from their defaults, and a view.

@@ -604,20 +604,11 @@ fn single_row_cells(table: &Table) -> Option<Slices> {
     if table.layout != Layout::Sparse || !table.clustering.is_empty() || !table.collections.is_empty() {
         return None;
     }
-    // Slices go in the comparator's order: CompositeType(UTF8Type) orders by the column's
-    // name, the row marker's empty name first.
-    let mut columns: Vec<Option<&Column>> = table.regular.iter().map(Some).collect();
-    columns.push(None);
-    columns.sort_by(|a, b| a.map_or("", |c| c.name.as_str()).cmp(b.map_or("", |c| c.name.as_str())));
-    Some(
-        columns
-            .into_iter()
-            .map(|c| {
-                let name = table.cell_name(&[], c);
-                (name.clone(), name)
-            })
-            .collect(),
-    )
+    // Slices go in the comparator's order, CompositeType(UTF8Type): the row marker's empty name
+    // first, then the columns, which `Table::from_def` keeps sorted by name.
+    let marker = table.cell_name(&[], None);
+    let columns = table.regular.iter().map(|c| table.cell_name(&[], Some(c)));
+    Some(std::iter::once(marker).chain(columns).map(|name| (name.clone(), name)).collect())
 }
 
 fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filtering: bool) -> Result<Slices, CqlError> {

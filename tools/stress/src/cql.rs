@@ -325,6 +325,14 @@ impl CqlConn {
         keyspace: &str,
         columns: u32,
     ) -> Result<CqlConn, CqlError> {
+        let mut c = CqlConn::started(host, port, timeout).await?;
+        c.insert_id = c.prepare(&insert_statement(keyspace, columns)).await?;
+        c.select_id = c.prepare(&select_statement(keyspace, columns)).await?;
+        Ok(c)
+    }
+
+    /// Connects and sends STARTUP; nothing prepared yet.
+    async fn started(host: &str, port: u16, timeout: Duration) -> Result<CqlConn, CqlError> {
         let stream = connect_nodelay(host, port, timeout).await?;
         let mut c = CqlConn {
             stream,
@@ -336,12 +344,9 @@ impl CqlConn {
         };
         encode_startup(&mut c.out);
         match c.exchange().await? {
-            CqlReply::Void => {}
-            other => return Err(refused("STARTUP", other)),
+            CqlReply::Void => Ok(c),
+            other => Err(refused("STARTUP", other)),
         }
-        c.insert_id = c.prepare(&insert_statement(keyspace, columns)).await?;
-        c.select_id = c.prepare(&select_statement(keyspace, columns)).await?;
-        Ok(c)
     }
 
     /// Runs one unprepared statement.
@@ -434,14 +439,7 @@ pub async fn ensure_schema(
     replication_factor: u32,
     columns: u32,
 ) -> Result<SchemaAction, CqlError> {
-    let stream = connect_nodelay(host, port, timeout).await?;
-    let mut c =
-        CqlConn { stream, timeout, out: Vec::new(), inbuf: Vec::new(), insert_id: Vec::new(), select_id: Vec::new() };
-    encode_startup(&mut c.out);
-    match c.exchange().await? {
-        CqlReply::Void => {}
-        other => return Err(refused("STARTUP", other)),
-    }
+    let mut c = CqlConn::started(host, port, timeout).await?;
     let create_keyspace = format!(
         "CREATE KEYSPACE IF NOT EXISTS \"{keyspace}\" WITH replication = \
          {{'class': 'SimpleStrategy', 'replication_factor': {replication_factor}}}"
