@@ -10,10 +10,10 @@ use storage::engine::Storage;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
-use crate::membership::Membership;
 use crate::messages;
-use crate::net::{MessagingService, Verb};
 use crate::Endpoint;
+use membership::Membership;
+use messaging::{MessagingService, Verb};
 
 /// How often the hints are checked for replicas that came back.
 const HINT_CHECK_INTERVAL: Duration = Duration::from_secs(2);

@@ -20,12 +20,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use storage::dht::{Partitioner, Token};
+use model::dht::{Partitioner, Token};
 use tracing::{info, warn};
 
-use crate::gossip::Status;
-use crate::token_metadata::TokenMetadata;
 use crate::Endpoint;
+use membership::gossip::Status;
+use membership::locator::token_metadata::TokenMetadata;
 
 /// What gossip says of one peer.
 #[derive(Clone, Debug, PartialEq)]

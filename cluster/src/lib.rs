@@ -7,9 +7,12 @@
 //! and talks to the local engine (`storage`) or, through messaging, to other nodes.
 //!
 //! It stands on three crates below it and on nothing above (no front end, no server):
-//! `messaging` (internode messaging, re-exported as [`net`]), `membership` (gossip, failure
-//! detection, snitches, the token ring, replication: re-exported under their old paths, as
-//! [`gossip`], [`snitch`], [`token_metadata`]...) and `storage` (the local engine).
+//! `messaging` (internode messaging), `membership` (gossip, failure detection, snitches, the
+//! token ring, replication) and `storage` (the local engine).
+//!
+//! Main types: [`Coordinator`] (with its request and outcome types in [`coordinator`]),
+//! [`ConsistencyLevel`], [`StorageService`] (gossip and the node's announced state),
+//! [`Executor`] (the request pool) and the join checks ([`check_new_tokens`], [`wait_to_settle`]).
 #![deny(clippy::unwrap_used)]
 
 /// A node as the cluster knows it: its listen address and storage (internode) port. Cassandra
@@ -18,24 +21,30 @@
 /// The same type as [`messaging::Endpoint`] and [`membership::Endpoint`].
 pub type Endpoint = std::net::SocketAddr;
 
+// The modules a front end names by path (`cluster::coordinator::ReadCommand`,
+// `cluster::consistency::ConsistencyLevel`, `cluster::trace::traced`); each shows its own small face.
 pub mod consistency;
 pub mod coordinator;
-pub mod executor;
-pub mod hints;
-pub mod join;
-pub mod messages;
-pub mod paxos;
-pub mod replica;
-pub mod schema_sync;
-pub mod storage_service;
 pub mod trace;
-pub mod turn;
 
-// The layers below, under the paths they had when they were modules of this crate.
+mod executor;
+mod hints;
+mod join;
+mod messages;
+mod paxos;
+mod replica;
+mod schema_sync;
+mod storage_service;
+mod turn;
+
+pub use consistency::ConsistencyLevel;
+pub use coordinator::{Coordinator, CoordinatorError, LocalNode, Settings};
+pub use executor::Executor;
+pub use join::{check_held_tokens, check_new_tokens, wait_to_settle, SettleWait, TokenConflict};
+pub use storage_service::{Announcement, StorageService};
+pub use turn::yield_to_ready_tasks;
+
+// The native front end still names these layers through this crate (`cluster::membership::..`,
+// `cluster::snitch::SimpleSnitch`); other callers depend on `membership` itself.
 pub use ::membership;
-pub use membership::locator::{replication, snitch, token_metadata};
-pub use membership::{failure_detector, gossip, properties};
-pub use messaging as net;
-
-pub use coordinator::counter::leader as counter_leader;
-pub use paxos::messages as messages_paxos;
+pub use membership::locator::snitch;

@@ -1,9 +1,9 @@
 //! The payloads of the coordinator's verbs (mutations, reads, range reads, truncates), encoded
-//! into the internode frames of [`crate::net`].
+//! into the internode frames of [`messaging`].
 //!
 //! ```text
 //! every payload: format:u8 (1) then its body; big-endian; strings and keys u16-length-prefixed,
-//! values u32-length-prefixed; rows in the engine's row encoding (storage::data::encode_row)
+//! values u32-length-prefixed; rows in the engine's row encoding (model::data::encode_row)
 //!
 //! Mutation / Hint       keyspace key count:u16 (cf row)*
 //! Read                  keyspace cf key digest:u8 filter
@@ -24,12 +24,12 @@
 //! Decoding never trusts a declared count to size an allocation and never panics on any input.
 
 use md5::{Digest, Md5};
-use storage::data::{decode_row, encode_row, Reader, Row};
-use storage::dht::{DecoratedKey, KeyBound, Token};
-use storage::error::CorruptData;
-use storage::filter::{CountUnit, ReadFilter};
+use model::data::{decode_row, encode_row, Reader, Row};
+use model::dht::{DecoratedKey, KeyBound, Token};
+use model::error::CorruptData;
+use model::filter::{CountUnit, ReadFilter};
+use model::mutation::RowMutation;
 use storage::index::{IndexExpression, IndexOperator};
-use storage::mutation::RowMutation;
 
 /// The only payload format so far (Paxos's payloads share it: `paxos::messages`).
 pub(crate) const FORMAT: u8 = 1;
@@ -467,8 +467,8 @@ pub fn decode_store_hint(bytes: &[u8]) -> Result<(crate::Endpoint, RowMutation),
 #[cfg(test)]
 mod tests {
     use super::*;
+    use model::data::{Cell, DeletionTime, RangeTombstone};
     use proptest::prelude::*;
-    use storage::data::{Cell, DeletionTime, RangeTombstone};
 
     fn row() -> Row {
         Row {

@@ -7,16 +7,16 @@
 
 use std::sync::Arc;
 
-use storage::dht::Token;
+use model::dht::Token;
+use model::mutation::RowMutation;
 use storage::engine::Storage;
-use storage::mutation::RowMutation;
 use storage::StorageError;
 use tracing::debug;
 
 use crate::executor::Executor;
 use crate::messages::{self, ReadReply};
-use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
+use messaging::{MessagingService, Responder, Verb, VerbHandler};
 
 /// Serves Mutation, Hint, Read, ReadDigest, RangeSlice, RangeDigest and Truncate for other
 /// coordinators, and StoreHint for a leaving node handing its hints over.
@@ -171,7 +171,7 @@ impl VerbHandler for Replica {
 pub(crate) fn read_range(
     storage: &Storage,
     request: &messages::RangeRequest,
-) -> storage::Result<Vec<(storage::dht::DecoratedKey, storage::data::Row)>> {
+) -> storage::Result<Vec<(model::dht::DecoratedKey, model::data::Row)>> {
     let rows = request.max_rows as usize;
     let (ks, cf, start, end, filter) = (&request.keyspace, &request.cf, &request.start, &request.end, &request.filter);
     if request.row_filter.is_empty() {

@@ -17,10 +17,10 @@ use parking_lot::Mutex;
 use storage::engine::Storage;
 use tracing::{debug, info, warn};
 
-use crate::membership::Membership;
 use crate::messages;
-use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
+use membership::Membership;
+use messaging::{MessagingService, Responder, Verb, VerbHandler};
 
 /// Serves SchemaPull and SchemaPush, and pulls from peers whose version differs.
 pub struct SchemaSync {

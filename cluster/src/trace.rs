@@ -55,7 +55,7 @@ impl TraceState {
             session_id,
             source,
             started: Instant::now(),
-            started_at_millis: storage::data::now_micros() / 1000,
+            started_at_millis: model::data::now_micros() / 1000,
             inner: Mutex::new(Recorded::default()),
         })
     }

@@ -3,7 +3,8 @@
 //!
 //! - [`gossip`]: the gossip state machine (heartbeats, application states, SYN/ACK/ACK2), pure
 //!   and synchronous; the caller sends what it returns.
-//! - [`failure_detector`]: phi-accrual up/down verdicts from the rhythm of heartbeats.
+//! - failure detection (private `failure_detector`): phi-accrual up/down verdicts from the rhythm
+//!   of heartbeats, read through [`Membership`].
 //! - [`locator`]: the token ring ([`locator::token_metadata`]), snitches ([`locator::snitch`]) and
 //!   replication strategies with their replica maps ([`locator::replication`]).
 //! - [`Membership`]: the one view of all that the coordinator and the admin interface read.
@@ -19,7 +20,7 @@
 /// type as `messaging::Endpoint` and `cluster::Endpoint`.
 pub type Endpoint = std::net::SocketAddr;
 
-pub mod failure_detector;
+mod failure_detector;
 pub mod gossip;
 pub mod locator;
 pub mod properties;

@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use storage::schema::KeyspaceDef;
+use model::schema::KeyspaceDef;
 
 pub use crate::auth::PasswordMode;
 pub use error::ConfigError;

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cluster::coordinator::{Coordinator, Settings};
-use cluster::executor::Executor;
-use cluster::join::{self, SettleWait, TokenConflict};
-use cluster::membership::{LocalInfo, Membership};
-use cluster::net::{MessagingService, NetConfig, Timeouts};
-use cluster::snitch;
-use cluster::storage_service::{Announcement, StorageService};
-use storage::dht::{Partitioner, Token};
+use cluster::Executor;
+use cluster::{check_held_tokens, check_new_tokens, wait_to_settle, SettleWait, TokenConflict};
+use cluster::{Announcement, StorageService};
+use membership::locator::snitch;
+use membership::{LocalInfo, Membership};
+use messaging::{MessagingService, NetConfig, Timeouts};
+use model::dht::{Partitioner, Token};
 use storage::engine::{DiskAccess, Storage, StorageConfig, SyncMode};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -172,7 +172,7 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
                 let tokens = first_tokens(&config, partitioner, &service).await?;
                 let view = service.gossip_view();
                 let ring = membership.ring();
-                if let Err(conflict) = join::check_new_tokens(partitioner, &ring, &view, local, &tokens, bootstrap) {
+                if let Err(conflict) = check_new_tokens(partitioner, &ring, &view, local, &tokens, bootstrap) {
                     return Err(refuse_to_join(&service, &messaging, conflict).await);
                 }
                 tokens
@@ -249,9 +249,9 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
         let admin = tokio::spawn(crate::admin::serve(admin_listener, node.clone(), shutdown_rx));
         info!("Admin interface (sibyltool) listening on {}:{}", admin_addr.0, admin_addr.1);
         // Clients only once this node knows the ring it routes their requests with.
-        join::wait_to_settle(&settle_wait(&config), || service.gossip_view()).await;
+        wait_to_settle(&settle_wait(&config), || service.gossip_view()).await;
         let tokens = node.coordinator.membership().local_tokens();
-        if let Err(conflict) = join::check_held_tokens(partitioner, &service.gossip_view(), &tokens) {
+        if let Err(conflict) = check_held_tokens(partitioner, &service.gossip_view(), &tokens) {
             let _ = shutdown_tx.send(true);
             let _ = admin.await;
             return Err(refuse_to_join(&service, &messaging, conflict).await);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cluster::coordinator::Coordinator;
-use cluster::storage_service::StorageService;
+use cluster::StorageService;
 use storage::engine::Storage;
 
 use crate::native::NativeService;

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use model::schema::{ColumnType, IndexType};
 use server::auth::{AuthError, Authenticator};
 use server::config::{self, CacheSize, CommitLogSync, ConfigError};
-use storage::schema::{ColumnType, IndexType};
 
 fn repo_conf() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conf")
@@ -131,14 +131,14 @@ fn a_full_0_6_file_loads_with_warnings_for_leftovers() {
     assert_eq!(c.seed_endpoints, [addr("127.0.0.1:7000"), addr("127.0.0.2:7000")]);
     assert_eq!(c.memtable_operations_millions, 0.3);
     // The engine flushes by all three memtable thresholds.
-    let engine = server::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    let engine = server::daemon::storage_config(&c, model::dht::Partitioner::Random);
     assert_eq!(engine.memtable_flush_bytes, 64 << 20);
     assert_eq!(engine.memtable_flush_operations, 300_000);
     assert_eq!(engine.memtable_flush_after, std::time::Duration::from_secs(60 * 60));
     let mut five = c.clone();
     five.memtable_flush_after_minutes = 5;
     five.memtable_operations_millions = 0.00002;
-    let engine = server::daemon::storage_config(&five, storage::dht::Partitioner::Random);
+    let engine = server::daemon::storage_config(&five, model::dht::Partitioner::Random);
     assert_eq!((engine.memtable_flush_after.as_secs(), engine.memtable_flush_operations), (300, 20));
     assert_eq!(c.endpoint_snitch, "org.apache.cassandra.locator.RackInferringSnitch");
     assert_eq!(c.warnings.len(), 7, "{:?}", c.warnings);
@@ -161,16 +161,16 @@ fn a_full_0_6_file_loads_with_warnings_for_leftovers() {
 fn sstable_layout_settings_reach_the_engine() {
     let c = config::load(&fixture("cassandra-0.6-full.xml")).expect("0.6 file loads");
     assert_eq!((c.column_index_size_kb, c.row_warning_threshold_mb), (64, 512));
-    let engine = server::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    let engine = server::daemon::storage_config(&c, model::dht::Partitioner::Random);
     assert_eq!((engine.column_index_size, engine.large_partition_warning), (64 << 10, 512 << 20));
     let mut small = c.clone();
     small.column_index_size_kb = 4;
     small.row_warning_threshold_mb = 1;
-    let engine = server::daemon::storage_config(&small, storage::dht::Partitioner::Random);
+    let engine = server::daemon::storage_config(&small, model::dht::Partitioner::Random);
     assert_eq!((engine.column_index_size, engine.large_partition_warning), (4 << 10, 1 << 20));
     // The sample's RowWarningThresholdInMB is 64.
     let sample = config::load(&repo_conf().join("storage-conf.xml")).expect("sample parses");
-    let engine = server::daemon::storage_config(&sample, storage::dht::Partitioner::Random);
+    let engine = server::daemon::storage_config(&sample, model::dht::Partitioner::Random);
     assert_eq!((engine.column_index_size, engine.large_partition_warning), (64 << 10, 64 << 20));
 }
 

@@ -7,13 +7,13 @@
 
 use std::time::Instant;
 
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use rand::{Rng, SeedableRng};
-use storage::data::Cell;
-use storage::dht::Partitioner;
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 
 /// The allocator the `sibyl` daemon links, so that this measures the engine as it runs there:
 /// with glibc's malloc, the flush thread freeing a memtable's entries contends with the writer

@@ -4,10 +4,10 @@
 
 use std::time::Instant;
 
+use model::data::{Cell, Row};
+use model::dht::{DecoratedKey, Token};
 use rand::Rng;
 use storage::block_cache::{BlockCache, DEFAULT_CAPACITY};
-use storage::data::{Cell, Row};
-use storage::dht::{DecoratedKey, Token};
 use storage::sstable::{AllCells, Descriptor, SsTableWriter, WriterOptions};
 
 fn key(i: u32) -> DecoratedKey {

@@ -8,7 +8,8 @@
 //! Main types: [`engine::Storage`] (the engine, its API grouped by concern),
 //! [`index::IndexExpression`] (what an index query wants) and [`StorageError`]. The data
 //! model's modules are re-exported under their old names (`storage::data`, `storage::schema`,
-//! ...), so the engine's code and its callers read as before; new code names `model` directly.
+//! ...) for the engine's own code (`crate::data`) and the native front end, which still names
+//! them so; every other caller names `model` directly.
 //! The modules behind the engine (`commitlog`, `memtable`, `sstable`, `block_cache`, `system`)
 //! are public for the engine's own tests, tools and benchmarks; servers never reach into them.
 #![deny(clippy::unwrap_used)]
@@ -23,9 +24,9 @@ pub(crate) mod cfs;
 #[doc(hidden)]
 pub mod commitlog;
 pub(crate) mod compaction;
-pub mod directories;
+mod directories;
 pub mod engine;
-pub mod error;
+mod error;
 pub mod index;
 #[doc(hidden)]
 pub mod memtable;
@@ -41,5 +42,5 @@ pub use system::paxos::{ballot_micros, ballot_order, PaxosRecord, StoredCommit};
 pub use system::traces::{TraceEvent, TraceSession};
 pub use system::{is_builtin_keyspace, PeerInfo};
 
-pub use compaction::{CleanupSummary, CompactionInfo, CompactionOptions, ScrubSummary};
+pub use compaction::{CleanupSummary, CompactionInfo, ScrubSummary};
 pub use error::{Result, StorageError};

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::commitlog::{AfterDamage, RecoveryMode};
-use storage::data::Cell;
-use storage::dht::Partitioner;
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::StorageError;
 
 const ROWS: usize = 300;

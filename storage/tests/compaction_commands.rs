@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use storage::data::Cell;
-use storage::dht::{Partitioner, Range, Token};
+use model::data::Cell;
+use model::dht::{Partitioner, Range, Token};
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::engine::{CompactionInterrupted, Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::StorageError;
 
 mod common;

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use storage::data::Cell;
-use storage::dht::Partitioner;
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 
 fn config(dir: &Path) -> StorageConfig {
     let mut c = StorageConfig::new(dir.join("data"), dir.join("commitlog"));

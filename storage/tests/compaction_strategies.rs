@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use storage::data::{now_seconds, Cell};
-use storage::dht::Partitioner;
+use model::data::{now_seconds, Cell};
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::sstable::format::{read_metadata, Metadata};
 
 fn config(dir: &Path, strategy: &str, options: &[(&str, &str)]) -> StorageConfig {

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use storage::data::Cell;
+use model::data::Cell;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig, SNAPSHOTS_DIR};
-use storage::error::StorageError;
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
+use storage::StorageError;
 
 /// One TiB less a GiB per Data file directly in `dir`.
 fn free_by_data_files(dir: &Path) -> std::io::Result<u64> {

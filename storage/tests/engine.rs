@@ -5,12 +5,12 @@
 use std::fs::OpenOptions;
 use std::path::Path;
 
-use storage::data::{compose_super, Cell, DeletionTime, RangeTombstone};
-use storage::dht::{Partitioner, Range, Token};
+use model::data::{compose_super, Cell, DeletionTime, RangeTombstone};
+use model::dht::{Partitioner, Range, Token};
+use model::filter::{CountUnit, ReadFilter};
+use model::mutation::RowMutation;
+use model::schema::{CfDef, ColumnType, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::{CountUnit, ReadFilter};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, ColumnType, KeyspaceDef};
 use storage::StorageError;
 
 mod common;
@@ -189,7 +189,7 @@ fn super_column_slices_and_deletions() {
     m.row_mut("sup").range_tombstones.push(RangeTombstone {
         start: compose_super(b"b", b""),
         end: compose_super(b"b", b""),
-        deletion: DeletionTime::new(2, storage::data::now_seconds()),
+        deletion: DeletionTime::new(2, model::data::now_seconds()),
     });
     s.apply(m).unwrap();
     assert_eq!(read(&ReadFilter::all()), vec![b"ax".to_vec(), b"ay".to_vec(), b"cx".to_vec(), b"cy".to_vec()]);
@@ -203,9 +203,9 @@ fn schema_changes_stay_ordered_when_the_clock_goes_back() {
     let dir = tempfile::tempdir().unwrap();
     let s = Storage::open(config(dir.path())).unwrap();
     // A keyspace dropped while the clock ran an hour ahead: its tombstone is "in the future".
-    let ahead = storage::data::now_micros() + 3_600_000_000;
+    let ahead = model::data::now_micros() + 3_600_000_000;
     let mut m = RowMutation::new("system", b"Later".to_vec());
-    m.row_mut("schema_keyspaces").deletion = DeletionTime::new(ahead, storage::data::now_seconds());
+    m.row_mut("schema_keyspaces").deletion = DeletionTime::new(ahead, model::data::now_seconds());
     s.apply(m).unwrap();
     s.shutdown().unwrap();
     s.abandon();
@@ -265,7 +265,7 @@ fn cleanup_rewrites_only_the_sstables_holding_unowned_keys() {
 
 #[test]
 fn range_digests_depend_on_the_data_not_on_where_it_lives() {
-    use storage::dht::KeyBound;
+    use model::dht::KeyBound;
     let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (a, b) = (Storage::open(config(da.path())).unwrap(), Storage::open(config(db.path())).unwrap());
     for i in 0..20 {
@@ -365,6 +365,6 @@ fn cfstats_counts_every_operation_and_times_one_in_sixteen() {
     let timed = 100u64.div_ceil(LATENCY_SAMPLE_EVERY);
     assert_eq!((stats.read_latency.count, stats.write_latency.count), (timed, timed), "one in sixteen is timed");
     // Another column family samples on its own count.
-    put(&s, "sup", "k0", &storage::data::compose_super(b"sc", b"c"), "v");
+    put(&s, "sup", "k0", &model::data::compose_super(b"sc", b"c"), "v");
     assert_eq!(s.cf_stats("ks", "sup").unwrap().write_latency.count, 1);
 }

@@ -12,14 +12,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use rand::Rng;
 use storage::commitlog::SyncMode;
-use storage::data::Cell;
-use storage::dht::Partitioner;
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 
 const CHILD_ENV: &str = "SIBYL_ENGINE_CRASH_CHILD";
 const DIR_ENV: &str = "SIBYL_ENGINE_CRASH_DIR";

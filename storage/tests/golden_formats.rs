@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use model::data::{Cell, DeletionTime, RangeTombstone, Row};
+use model::dht::{DecoratedKey, Token};
+use model::mutation::decode_record;
 use storage::block_cache::{BlockCache, DEFAULT_CAPACITY};
 use storage::commitlog::CommitLog;
-use storage::data::{Cell, DeletionTime, RangeTombstone, Row};
-use storage::dht::{DecoratedKey, Token};
-use storage::mutation::decode_record;
 use storage::sstable::{list_sstables, FormatVersion, SsTableReader};
 use uuid::Uuid;
 

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use storage::dht::KeyBound;
+use model::dht::KeyBound;
+use model::filter::ReadFilter;
 use storage::engine::Storage;
-use storage::filter::ReadFilter;
 use storage::index::{IndexExpression, IndexOperator};
 use storage::StorageError;
 

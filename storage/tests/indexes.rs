@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use storage::data::{now_seconds, Cell, DeletionTime};
-use storage::dht::{KeyBound, Partitioner};
+use model::data::{now_seconds, Cell, DeletionTime};
+use model::dht::{KeyBound, Partitioner};
+use model::filter::{collect_live, CountUnit, ReadFilter};
+use model::mutation::RowMutation;
+use model::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::{collect_live, CountUnit, ReadFilter};
 use storage::index::{IndexExpression, IndexOperator};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 
 mod common;
 

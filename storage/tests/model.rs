@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use model::data::{now_seconds, Cell, CellKind, DeletionTime, RangeTombstone};
+use model::dht::{KeyBound, Partitioner};
+use model::filter::{CountUnit, ReadFilter};
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use proptest::prelude::*;
-use storage::data::{now_seconds, Cell, CellKind, DeletionTime, RangeTombstone};
-use storage::dht::{KeyBound, Partitioner};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::{CountUnit, ReadFilter};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -53,7 +53,7 @@ impl Model {
         let Some(names) = self.cells.get(key) else { return out };
         let row_del = self.row_deletions.get(key).copied().unwrap_or(DeletionTime::LIVE);
         for (name, versions) in names {
-            let winner = versions.iter().cloned().reduce(storage::data::reconcile).expect("at least one version");
+            let winner = versions.iter().cloned().reduce(model::data::reconcile).expect("at least one version");
             if !winner.is_live(now) || row_del.deletes(winner.timestamp) {
                 continue;
             }

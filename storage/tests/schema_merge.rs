@@ -5,15 +5,15 @@
 
 use std::path::Path;
 
+use model::data::{now_seconds, Cell, DeletionTime};
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use proptest::prelude::*;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use storage::data::{now_seconds, Cell, DeletionTime};
-use storage::dht::Partitioner;
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::system::schema_tables;
 use storage::StorageError;
 
@@ -324,10 +324,10 @@ fn a_new_node_s_configured_keyspaces_do_not_undo_the_cluster_s_changes() {
 fn a_configuration_that_no_longer_matches_the_schema_is_reported() {
     let mut initial = vec![keyspace("conf", &["a", "b"])];
     // An index without a name: the engine names it, which is no difference.
-    initial[0].cf_defs[0].column_metadata.push(storage::schema::ColumnDef {
+    initial[0].cf_defs[0].column_metadata.push(model::schema::ColumnDef {
         name: b"state".to_vec(),
         validation_class: "org.apache.cassandra.db.marshal.BytesType".into(),
-        index_type: Some(storage::schema::IndexType::Keys),
+        index_type: Some(model::schema::IndexType::Keys),
         index_name: None,
         index_options: Default::default(),
     });
@@ -407,7 +407,7 @@ fn the_old_schema_layout_converts_on_start() {
     put(&s, "legacy", "cf", "k", "kept");
     let now = now_seconds();
     // Newer than anything the engine wrote so far.
-    let ts = storage::data::now_micros() + 1_000;
+    let ts = model::data::now_micros() + 1_000;
     let mut m = RowMutation::new("system", b"legacy".to_vec());
     m.row_mut("schema_keyspaces").deletion = DeletionTime::new(ts, now);
     m.row_mut("schema_columnfamilies").deletion = DeletionTime::new(ts, now);

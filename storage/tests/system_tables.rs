@@ -6,11 +6,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use storage::data::Cell;
-use storage::dht::Partitioner;
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use storage::engine::{PeerInfo, Storage, StorageConfig};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::StorageError;
 use uuid::Uuid;
 
@@ -52,7 +52,7 @@ fn local_state_survives_restarts_and_the_generation_grows() {
     assert!(!first.host_id.is_nil(), "no host id made at first start");
     assert!(first.tokens.is_empty());
     assert_eq!(first.cluster_name, None);
-    assert!(first.generation >= storage::data::now_seconds() - 5);
+    assert!(first.generation >= model::data::now_seconds() - 5);
     s.save_tokens(vec!["10".into(), "20".into(), "30".into()]).unwrap();
     s.check_cluster_name("Test Cluster").unwrap();
     s.shutdown().unwrap();
@@ -190,7 +190,7 @@ fn data_written_with_one_partitioner_refuses_another() {
 
     // Back with the partitioner it was written with, everything is there.
     let s = open(d.path());
-    let cells = s.read("ks", "cf", b"k", &storage::filter::ReadFilter::all()).unwrap();
+    let cells = s.read("ks", "cf", b"k", &model::filter::ReadFilter::all()).unwrap();
     assert_eq!(cells.len(), 1, "{cells:?}");
     s.shutdown().unwrap();
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use e2e::*;
-use storage::dht::{Partitioner, Range};
+use model::dht::{Partitioner, Range};
 use thrift_idl as t;
 
 const KS: &str = "Bs";

@@ -127,7 +127,7 @@ fn a_backwards_key_range_is_refused_in_each_api_s_words() {
     // Two keys whose MD5 tokens run backwards: the last and the first of twenty in token order.
     let (start, end) = {
         let mut keys: Vec<String> = (0..20).map(|i| format!("key{i}")).collect();
-        keys.sort_by_key(|k| storage::dht::Partitioner::Random.token_for_key(k.as_bytes()));
+        keys.sort_by_key(|k| model::dht::Partitioner::Random.token_for_key(k.as_bytes()));
         (keys[19].clone(), keys[0].clone())
     };
     let why = expect_ire(

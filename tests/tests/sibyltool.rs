@@ -5,7 +5,7 @@
 //! Every wait is bounded: node start, each tool run, Thrift sockets, node stop (the harness').
 
 use e2e::*;
-use storage::dht::Partitioner;
+use model::dht::Partitioner;
 
 const CLUSTER: &str = "Sibyl Tool Test";
 

@@ -8,7 +8,7 @@
 //! ([`Coordinator::sync_range`]), where Cassandra streams SSTable sections instead. Only then
 //! does it announce itself NORMAL and take reads.
 
-use storage::dht::Range;
+use model::dht::Range;
 use storage::is_builtin_keyspace;
 use tracing::info;
 

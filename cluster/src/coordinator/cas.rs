@@ -24,21 +24,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
+use model::data::{Cell, Row};
+use model::filter::{CountUnit, ReadFilter};
+use model::mutation::RowMutation;
 use rand::Rng;
-use storage::data::{Cell, Row};
-use storage::filter::{CountUnit, ReadFilter};
-use storage::mutation::RowMutation;
 use tracing::debug;
 
 use super::plan::{quota, Tracker};
 use super::read::request_error;
 use super::{Coordinator, CoordinatorError, ReadCommand, Result};
 use crate::consistency::ConsistencyLevel;
-use crate::messages_paxos::{self, PaxosRequest, PrepareResponse};
-use crate::net::Verb;
+use crate::paxos::messages::{self as messages_paxos, PaxosRequest, PrepareResponse};
 use crate::paxos::{self, Ballot, Commit};
-use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
+use membership::locator::replication::ReplicationStrategy;
+use messaging::Verb;
 
 /// How long a cas or serial read may keep retrying under contention (Cassandra's
 /// cas_contention_timeout_in_ms default).

@@ -109,7 +109,7 @@ mod tests {
         expected.push(OperationEvent::Mode(OperationMode::Drained));
         expected.push(step(n + 1, "drained".into(), false));
         assert_eq!(events, expected);
-        let refused = storage.apply(storage::mutation::RowMutation::new("ks", b"k".to_vec()));
+        let refused = storage.apply(model::mutation::RowMutation::new("ks", b"k".to_vec()));
         assert!(matches!(refused, Err(StorageError::ShuttingDown)), "{refused:?}");
     }
 }

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use futures::future::join_all;
-use storage::data::{now_seconds, Row};
-use storage::dht::{DecoratedKey, KeyBound};
-use storage::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
+use model::data::{now_seconds, Row};
+use model::dht::{DecoratedKey, KeyBound};
+use model::filter::{collect_live, merge_rows, CountUnit, ReadFilter};
 use storage::index::IndexExpression;
 
 use super::range::{RangeReply, Rows};

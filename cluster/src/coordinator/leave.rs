@@ -14,7 +14,7 @@
 //! too, next to the data movement they drive; what they share with move is in
 //! [`super::ring_change`].
 
-use storage::dht::Range;
+use model::dht::Range;
 use storage::is_builtin_keyspace;
 use tracing::{info, warn};
 
@@ -22,10 +22,10 @@ use super::operation::{OperationEvent, OperationMode, Report};
 use super::ring_change::{back_to_normal, check_gossiping, wait_for_the_ring, RingChangeError, StepFailure};
 use super::{Coordinator, CoordinatorError, Result, SyncReport};
 use crate::hints::{hand_over_hints, HintHandover};
-use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::storage_service::StorageService;
-use crate::token_metadata::TokenMetadata;
 use crate::Endpoint;
+use membership::locator::replication::{ReplicaMap, ReplicationStrategy};
+use membership::locator::token_metadata::TokenMetadata;
 
 /// A range of a keyspace, a node that will replicate it once a node has left or moved, and where
 /// its data is read from: the leaving or moving node itself when it replicates the range and is

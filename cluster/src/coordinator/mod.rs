@@ -45,23 +45,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use storage::data::now_micros;
-use storage::dht::{KeyBound, Partitioner, Token};
+use model::data::now_micros;
+use model::dht::{KeyBound, Partitioner, Token};
+use model::filter::ReadFilter;
+use model::schema::{CfMetadata, KeyspaceDef};
 use storage::engine::Storage;
-use storage::filter::ReadFilter;
-use storage::schema::{CfMetadata, KeyspaceDef};
 use storage::StorageError;
 use storage::{TraceEvent, TraceSession};
 
 use crate::consistency::ConsistencyLevel;
 use crate::executor::Executor;
-use crate::membership::{LocalInfo, Membership};
-use crate::net::{MessagingService, Timeouts};
 use crate::replica::Replica;
-use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::schema_sync::SchemaSync;
-use crate::snitch::SimpleSnitch;
 use crate::Endpoint;
+use membership::locator::replication::{ReplicaMap, ReplicationStrategy};
+use membership::locator::snitch::SimpleSnitch;
+use membership::{LocalInfo, Membership};
+use messaging::{MessagingService, Timeouts};
 use placements::{Placement, Placements};
 
 pub use cas::{CasCommand, CasCondition, CasOutcome, Expected, CAS_CONTENTION_TIMEOUT};
@@ -234,7 +234,7 @@ impl Coordinator {
         let local_dc = membership.snitch().datacenter(membership.local());
         Replica::register(storage.clone(), executor.clone(), &messaging);
         Arc::new_cyclic(|this| {
-            crate::counter_leader::CounterLeader::register(this.clone(), &messaging);
+            crate::coordinator::counter::leader::CounterLeader::register(this.clone(), &messaging);
             Coordinator {
                 storage,
                 executor,

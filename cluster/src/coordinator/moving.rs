@@ -3,7 +3,7 @@
 //! the nodes taking them.
 //!
 //! The ranges and their new replicas are the pending ranges of the ring with the node marked
-//! moving (Cassandra's `calculatePendingRanges`, see [`crate::replication::ReplicaMap`]). A range
+//! moving (Cassandra's `calculatePendingRanges`, see [`membership::locator::replication::ReplicaMap`]). A range
 //! the moving node replicates now is sent from it; a range it takes is read from its current live
 //! replicas, as bootstrap does. Writes made meanwhile reach the new replicas as pending writes,
 //! since every node has heard MOVING before the data moves. The moving node keeps the data of
@@ -12,7 +12,7 @@
 //! The sequence itself, [`Coordinator::move_node`], is here too; what it shares with
 //! decommission and removenode is in [`super::ring_change`].
 
-use storage::dht::Token;
+use model::dht::Token;
 use tracing::info;
 
 use super::operation::{OperationEvent, OperationMode, Report};
@@ -21,8 +21,8 @@ use super::ring_change::{
 };
 use super::{Coordinator, CoordinatorError, Result, Transfer};
 use crate::storage_service::StorageService;
-use crate::token_metadata::choose_token;
 use crate::Endpoint;
+use membership::locator::token_metadata::choose_token;
 
 /// Where a move goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

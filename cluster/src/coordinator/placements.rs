@@ -14,7 +14,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
-use crate::replication::{ReplicaMap, ReplicationStrategy};
+use membership::locator::replication::{ReplicaMap, ReplicationStrategy};
 
 /// Where one keyspace's data lives, as of one schema and one ring.
 pub(super) struct Placement {

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use smallvec::SmallVec;
 
 use crate::consistency::{quorum, ConsistencyLevel};
-use crate::membership::Membership;
-use crate::replication::{ReplicaMap, ReplicationStrategy};
 use crate::Endpoint;
+use membership::locator::replication::{ReplicaMap, ReplicationStrategy};
+use membership::Membership;
 
 use super::CoordinatorError;
 
@@ -146,7 +146,7 @@ pub(super) struct WriteTargets {
     pub pending: usize,
 }
 
-pub(super) fn write_targets(map: &ReplicaMap, token: &storage::dht::Token, membership: &Membership) -> WriteTargets {
+pub(super) fn write_targets(map: &ReplicaMap, token: &model::dht::Token, membership: &Membership) -> WriteTargets {
     let natural = map.endpoints_for(token).len();
     let all = map.write_endpoints(token);
     let local = membership.local();
@@ -170,7 +170,7 @@ pub(super) fn write_targets(map: &ReplicaMap, token: &storage::dht::Token, membe
 /// only the local data centre's for the LOCAL_ levels.
 pub(super) fn read_replicas(
     map: &ReplicaMap,
-    token: &storage::dht::Token,
+    token: &model::dht::Token,
     membership: &Membership,
     cl: ConsistencyLevel,
 ) -> Vec<Endpoint> {
@@ -194,12 +194,12 @@ pub(super) fn read_replicas(
 mod tests {
     use std::sync::Arc;
 
-    use storage::dht::{Partitioner, Token};
+    use model::dht::{Partitioner, Token};
 
     use super::*;
     use crate::coordinator::read::first_meeting;
-    use crate::membership::LocalInfo;
-    use crate::snitch::RackInferringSnitch;
+    use membership::locator::snitch::RackInferringSnitch;
+    use membership::LocalInfo;
 
     /// 10.DC.0.N: RackInferringSnitch puts it in data centre "DC".
     fn ep(dc: u8, n: u8) -> Endpoint {

@@ -15,12 +15,12 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::future::join_all;
-use storage::data::{compose_super, now_seconds, split_super, Cell, Row};
-use storage::dht::{DecoratedKey, KeyBound, Token};
-use storage::filter::{collect_live, merge_rows, ReadFilter};
+use model::data::{compose_super, now_seconds, split_super, Cell, Row};
+use model::dht::{DecoratedKey, KeyBound, Token};
+use model::filter::{collect_live, merge_rows, ReadFilter};
+use model::mutation::RowMutation;
 use storage::index::expression::satisfies_all;
 use storage::index::IndexExpression;
-use storage::mutation::RowMutation;
 use tracing::debug;
 
 use super::plan::{check_alive, quota, read_replicas};
@@ -28,9 +28,9 @@ use super::read::{failure, first_meeting, request_error};
 use super::{Coordinator, CoordinatorError, PagedRangeCommand, RangeCommand, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, RangeRequest};
-use crate::net::Verb;
 use crate::trace::trace;
 use crate::Endpoint;
+use messaging::Verb;
 
 /// Partitions with the cells a scan selected (none, for a range ghost).
 pub type Rows = Vec<(DecoratedKey, Vec<Cell>)>;

@@ -11,21 +11,21 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use futures::stream::{FuturesUnordered, StreamExt};
+use model::data::{now_seconds, split_super, Cell, Row};
+use model::dht::DecoratedKey;
+use model::filter::{merge_rows, take_live, CountUnit, ReadFilter};
+use model::mutation::RowMutation;
 use rand::Rng;
-use storage::data::{now_seconds, split_super, Cell, Row};
-use storage::dht::DecoratedKey;
 use storage::engine::Storage;
-use storage::filter::{merge_rows, take_live, CountUnit, ReadFilter};
-use storage::mutation::RowMutation;
 use tracing::debug;
 
 use super::plan::{check_alive, only_local_meets, quota, read_replicas, Quota, Tracker};
 use super::{Coordinator, CoordinatorError, ReadCommand, Result, INLINE_MAX_COLUMNS, INLINE_MAX_KEYS};
 use crate::consistency::ConsistencyLevel;
 use crate::messages::{self, ReadReply, ReadRequest};
-use crate::net::{MessagingService, RequestError, Verb};
 use crate::trace::trace;
 use crate::Endpoint;
+use messaging::{MessagingService, RequestError, Verb};
 
 /// A point read with the replicas it goes to.
 struct PlannedRead {
@@ -498,11 +498,7 @@ pub(super) fn request_error(operation: &'static str, endpoint: Endpoint, e: Requ
 }
 
 /// The nearest replicas of `alive` that together meet `quota`.
-pub(super) fn first_meeting(
-    quota: &Quota,
-    alive: &[Endpoint],
-    membership: &crate::membership::Membership,
-) -> Vec<Endpoint> {
+pub(super) fn first_meeting(quota: &Quota, alive: &[Endpoint], membership: &membership::Membership) -> Vec<Endpoint> {
     let mut tracker = Tracker::new(quota, membership);
     let mut chosen: Vec<Endpoint> = Vec::with_capacity(alive.len().min(4));
     for ep in alive {
@@ -558,7 +554,7 @@ pub(super) fn count_cells(cells: &[Cell], unit: CountUnit) -> usize {
 /// after N milliseconds; the percentile forms (`99PERCENTILE`, the default) would need each
 /// column family's latency histogram, which is not kept: a tenth of the read timeout stands in
 /// for them.
-fn speculation_delay(def: &storage::schema::CfDef, read_timeout: Duration) -> Option<Duration> {
+fn speculation_delay(def: &model::schema::CfDef, read_timeout: Duration) -> Option<Duration> {
     let fallback = read_timeout / 10;
     let Some(setting) = def.speculative_retry.as_deref().map(str::trim) else {
         return Some(fallback);
@@ -588,7 +584,7 @@ mod speculation_tests {
     fn the_speculative_retry_option_sets_the_delay() {
         let timeout = Duration::from_secs(2);
         let with = |setting: Option<&str>| {
-            let mut def = storage::schema::CfDef::new("ks", "cf");
+            let mut def = model::schema::CfDef::new("ks", "cf");
             def.speculative_retry = setting.map(str::to_string);
             speculation_delay(&def, timeout)
         };

@@ -17,18 +17,18 @@
 use std::time::Instant;
 
 use futures::future::join_all;
-use storage::data::Row;
-use storage::dht::{KeyBound, Range};
-use storage::filter::{merge_rows, ReadFilter};
-use storage::mutation::RowMutation;
+use model::data::Row;
+use model::dht::{KeyBound, Range};
+use model::filter::{merge_rows, ReadFilter};
+use model::mutation::RowMutation;
 use tracing::info;
 
 use super::range::repairs_for;
 use super::read::request_error;
 use super::{Coordinator, CoordinatorError, Result};
 use crate::messages;
-use crate::net::Verb;
 use crate::Endpoint;
+use messaging::Verb;
 
 /// Partitions read from each replica per page.
 const PAGE_ROWS: usize = 256;
@@ -233,7 +233,7 @@ impl Coordinator {
 
 /// `range` cut in two at its midpoint, `depth` times over (a piece too narrow to cut stays
 /// whole), in ring order.
-fn split_range(partitioner: storage::dht::Partitioner, range: &Range, depth: u32) -> Vec<Range> {
+fn split_range(partitioner: model::dht::Partitioner, range: &Range, depth: u32) -> Vec<Range> {
     let mid = partitioner.midpoint(&range.left, &range.right);
     if depth == 0 || mid == range.left || mid == range.right {
         return vec![range.clone()];
@@ -257,7 +257,7 @@ fn pieces_of(range: &Range) -> Vec<(KeyBound, KeyBound)> {
 
 #[cfg(test)]
 mod tests {
-    use storage::dht::Token;
+    use model::dht::Token;
 
     use super::*;
 
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_range_splits_into_contiguous_pieces_that_cover_it() {
-        let p = storage::dht::Partitioner::Murmur3;
+        let p = model::dht::Partitioner::Murmur3;
         let t = |v: i64| p.token_from_string(&v.to_string()).expect("token");
         for (left, right) in [(t(-100), t(1000)), (t(5000), t(-5000)), (t(7), t(7))] {
             let pieces = split_range(p, &Range::new(left.clone(), right.clone()), DIGEST_SPLIT_DEPTH);

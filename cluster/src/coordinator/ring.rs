@@ -1,10 +1,10 @@
 //! What the coordinator says about the ring: token ranges and their replicas, the token map,
 //! the replicas of a key, and split points for Hadoop-style jobs.
 
-use storage::dht::{Partitioner, Range, Token};
+use model::dht::{Partitioner, Range, Token};
 
-use crate::replication::ReplicationStrategy;
 use crate::Endpoint;
+use membership::locator::replication::ReplicationStrategy;
 
 use super::{Coordinator, CoordinatorError, Result};
 
@@ -115,11 +115,8 @@ impl Coordinator {
         let partitioner = self.partitioner();
         // 3.11 never estimates a piece below the column family's min_index_interval (its
         // getSplits: an estimate is always above 0, CASSANDRA-7322).
-        let min_rows = self
-            .cf_metadata(keyspace, cf)?
-            .def
-            .min_index_interval
-            .unwrap_or(storage::schema::DEFAULT_MIN_INDEX_INTERVAL);
+        let min_rows =
+            self.cf_metadata(keyspace, cf)?.def.min_index_interval.unwrap_or(model::schema::DEFAULT_MIN_INDEX_INTERVAL);
         let min_rows = u64::try_from(min_rows).unwrap_or(1);
         let (keyspace, cf) = (keyspace.to_string(), cf.to_string());
         self.blocking(move |storage| {

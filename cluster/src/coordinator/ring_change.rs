@@ -9,15 +9,15 @@
 //! the data, then announce the end. A change that cannot finish announces NORMAL again where it
 //! can (decommission, move), or leaves the dead node REMOVING for a removenode run again.
 
-use storage::dht::DhtError;
+use model::dht::DhtError;
 use storage::StorageError;
 
 use super::drain::DrainError;
 use super::operation::{OperationEvent, OperationMode, Report};
 use super::{Coordinator, CoordinatorError, SyncReport, Transfer};
 use crate::storage_service::StorageService;
-use crate::token_metadata::{RingError, TokenMetadata};
 use crate::Endpoint;
+use membership::locator::token_metadata::{RingError, TokenMetadata};
 
 /// Why a decommission, move or removenode was refused (nothing changed) or stopped. `op` is
 /// the operator's name of what ran: `decommission`, `move`, `loadbalance` or `removenode`.
@@ -192,10 +192,10 @@ impl Coordinator {
 
 #[cfg(test)]
 mod tests {
-    use storage::dht::Partitioner;
+    use model::dht::Partitioner;
 
     use super::check_ring_settled;
-    use crate::token_metadata::TokenMetadata;
+    use membership::locator::token_metadata::TokenMetadata;
 
     /// Decommission, removenode and move wait for any other node's join, leave or move; the node
     /// an operation is about may itself be leaving (a removenode run again).

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use storage::schema::{CfDef, KeyspaceDef};
+use model::schema::{CfDef, KeyspaceDef};
 use uuid::Uuid;
 
 use super::{Coordinator, Result};

@@ -1,9 +1,9 @@
 //! The coordinator on a single node: what it caches must follow the schema.
 
-use storage::data::Cell;
-use storage::filter::{CountUnit, ReadFilter};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
+use model::data::Cell;
+use model::filter::{CountUnit, ReadFilter};
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 
 use super::{Coordinator, CoordinatorError, LocalNode, ReadCommand};
 use crate::consistency::ConsistencyLevel::{One, Quorum};
@@ -19,7 +19,7 @@ pub(super) fn single_node(dir: &std::path::Path) -> (storage::engine::Storage, s
         cluster_name: "test".into(),
         endpoint: "127.0.0.1:7000".parse().expect("address"),
         rpc_address: "127.0.0.1".into(),
-        token: storage::dht::Token::minimum(),
+        token: model::dht::Token::minimum(),
         snitch: "org.apache.cassandra.locator.SimpleSnitch".into(),
     };
     (storage.clone(), Coordinator::single_node(storage, node).expect("coordinator"))
@@ -33,7 +33,7 @@ fn with_rf(storage: &storage::engine::Storage, rf: &str) {
 
 fn write(name: &str) -> Vec<RowMutation> {
     let mut m = RowMutation::new("ks", b"k".to_vec());
-    let mut row = storage::data::Row::new();
+    let mut row = model::data::Row::new();
     row.cells.push(Cell::live(name, "v", 1));
     m.updates.push(("cf".into(), row));
     vec![m]

@@ -7,19 +7,19 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
+use model::dht::Token;
+use model::mutation::RowMutation;
 use smallvec::{smallvec, SmallVec};
-use storage::dht::Token;
-use storage::mutation::RowMutation;
 
 use super::plan::{check_alive, only_local_meets, quota, write_targets, Quota, Tracker, WriteTargets};
 use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
-use crate::net::Verb;
 use crate::replica::LocalWrite;
-use crate::replication::ReplicationStrategy;
 use crate::trace::trace;
 use crate::Endpoint;
+use membership::locator::replication::ReplicationStrategy;
+use messaging::Verb;
 
 /// One replica's acknowledgement of mutation `.0`.
 type Ack<'a> = Pin<Box<dyn Future<Output = (usize, Endpoint, bool)> + Send + 'a>>;

@@ -6,12 +6,12 @@
 //! PaxosPrepare reply                          promised:u8 in_progress:commit most_recent:commit
 //! PaxosPropose reply                          accepted:u8
 //! PaxosCommit reply                           (empty)
-//! commit                                      ballot (16 bytes) row (storage::data::encode_row)
+//! commit                                      ballot (16 bytes) row (model::data::encode_row)
 //! ```
 //!
 //! A prepare carries an empty update: only its ballot counts. Decoding never panics.
 
-use storage::data::{decode_row, encode_row, Reader};
+use model::data::{decode_row, encode_row, Reader};
 use uuid::Uuid;
 
 use super::{Ballot, Commit};
@@ -102,7 +102,7 @@ pub fn decode_propose_response(bytes: &[u8]) -> Result<bool, PayloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storage::data::{Cell, Row};
+    use model::data::{Cell, Row};
 
     fn commit_of(micros: i64, value: &str) -> Commit {
         let mut row = Row::new();

@@ -29,10 +29,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicI64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
+use model::data::{now_micros, Row};
+use model::mutation::RowMutation;
 use parking_lot::Mutex;
-use storage::data::{now_micros, Row};
 use storage::engine::Storage;
-use storage::mutation::RowMutation;
 use storage::StorageError;
 use storage::{ballot_micros, ballot_order, PaxosRecord, StoredCommit};
 use tracing::debug;
@@ -40,8 +40,8 @@ use uuid::Uuid;
 
 use self::messages::{PaxosRequest, PrepareResponse};
 use crate::executor::Executor;
-use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
+use messaging::{MessagingService, Responder, Verb, VerbHandler};
 
 /// A Paxos ballot: a version 1 (time-based) UUID, ordered by its time in µs, then by its bytes
 /// (Cassandra's TimeUUID ballots). [`Ballot::NONE`] comes before every real ballot.
@@ -233,13 +233,18 @@ impl PaxosState {
         proposal.ballot >= self.promised.max(self.accepted_ballot()) && proposal.ballot > self.committed_ballot()
     }
 
+    // What recording leaves. The replica records through the engine (`save_paxos_*` into
+    // `system.paxos`); these are the same rules on a state alone, for the model tests.
+
     /// What recording a promise of `ballot` leaves (the highest is kept).
+    #[cfg(test)]
     pub fn with_promise(mut self, ballot: Ballot) -> PaxosState {
         self.promised = self.promised.max(ballot);
         self
     }
 
     /// What recording the acceptance of `proposal` leaves (the highest ballot is kept).
+    #[cfg(test)]
     pub fn with_proposal(mut self, proposal: Commit) -> PaxosState {
         if proposal.ballot >= self.accepted_ballot() {
             self.accepted = Some(proposal);
@@ -248,6 +253,7 @@ impl PaxosState {
     }
 
     /// What recording `commit` leaves (the highest ballot is kept).
+    #[cfg(test)]
     pub fn with_commit(mut self, commit: Commit) -> PaxosState {
         if commit.ballot >= self.committed_ballot() {
             self.committed = Some(commit);

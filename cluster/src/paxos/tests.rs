@@ -2,8 +2,8 @@
 //! a simulation of several coordinators and replicas losing messages at random: a value chosen
 //! (accepted by a majority) is never replaced by another one.
 
+use model::data::Cell;
 use proptest::prelude::*;
-use storage::data::Cell;
 
 use super::*;
 
@@ -152,7 +152,7 @@ fn ballots_increase_and_order_by_time_then_bytes() {
 fn a_proposal_takes_the_ballot_time() {
     let b = ballot(1234);
     let mut row = update("v");
-    row.deletion = storage::data::DeletionTime::new(5, 5);
+    row.deletion = model::data::DeletionTime::new(5, 5);
     let p = Commit::proposal(b, row);
     assert!(p.update.cells.iter().all(|c| c.timestamp == 1234));
     assert_eq!(p.update.deletion.marked_at, 1234);
@@ -160,8 +160,8 @@ fn a_proposal_takes_the_ballot_time() {
 
 #[test]
 fn the_engine_handlers_keep_their_decisions() {
+    use model::schema::{CfDef, KeyspaceDef};
     use storage::engine::StorageConfig;
-    use storage::schema::{CfDef, KeyspaceDef};
     let dir = tempfile::tempdir().expect("tempdir");
     let mut ks = KeyspaceDef::new("ks");
     ks.cf_defs.push(CfDef::new("ks", "cf"));
@@ -179,7 +179,7 @@ fn the_engine_handlers_keep_their_decisions() {
     assert!(again.promised);
     assert_eq!(again.in_progress, p, "the accepted proposal is reported as in progress");
     commit(&storage, &request(p.clone())).expect("commit");
-    let cells = storage.read("ks", "cf", b"k", &storage::filter::ReadFilter::all()).expect("reads");
+    let cells = storage.read("ks", "cf", b"k", &model::filter::ReadFilter::all()).expect("reads");
     assert_eq!(cells.iter().map(|c| c.value.clone()).collect::<Vec<_>>(), vec![b"new".to_vec()]);
     let after = prepare(&storage, &request(Commit::empty(ballot(400)))).expect("prepare");
     assert_eq!(after.in_progress, Commit::empty(Ballot::NONE), "the commit ended the round");

@@ -23,22 +23,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use model::dht::Token;
 use parking_lot::Mutex;
-use storage::dht::Token;
 use storage::engine::Storage;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
-use crate::gossip::{ApplicationState, GossipConfig, GossipMessage, Gossiper, Outgoing, Status, GOSSIP_INTERVAL};
-use crate::membership::Membership;
-use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::schema_sync::SchemaSync;
-use crate::token_metadata::{choose_token, random_tokens};
 use crate::Endpoint;
+use membership::gossip::{ApplicationState, GossipConfig, GossipMessage, Gossiper, Outgoing, Status, GOSSIP_INTERVAL};
+use membership::locator::token_metadata::{choose_token, random_tokens};
+use membership::Membership;
+use messaging::{MessagingService, Responder, Verb, VerbHandler};
 
 mod placement;
+pub use placement::encode_tokens;
 use placement::restore_peers;
-pub use placement::{decode_tokens, encode_tokens};
 
 /// How often this node republishes its load.
 const LOAD_INTERVAL: Duration = Duration::from_secs(60);
@@ -405,7 +405,7 @@ impl StorageService {
     /// too) then also writes the ranges it will take to it, and those it gives up to the nodes
     /// taking them. [`StorageService::join`] at the new token ends the move, and
     /// [`StorageService::rejoin`] abandons it.
-    pub fn announce_moving(&self, token: &Token) -> Result<(), crate::token_metadata::RingError> {
+    pub fn announce_moving(&self, token: &Token) -> Result<(), membership::locator::token_metadata::RingError> {
         let local = self.membership.local();
         self.membership.update_ring(|ring| ring.add_moving_endpoint(local, token.clone()))?;
         let token = self.membership.partitioner().token_to_string(token);

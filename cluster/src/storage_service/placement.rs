@@ -6,16 +6,16 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use storage::dht::{Partitioner, Token};
+use model::dht::{Partitioner, Token};
 use storage::engine::Storage;
 use storage::PeerInfo;
 use tracing::{debug, info, warn};
 
 use super::StorageService;
-use crate::gossip::{ApplicationState, GossipEvent, Gossiper, Status};
 use crate::join::{GossipView, PeerView};
-use crate::membership::Membership;
 use crate::Endpoint;
+use membership::gossip::{ApplicationState, GossipEvent, Gossiper, Status};
+use membership::Membership;
 
 impl StorageService {
     /// Turns what gossip learned into the ring and liveness.
@@ -263,7 +263,7 @@ impl StorageService {
 
     /// Gossip's view of every endpoint, whole (heartbeat, liveness, versioned states), for
     /// `sibyltool gossipinfo`.
-    pub fn gossip_snapshot(&self) -> Vec<(Endpoint, crate::gossip::EndpointState)> {
+    pub fn gossip_snapshot(&self) -> Vec<(Endpoint, membership::gossip::EndpointState)> {
         self.gossiper.lock().endpoint_states().map(|(ep, s)| (*ep, s.clone())).collect()
     }
 

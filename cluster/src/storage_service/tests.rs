@@ -1,10 +1,11 @@
 //! Gossip between real services on loopback: stopping and starting it, token claims, writes held for an unplaced node.
 
+use super::placement::decode_tokens;
 use super::*;
-use crate::membership::LocalInfo;
-use crate::net::NetConfig;
-use crate::snitch::SimpleSnitch;
-use storage::dht::Partitioner;
+use membership::locator::snitch::SimpleSnitch;
+use membership::LocalInfo;
+use messaging::NetConfig;
+use model::dht::Partitioner;
 use storage::engine::StorageConfig;
 
 /// Bound on every wait in these tests.

@@ -219,7 +219,7 @@ pub(super) async fn cleanup<W: AsyncWrite + Unpin>(
 }
 
 /// The keyspaces named (every keyspace when none), each checked to exist before any work.
-fn named_keyspaces(node: &Node, names: &[String]) -> Result<Vec<storage::schema::KeyspaceDef>, OpError> {
+fn named_keyspaces(node: &Node, names: &[String]) -> Result<Vec<model::schema::KeyspaceDef>, OpError> {
     let schema = node.storage.schema();
     if names.is_empty() {
         return Ok(schema.keyspaces.values().cloned().collect());
@@ -244,7 +244,7 @@ pub(super) async fn snapshot<W: AsyncWrite + Unpin>(
     let _shared = state.ops_lock.read().await;
     state.check_not_drained("snapshot")?;
     let node = &state.node;
-    let tag = tag.unwrap_or_else(|| (storage::data::now_micros() / 1000).to_string());
+    let tag = tag.unwrap_or_else(|| (model::data::now_micros() / 1000).to_string());
     let cfs: Vec<(String, String)> = named_keyspaces(node, keyspaces)?
         .into_iter()
         .flat_map(|ks| ks.cf_defs.into_iter().map(move |cf| (ks.name.clone(), cf.name)))

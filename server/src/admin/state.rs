@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use admin_protocol::*;
 use cluster::coordinator::{CoordinatorError, DrainError, OperationEvent, OperationMode, OperationStep};
-use cluster::storage_service::StorageService;
+use cluster::StorageService;
 use storage::engine::CompactionInterrupted;
 use storage::StorageError;
 use tokio::io::AsyncWrite;

@@ -39,7 +39,7 @@ pub(super) fn ring(node: &Node) -> RingResult {
     let partitioner = c.partitioner();
     let ring = m.ring();
     let local = m.local();
-    let mut entries: Vec<(storage::dht::Token, cluster::Endpoint, f64, &str)> = ring
+    let mut entries: Vec<(model::dht::Token, cluster::Endpoint, f64, &str)> = ring
         .sorted_tokens()
         .iter()
         .cloned()

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use admin_protocol::*;
+use model::data::Cell;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, KeyspaceDef};
 use sibyltool::{Client, ToolError};
-use storage::data::Cell;
 use storage::engine::{Storage, StorageConfig};
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, KeyspaceDef};
 use storage::StorageError;
 use tokio::io::BufReader;
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use admin_protocol::*;
-use storage::data::Cell;
+use model::data::Cell;
+use model::mutation::RowMutation;
 use storage::engine::Storage;
-use storage::mutation::RowMutation;
 use tokio::io::BufReader;
 
 use super::state::AdminState;

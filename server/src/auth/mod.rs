@@ -47,8 +47,8 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
-use cluster::properties::{self, KeyEnd};
 use md5::{Digest, Md5};
+use membership::properties::{self, KeyEnd};
 
 /// How `passwd.properties` stores passwords.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -516,7 +516,7 @@ fn read_properties(path: &Path) -> Result<Vec<Property>, AuthSetupError> {
 }
 
 /// Parses Java properties text into (key, value, first line) in file order, by Java's rules
-/// ([`cluster::properties`]); a key given twice keeps its last value, as
+/// ([`membership::properties`]); a key given twice keeps its last value, as
 /// `java.util.Properties` does. Errors give the line and the reason.
 pub(crate) fn parse_properties(text: &str) -> Result<Vec<Property>, (usize, String)> {
     let entries = properties::parse(text, KeyEnd::Java).map_err(|e| (e.line, e.reason))?;

@@ -5,7 +5,7 @@
 //! a conf file names columns such as `likes`, which hex would reject. Every other comparator
 //! reads the text with its own parser (`AbstractType::from_display_string`).
 
-use storage::marshal::AbstractType;
+use model::marshal::AbstractType;
 
 /// Converts `text` to a column name for `comparator` (a marshal class name).
 pub(crate) fn column_name_bytes(

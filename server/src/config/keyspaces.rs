@@ -1,9 +1,9 @@
 //! `<Keyspaces>`: keyspace and column family definitions, turned into
-//! [`storage::schema::KeyspaceDef`]s and checked with the schema's own validation.
+//! [`model::schema::KeyspaceDef`]s and checked with the schema's own validation.
 
 use std::collections::BTreeMap;
 
-use storage::schema::{CfDef, ColumnDef, ColumnType, IndexType, KeyspaceDef};
+use model::schema::{CfDef, ColumnDef, ColumnType, IndexType, KeyspaceDef};
 use uuid::Uuid;
 
 use super::column_names::column_name_bytes;
@@ -314,7 +314,7 @@ fn parse_column_family(
     // Deterministic ids: every node that first starts from the same file must agree on them.
     let mut cf = CfDef::new(keyspace, name);
     cf.id = config_cf_id(keyspace, name);
-    cf.thrift_id = storage::schema::thrift_id_of(&cf.id);
+    cf.thrift_id = model::schema::thrift_id_of(&cf.id);
 
     cf.column_type = match attr("ColumnType") {
         Some(v) => one_of("ColumnType", line, v, &[("Standard", ColumnType::Standard), ("Super", ColumnType::Super)])?,

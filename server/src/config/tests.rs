@@ -2,7 +2,7 @@
 //! the extensions.
 
 use super::*;
-use storage::schema::{ColumnType, IndexType};
+use model::schema::{ColumnType, IndexType};
 
 /// The smallest file 0.6 would accept (plus one keyspace), with `extra` node elements and
 /// `keyspace_body` inside keyspace "KS".
@@ -633,9 +633,9 @@ fn every_data_file_directory_reaches_the_engine_the_first_as_primary() {
         .replace("<DataFileDirectories><DataFileDirectory>var/data</DataFileDirectory></DataFileDirectories>", two);
     let c = ok(&xml);
     assert_eq!(c.data_file_directories, vec![PathBuf::from("var/data"), PathBuf::from("/mnt/disk2/data")]);
-    let engine = crate::daemon::storage_config(&c, storage::dht::Partitioner::Random);
+    let engine = crate::daemon::storage_config(&c, model::dht::Partitioner::Random);
     assert_eq!(engine.data_dir, PathBuf::from("var/data"));
     assert_eq!(engine.extra_data_dirs, vec![PathBuf::from("/mnt/disk2/data")]);
-    let one = crate::daemon::storage_config(&ok(&doc("", "")), storage::dht::Partitioner::Random);
+    let one = crate::daemon::storage_config(&ok(&doc("", "")), model::dht::Partitioner::Random);
     assert!(one.extra_data_dirs.is_empty());
 }

@@ -1,6 +1,6 @@
 //! `<InitialToken>` with `<NumTokens>`: the tokens a node takes on its first start.
 
-use storage::dht::Partitioner;
+use model::dht::Partitioner;
 
 use super::values::{bad, Elements};
 use super::ConfigError;

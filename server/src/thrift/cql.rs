@@ -77,7 +77,7 @@ pub fn result(outcome: Outcome) -> t::CqlResult {
 /// The type 3.11 names in a result's metadata: the class name, a descending column's base.
 fn value_type(c: &ColumnSpec) -> String {
     match &c.ty {
-        storage::marshal::AbstractType::Reversed(base) => base.class_name(),
+        model::marshal::AbstractType::Reversed(base) => base.class_name(),
         other => other.class_name(),
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use storage::schema::CfMetadata;
+use model::schema::CfMetadata;
 use tracing::warn;
 
 use super::error::{ire, TResult};

@@ -234,7 +234,7 @@ async fn connection(mut stream: TcpStream, ctx: Arc<ThriftContext>, limits: &Lim
         // ran calls while this one's waited (a write yields for its commit log record), they
         // have had their turn already: a second pass of the loop would only cost time.
         if !others_ran {
-            cluster::turn::yield_to_ready_tasks().await;
+            cluster::yield_to_ready_tasks().await;
         }
         others_ran = false;
         write_reply(&mut stream, &reply).await?;

@@ -2,9 +2,9 @@
 //! convert and validate the request, ask the coordinator, convert the answer.
 
 use cluster::coordinator::{Coordinator, IndexCommand, PagedRangeCommand, RangeCommand, ReadCommand};
-use storage::data::compose_super;
-use storage::filter::{CountUnit, ReadFilter};
-use storage::schema::CfMetadata;
+use model::data::compose_super;
+use model::filter::{CountUnit, ReadFilter};
+use model::schema::CfMetadata;
 use thrift_idl as t;
 
 use super::convert::{
@@ -226,15 +226,15 @@ pub async fn get_indexed_slices(
         return Ok(Vec::new());
     }
     let start = if clause.start_key.is_empty() {
-        storage::dht::KeyBound::Unbounded
+        model::dht::KeyBound::Unbounded
     } else {
         validate_key(&clause.start_key)?;
-        storage::dht::KeyBound::Key { key: c.partitioner().decorate(&clause.start_key), inclusive: true }
+        model::dht::KeyBound::Key { key: c.partitioner().decorate(&clause.start_key), inclusive: true }
     };
     let command = IndexCommand {
         keyspace: ks.to_string(),
         cf: meta.name().to_string(),
-        pieces: vec![(start, storage::dht::KeyBound::Unbounded)],
+        pieces: vec![(start, model::dht::KeyBound::Unbounded)],
         filter,
         row_filter,
         max_rows: clause.count as usize,

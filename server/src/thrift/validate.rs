@@ -3,10 +3,10 @@
 //! structs against a column family's [`CfMetadata`] and know nothing of the engine, so any front
 //! end speaking these structs (the 0.6 API converts its own to them) shares them.
 
-use storage::data::compose_super;
-use storage::filter::{CountUnit, ReadFilter};
-use storage::marshal::AbstractType;
-use storage::schema::CfMetadata;
+use model::data::compose_super;
+use model::filter::{CountUnit, ReadFilter};
+use model::marshal::AbstractType;
+use model::schema::CfMetadata;
 use thrift_idl as t;
 
 use super::error::{ire, TResult};
@@ -14,10 +14,10 @@ use super::error::{ire, TResult};
 /// Longest key and column name Cassandra accepts.
 pub const MAX_NAME_LENGTH: usize = u16::MAX as usize;
 /// Longest TTL Cassandra accepts: 20 years.
-pub const MAX_TTL: i32 = storage::schema_rules::MAX_TTL;
+pub const MAX_TTL: i32 = model::schema_rules::MAX_TTL;
 
 /// Keyspaces Cassandra reserves for itself; clients cannot create, change or write them.
-pub use storage::schema::is_reserved_keyspace;
+pub use model::schema::is_reserved_keyspace;
 
 pub fn validate_key(key: &[u8]) -> TResult<()> {
     if key.is_empty() {
@@ -273,7 +273,7 @@ pub fn check_multi_slice_order(ty: &AbstractType, slices: &[(Vec<u8>, Vec<u8>)],
 
 #[cfg(test)]
 mod tests {
-    use storage::schema::{CfDef, ColumnType};
+    use model::schema::{CfDef, ColumnType};
 
     use super::*;
     use crate::thrift::error::ThriftError;

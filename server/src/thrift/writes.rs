@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::{CasCommand, CasCondition, CasOutcome, Coordinator, Expected};
-use storage::data::{now_micros, now_seconds, Cell};
-use storage::mutation::RowMutation;
-use storage::schema::CfMetadata;
+use model::data::{now_micros, now_seconds, Cell};
+use model::mutation::RowMutation;
+use model::schema::CfMetadata;
 use thrift_idl as t;
 
 use super::convert::{
@@ -254,7 +254,7 @@ pub async fn cas(c: &Coordinator, ks: &str, args: t::CassandraCasArgs) -> TResul
         return Err(ire("CAS does not support supercolumns"));
     }
     let now = now_seconds();
-    let mut row = storage::data::Row::new();
+    let mut row = model::data::Row::new();
     for column in updates {
         row.cells.push(cell_of(&meta, None, column, now)?);
     }

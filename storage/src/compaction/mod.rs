@@ -28,7 +28,7 @@ mod plan;
 mod rewrite;
 
 pub use model::compaction_options as options;
-pub use model::compaction_options::{CompactionOptions, Strategy};
+pub use model::compaction_options::Strategy;
 use plan::{Output, Placement};
 pub(crate) use rewrite::{cleanup, scrub};
 pub use rewrite::{CleanupSummary, ScrubSummary};

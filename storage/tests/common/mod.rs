@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use storage::data::Cell;
-use storage::dht::Partitioner;
+use model::data::Cell;
+use model::dht::Partitioner;
+use model::filter::ReadFilter;
+use model::mutation::RowMutation;
+use model::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 use storage::engine::{Storage, StorageConfig};
-use storage::filter::ReadFilter;
-use storage::mutation::RowMutation;
-use storage::schema::{CfDef, ColumnDef, IndexType, KeyspaceDef};
 
 const UTF8: &str = "org.apache.cassandra.db.marshal.UTF8Type";
 

@@ -9,8 +9,8 @@ use tracing::debug;
 
 use crate::coordinator::Coordinator;
 use crate::messages;
-use crate::net::{MessagingService, Responder, Verb, VerbHandler};
 use crate::Endpoint;
+use messaging::{MessagingService, Responder, Verb, VerbHandler};
 
 /// Serves CounterMutation. Holds the coordinator weakly: the coordinator owns the messaging
 /// service that holds this handler.

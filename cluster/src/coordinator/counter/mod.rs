@@ -19,17 +19,17 @@ pub mod leader;
 use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use storage::mutation::RowMutation;
+use model::mutation::RowMutation;
 
 use super::plan::Tracker;
 use super::{Coordinator, CoordinatorError, Result};
 use crate::consistency::ConsistencyLevel;
 use crate::messages;
-use crate::net::{RequestError, Verb};
+use messaging::{RequestError, Verb};
 
 impl Coordinator {
     /// Applies counter increments (mutations whose counter cells are
-    /// [`storage::data::CellKind::CounterUpdate`]s), each through its leader, and returns once
+    /// [`model::data::CellKind::CounterUpdate`]s), each through its leader, and returns once
     /// `cl` is met for each.
     pub async fn mutate_counters(&self, mutations: Vec<RowMutation>, cl: ConsistencyLevel) -> Result<()> {
         if cl == ConsistencyLevel::Any {

@@ -14,10 +14,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use model::data::Row;
+use model::mutation::RowMutation;
+use model::schema::CfMetadata;
 use smallvec::SmallVec;
-use storage::data::Row;
-use storage::mutation::RowMutation;
-use storage::schema::CfMetadata;
 use thrift::protocol::{TInputProtocol, TType};
 use thrift_idl as t;
 use thrift_idl::MessageInput;
@@ -214,8 +214,8 @@ pub(super) fn read_column<'a>(i: &mut MessageInput<'a>) -> Option<ColumnRef<'a>>
 mod tests {
     use std::collections::BTreeMap;
 
+    use model::schema::{CfDef, ColumnType};
     use proptest::prelude::*;
-    use storage::schema::{CfDef, ColumnType};
     use thrift::protocol::{TListIdentifier, TMapIdentifier, TOutputProtocol};
     use thrift_idl::MessageOutput;
 

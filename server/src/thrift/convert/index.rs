@@ -1,8 +1,8 @@
 //! Index clauses and row filters: Thrift's `IndexExpression`s as the engine's, with Cassandra
 //! 3.11's checks (`ThriftValidation.validateFilterClauses` / `validateIndexClauses`) and words.
 
+use model::schema::{CfMetadata, IndexType};
 use storage::index::{IndexExpression, IndexOperator};
-use storage::schema::{CfMetadata, IndexType};
 use thrift_idl as t;
 
 use crate::thrift::error::{ire, TResult};
@@ -55,7 +55,7 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use storage::schema::CfDef;
+    use model::schema::CfDef;
 
     use super::*;
     use crate::thrift::error::ThriftError;

@@ -8,8 +8,8 @@
 
 use std::borrow::Cow;
 
-use storage::data::Cell;
-use storage::schema::CfMetadata;
+use model::data::Cell;
+use model::schema::CfMetadata;
 use thrift_idl as t;
 use thrift_idl::MessageInput;
 

@@ -28,8 +28,8 @@ pub use slice::GetSliceArgs;
 
 use cluster::consistency::ConsistencyLevel;
 use cluster::coordinator::RingRange;
-use storage::data::{split_super, Cell, CellKind};
-use storage::dht::{DecoratedKey, Partitioner};
+use model::data::{split_super, Cell, CellKind};
+use model::dht::{DecoratedKey, Partitioner};
 use thrift_idl as t;
 
 use super::error::{ire, TResult};
@@ -145,7 +145,7 @@ fn cosc_of(c: Cell, name: Option<Vec<u8>>) -> t::ColumnOrSuperColumn {
 }
 
 fn counter_column_of(c: &Cell, name: Option<Vec<u8>>) -> t::CounterColumn {
-    t::CounterColumn { name: name.unwrap_or_else(|| c.name.clone()), value: storage::counter::total(&c.value) }
+    t::CounterColumn { name: name.unwrap_or_else(|| c.name.clone()), value: model::counter::total(&c.value) }
 }
 
 fn column_of(c: Cell, name: Option<Vec<u8>>) -> t::Column {

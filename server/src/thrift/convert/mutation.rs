@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use storage::data::{compose_super, now_micros, Cell, DeletionTime, RangeTombstone, Row};
-use storage::filter::insert_cell;
-use storage::mutation::RowMutation;
-use storage::schema::CfMetadata;
+use model::data::{compose_super, now_micros, Cell, DeletionTime, RangeTombstone, Row};
+use model::filter::insert_cell;
+use model::mutation::RowMutation;
+use model::schema::CfMetadata;
 use thrift_idl as t;
 
 use crate::thrift::error::{ire, TResult};
@@ -299,7 +299,7 @@ pub fn row_mutations(
 
 #[cfg(test)]
 mod tests {
-    use storage::schema::CfDef;
+    use model::schema::CfDef;
 
     use super::*;
     use crate::thrift::error::ThriftError;
@@ -368,7 +368,7 @@ mod tests {
 
     fn super_meta() -> CfMetadata {
         let mut def = CfDef::new("KS", "Sup");
-        def.column_type = storage::schema::ColumnType::Super;
+        def.column_type = model::schema::ColumnType::Super;
         def.comparator_type = "org.apache.cassandra.db.marshal.UTF8Type".into();
         def.subcomparator_type = Some("org.apache.cassandra.db.marshal.UTF8Type".into());
         CfMetadata::new(def).expect("valid definition")
@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn a_batch_super_column_name_is_checked_as_its_columns_parent() {
         let mut def = CfDef::new("KS", "Sup");
-        def.column_type = storage::schema::ColumnType::Super;
+        def.column_type = model::schema::ColumnType::Super;
         def.comparator_type = "org.apache.cassandra.db.marshal.LongType".into();
         def.subcomparator_type = Some("org.apache.cassandra.db.marshal.UTF8Type".into());
         let sup = CfMetadata::new(def).expect("valid definition");

@@ -1,7 +1,7 @@
 //! Key ranges: a Thrift KeyRange (keys or tokens) as the non-wrapping scan bounds the
 //! coordinator takes, with Cassandra's checks and reasons (3.11's validateKeyRange).
 
-use storage::dht::{KeyBound, Partitioner, Token};
+use model::dht::{KeyBound, Partitioner, Token};
 use thrift_idl as t;
 
 use crate::thrift::error::{ire, TResult};

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use storage::data::{split_super, Cell, CellKind};
+use model::data::{split_super, Cell, CellKind};
 use thrift_idl as t;
 
 use super::{super_column_len, to_thrift_columns};
@@ -201,7 +201,7 @@ fn write_elements(out: &mut Vec<u8>, cells: &[Cell], is_super: bool, within_supe
 fn write_column(out: &mut Vec<u8>, c: &Cell, name: &[u8]) {
     binary_field(out, 1, name);
     if c.kind == CellKind::Counter {
-        let [v0, v1, v2, v3, v4, v5, v6, v7] = storage::counter::total(&c.value).to_be_bytes();
+        let [v0, v1, v2, v3, v4, v5, v6, v7] = model::counter::total(&c.value).to_be_bytes();
         out.extend_from_slice(&[I64, 0, 2, v0, v1, v2, v3, v4, v5, v6, v7, STOP]);
         return;
     }
@@ -219,8 +219,8 @@ fn write_column(out: &mut Vec<u8>, c: &Cell, name: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+    use model::data::compose_super;
     use proptest::prelude::*;
-    use storage::data::compose_super;
     use thrift::protocol::TMessageType;
 
     use super::*;

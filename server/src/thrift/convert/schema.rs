@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use storage::marshal::AbstractType;
-use storage::schema::{self, ColumnType, IndexType};
-use storage::CompactionOptions;
+use model::compaction_options::CompactionOptions;
+use model::marshal::AbstractType;
+use model::schema::{self, ColumnType, IndexType};
 use thrift::OrderedFloat;
 use thrift_idl as t;
 

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cluster::coordinator::Coordinator;
-use storage::schema::{ColumnType, KeyspaceDef};
+use model::schema::{ColumnType, KeyspaceDef};
 use thrift_idl::v06 as v;
 
 use super::convert;
@@ -111,7 +111,7 @@ pub async fn splits(c: &Coordinator, start: String, end: String, keys_per_split:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storage::schema::CfDef;
+    use model::schema::CfDef;
 
     #[test]
     fn keyspace_map_has_0_6_properties() {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use cluster::coordinator::{Coordinator, CoordinatorError};
-use storage::schema::CfMetadata;
+use model::schema::CfMetadata;
 use storage::StorageError;
 use thrift_idl as t;
 use thrift_idl::v06 as v;
