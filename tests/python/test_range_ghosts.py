@@ -24,7 +24,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "gen-py"))
 
 from sibyl_client import connect  # noqa: E402
-from test_interop import Node  # noqa: E402
+from sibyl_node import Node  # noqa: E402
 from cassandra.ttypes import (  # noqa: E402
     CfDef, Column, ColumnParent, ColumnPath, ConsistencyLevel, KeyRange, KsDef, SlicePredicate, SliceRange,
 )
@@ -40,7 +40,7 @@ def setUpModule():
     binary = os.environ.get("SIBYL_BIN")
     if not binary:
         raise RuntimeError("set SIBYL_BIN to the sibyl executable")
-    NODE = Node(binary)
+    NODE = Node(binary, cluster="Python Interop", partitioner="org.apache.cassandra.dht.ByteOrderedPartitioner")
 
 
 def tearDownModule():

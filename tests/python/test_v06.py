@@ -5,21 +5,17 @@ client (gen-py) on the same node and keyspace.
 Run:  pip install -r tests/python/requirements.txt
       SIBYL_BIN=target/debug/sibyl python3 tests/python/test_v06.py
 The Rust test tests/tests/python_v06.rs runs this file. The node is started as test_interop.py
-starts it: a storage-conf.xml (here declaring the keyspace, as 0.6 users did) in a temporary
-directory, free ports on 127.0.0.1, output in sibyl.log there, bounded waits.
+starts it (sibyl_node.py), its storage-conf.xml declaring the keyspace, as 0.6 users did.
 """
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "gen-py-06"))
 sys.path.insert(0, os.path.join(HERE, "gen-py"))
 
@@ -34,36 +30,16 @@ from cassandra06.ttypes import (  # noqa: E402
 )
 from cassandra import Cassandra as Cassandra20  # noqa: E402
 from cassandra import ttypes as t20  # noqa: E402
+from sibyl_node import Node  # noqa: E402
 
 KS = "Keyspace1"
 CLUSTER = "Python 0.6"
-READY_LINE = "Listening for thrift clients on"
-START_TIMEOUT_S = 30
-STOP_TIMEOUT_S = 30
 ONE = ConsistencyLevel.ONE
 PARTITIONER = "org.apache.cassandra.dht.OrderPreservingPartitioner"
 
-CONF = """<?xml version="1.0" encoding="UTF-8"?>
-<Storage>
-  <ClusterName>{cluster}</ClusterName>
-  <AutoBootstrap>false</AutoBootstrap>
-  <Partitioner>{partitioner}</Partitioner>
-  <InitialToken></InitialToken>
-  <CommitLogDirectory>{dir}/commitlog</CommitLogDirectory>
-  <DataFileDirectories><DataFileDirectory>{dir}/data</DataFileDirectory></DataFileDirectories>
-  <SavedCachesDirectory>{dir}/saved_caches</SavedCachesDirectory>
-  <Seeds><Seed>127.0.0.1</Seed></Seeds>
-  <ListenAddress>127.0.0.1</ListenAddress>
-  <StoragePort>{storage_port}</StoragePort>
-  <ThriftAddress>127.0.0.1</ThriftAddress>
-  <ThriftPort>{port}</ThriftPort>
-  <AdminPort>{admin_port}</AdminPort>
-  <!-- These tests speak Thrift only; a native port would be 9042 for every node. -->
-  <StartNativeTransport>false</StartNativeTransport>
-  <CommitLogSync>periodic</CommitLogSync>
-  <CommitLogSyncPeriodInMS>1000</CommitLogSyncPeriodInMS>
-  <Keyspaces>
-    <Keyspace Name="{ks}">
+# The config's keyspaces, as 0.6 declared them.
+KEYSPACES = f"""<Keyspaces>
+    <Keyspace Name="{KS}">
       <ColumnFamily Name="Standard1" CompareWith="BytesType"/>
       <ColumnFamily Name="Standard2" CompareWith="UTF8Type" Comment="names in UTF-8 order"/>
       <ColumnFamily Name="StandardByLong" CompareWith="LongType"/>
@@ -73,67 +49,7 @@ CONF = """<?xml version="1.0" encoding="UTF-8"?>
       <ReplicationFactor>1</ReplicationFactor>
       <EndPointSnitch>org.apache.cassandra.locator.EndPointSnitch</EndPointSnitch>
     </Keyspace>
-  </Keyspaces>
-</Storage>
-"""
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Node:
-    """A sibyl process in a temporary directory."""
-
-    def __init__(self, binary):
-        self.tmp = tempfile.TemporaryDirectory(prefix="sibyl-py06-")
-        self.dir = self.tmp.name
-        for sub in ("data", "commitlog", "saved_caches"):
-            os.makedirs(os.path.join(self.dir, sub))
-        self.port = free_port()
-        self.conf = os.path.join(self.dir, "storage-conf.xml")
-        with open(self.conf, "w") as f:
-            f.write(CONF.format(dir=self.dir, port=self.port, storage_port=free_port(), admin_port=free_port(),
-                                ks=KS, cluster=CLUSTER, partitioner=PARTITIONER))
-        self.log_path = os.path.join(self.dir, "sibyl.log")
-        self.log_file = open(self.log_path, "wb")
-        env = dict(os.environ, NO_COLOR="1")
-        env.setdefault("SIBYL_LOG", "info")
-        self.proc = subprocess.Popen(
-            [binary, "--config", self.conf], cwd=self.dir, stdin=subprocess.DEVNULL,
-            stdout=self.log_file, stderr=subprocess.STDOUT, env=env,
-        )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while READY_LINE not in self.log():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"sibyl exited ({self.proc.returncode}) before serving:\n{self.log()}")
-            if time.monotonic() > deadline:
-                self.proc.kill()
-                self.proc.wait(STOP_TIMEOUT_S)
-                raise RuntimeError(f"sibyl did not log {READY_LINE!r} in {START_TIMEOUT_S} s:\n{self.log()}")
-            time.sleep(0.025)
-
-    def log(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(STOP_TIMEOUT_S)
-                raise RuntimeError(f"sibyl ignored SIGTERM for {STOP_TIMEOUT_S} s:\n{self.log()}")
-        self.log_file.close()
-        code = self.proc.returncode
-        self.tmp.cleanup()
-        return code
+  </Keyspaces>"""
 
 
 NODE = None
@@ -144,7 +60,7 @@ def setUpModule():
     binary = os.environ.get("SIBYL_BIN")
     if not binary:
         raise RuntimeError("set SIBYL_BIN to the sibyl executable")
-    NODE = Node(binary)
+    NODE = Node(binary, cluster=CLUSTER, partitioner=PARTITIONER, keyspaces=KEYSPACES, prefix="sibyl-py06-")
 
 
 def tearDownModule():

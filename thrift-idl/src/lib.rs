@@ -52,41 +52,38 @@
 //! Enums are newtypes over `i32` (`ConsistencyLevel(pub i32)`): unknown values from clients decode
 //! without error, so the server must validate them.
 
-// Generated code: keep its lints out of our builds instead of editing it.
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    clippy::nursery,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    non_camel_case_types,
-    non_snake_case,
-    dead_code,
-    unused,
-    missing_docs
-)]
-pub mod cassandra;
+/// Declares a module of generated code, keeping its lints out of our builds instead of editing it.
+macro_rules! generated {
+    ($(#[$attr:meta])* pub mod $name:ident;) => {
+        #[allow(
+            clippy::all,
+            clippy::pedantic,
+            clippy::nursery,
+            clippy::unwrap_used,
+            clippy::expect_used,
+            clippy::panic,
+            clippy::indexing_slicing,
+            non_camel_case_types,
+            non_snake_case,
+            dead_code,
+            unused,
+            missing_docs
+        )]
+        $(#[$attr])*
+        pub mod $name;
+    };
+}
 
-/// Cassandra 0.6's Thrift interface, API version 2.2.0, generated from `cassandra-0.6.thrift`.
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    clippy::nursery,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    non_camel_case_types,
-    non_snake_case,
-    dead_code,
-    unused,
-    missing_docs
-)]
-#[path = "cassandra_06.rs"]
-pub mod v06;
+generated! {
+    /// Cassandra's Thrift interface, API version 20.1.0, generated from `cassandra.thrift`.
+    pub mod cassandra;
+}
 
+generated! {
+    /// Cassandra 0.6's Thrift interface, API version 2.2.0, generated from `cassandra-0.6.thrift`.
+    #[path = "cassandra_06.rs"]
+    pub mod v06;
+}
 pub use cassandra::*;
 
 pub mod input;
