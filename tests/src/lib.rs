@@ -47,6 +47,7 @@ use thrift_idl as t;
 
 pub use thrift_idl::{CassandraSyncClient, TCassandraSyncClient};
 
+mod call_values;
 mod cluster;
 mod config;
 pub mod native;
@@ -56,6 +57,7 @@ mod thrift_helpers;
 
 pub use python::{python27_cqlsh, run_python, run_python_unittest_on, run_python_unittest_with, PY27_PACKAGES};
 
+pub use call_values::{CallParts, CallValues};
 pub use cluster::{
     each_of_two_alone_answers_every_row, marked_down, nodes_with_kv_keyspace, random_partitioner_tokens, seen_as,
     start_cluster, status_lines, three_nodes_at_rf2_with_rows, value_at_one, wait_for_ring, wait_until_gone, Ports,

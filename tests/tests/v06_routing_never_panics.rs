@@ -12,6 +12,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
+use e2e::CallValues as Sample;
 use e2e::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
@@ -36,22 +37,6 @@ enum Gen {
     V20,
 }
 
-/// Values a call is built from; small alphabets so that some calls hit real data.
-#[derive(Clone, Debug)]
-struct Sample {
-    keyspace: String,
-    key: String,
-    cf: String,
-    super_column: Option<Vec<u8>>,
-    column: Option<Vec<u8>>,
-    names: Option<Vec<Vec<u8>>>,
-    range: (Vec<u8>, Vec<u8>, bool, i32),
-    by_token: bool,
-    number: i64,
-    level: i32,
-    value: Vec<u8>,
-}
-
 fn name_bytes() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![Just(b"a".to_vec()), Just(b"b".to_vec()), Just(Vec::new()), prop::collection::vec(any::<u8>(), 0..6)]
 }
@@ -70,21 +55,7 @@ fn sample() -> impl Strategy<Value = Sample> {
         ),
         ((name_bytes(), name_bytes(), any::<bool>(), -2..20i32), any::<bool>(), any::<i64>(), 0..7i32, name_bytes()),
     )
-        .prop_map(
-            |((keyspace, key, cf), (super_column, column, names), (range, by_token, number, level, value))| Sample {
-                keyspace,
-                key,
-                cf,
-                super_column,
-                column,
-                names,
-                range,
-                by_token,
-                number,
-                level,
-                value,
-            },
-        )
+        .prop_map(Sample::from)
 }
 
 const METHODS_06: [&str; 21] = [
@@ -143,47 +114,17 @@ const SAME_LAYOUT: [&str; 6] = [
     "describe_partitioner",
 ];
 
-impl Sample {
-    fn predicate06(&self) -> v::SlicePredicate {
-        let (start, finish, reversed, count) = self.range.clone();
-        match &self.names {
-            Some(n) => v::SlicePredicate::new(n.clone(), None),
-            None => v::SlicePredicate::new(None, v::SliceRange::new(start, finish, reversed, count)),
-        }
-    }
+/// What this test builds of a sample beyond the shared structs: a column named by the sample's
+/// column, mutations that write super columns too, and every method's arguments.
+trait Calls {
+    fn column06(&self) -> v::Column;
+    fn column20(&self) -> t::Column;
+    fn mutations06(&self) -> BTreeMap<String, BTreeMap<String, Vec<v::Mutation>>>;
+    fn mutations20(&self) -> BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>;
+    fn write_args(&self, g: Gen, method: &str, o: &mut dyn TOutputProtocol) -> thrift::Result<()>;
+}
 
-    fn predicate20(&self) -> t::SlicePredicate {
-        let (start, finish, reversed, count) = self.range.clone();
-        match &self.names {
-            Some(n) => t::SlicePredicate::new(n.clone(), None),
-            None => t::SlicePredicate::new(None, t::SliceRange::new(start, finish, reversed, count)),
-        }
-    }
-
-    fn parent06(&self) -> v::ColumnParent {
-        v::ColumnParent::new(self.cf.clone(), self.super_column.clone())
-    }
-
-    fn parent20(&self) -> t::ColumnParent {
-        t::ColumnParent::new(self.cf.clone(), self.super_column.clone())
-    }
-
-    fn path06(&self) -> v::ColumnPath {
-        v::ColumnPath::new(self.cf.clone(), self.super_column.clone(), self.column.clone())
-    }
-
-    fn path20(&self) -> t::ColumnPath {
-        t::ColumnPath::new(self.cf.clone(), self.super_column.clone(), self.column.clone())
-    }
-
-    fn cl06(&self) -> v::ConsistencyLevel {
-        v::ConsistencyLevel(self.level)
-    }
-
-    fn cl20(&self) -> t::ConsistencyLevel {
-        t::ConsistencyLevel(self.level)
-    }
-
+impl Calls for Sample {
     fn column06(&self) -> v::Column {
         v::Column::new(self.column.clone().unwrap_or_default(), self.value.clone(), self.number)
     }

@@ -5,6 +5,7 @@
 #![allow(clippy::indexing_slicing, reason = "test code slicing messages it built itself")]
 use std::collections::{BTreeMap, BTreeSet};
 
+use e2e::CallValues as Sample;
 use proptest::prelude::*;
 use thrift::protocol::{TBinaryOutputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol};
 use thrift_idl as t;
@@ -59,22 +60,6 @@ fn name_lists_match_both_idls() {
 
 // ----- well-formed messages of either generation -----
 
-/// The values a generated call is built from.
-#[derive(Clone, Debug)]
-struct Sample {
-    keyspace: String,
-    key: String,
-    cf: String,
-    super_column: Option<Vec<u8>>,
-    column: Option<Vec<u8>>,
-    names: Option<Vec<Vec<u8>>>,
-    range: (Vec<u8>, Vec<u8>, bool, i32),
-    by_token: bool,
-    number: i64,
-    level: i32,
-    value: Vec<u8>,
-}
-
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(any::<u8>(), 0..12)
 }
@@ -85,56 +70,18 @@ fn sample() -> impl Strategy<Value = Sample> {
         (prop::option::of(bytes()), prop::option::of(bytes()), prop::option::of(prop::collection::vec(bytes(), 0..3))),
         ((bytes(), bytes(), any::<bool>(), any::<i32>()), any::<bool>(), any::<i64>(), 0..7i32, bytes()),
     )
-        .prop_map(
-            |((keyspace, key, cf), (super_column, column, names), (range, by_token, number, level, value))| Sample {
-                keyspace,
-                key,
-                cf,
-                super_column,
-                column,
-                names,
-                range,
-                by_token,
-                number,
-                level,
-                value,
-            },
-        )
+        .prop_map(Sample::from)
 }
 
-impl Sample {
-    fn predicate06(&self) -> v::SlicePredicate {
-        let (start, finish, reversed, count) = self.range.clone();
-        match &self.names {
-            Some(n) => v::SlicePredicate::new(n.clone(), None),
-            None => v::SlicePredicate::new(None, v::SliceRange::new(start, finish, reversed, count)),
-        }
-    }
+/// What these tests build of a sample beyond the shared structs.
+trait Calls {
+    fn key_range06(&self) -> v::KeyRange;
+    fn key_range20(&self) -> t::KeyRange;
+    fn mutations06(&self) -> BTreeMap<String, BTreeMap<String, Vec<v::Mutation>>>;
+    fn mutations20(&self) -> BTreeMap<Vec<u8>, BTreeMap<String, Vec<t::Mutation>>>;
+}
 
-    fn predicate20(&self) -> t::SlicePredicate {
-        let (start, finish, reversed, count) = self.range.clone();
-        match &self.names {
-            Some(n) => t::SlicePredicate::new(n.clone(), None),
-            None => t::SlicePredicate::new(None, t::SliceRange::new(start, finish, reversed, count)),
-        }
-    }
-
-    fn parent06(&self) -> v::ColumnParent {
-        v::ColumnParent::new(self.cf.clone(), self.super_column.clone())
-    }
-
-    fn parent20(&self) -> t::ColumnParent {
-        t::ColumnParent::new(self.cf.clone(), self.super_column.clone())
-    }
-
-    fn path06(&self) -> v::ColumnPath {
-        v::ColumnPath::new(self.cf.clone(), self.super_column.clone(), self.column.clone())
-    }
-
-    fn path20(&self) -> t::ColumnPath {
-        t::ColumnPath::new(self.cf.clone(), self.super_column.clone(), self.column.clone())
-    }
-
+impl Calls for Sample {
     fn key_range06(&self) -> v::KeyRange {
         let count = self.range.3;
         if self.by_token {
