@@ -29,7 +29,7 @@ pub(crate) mod murmur3;
 pub use murmur3::reference_x64_128;
 mod ordered;
 mod range;
-pub mod token;
+mod token;
 
 #[cfg(test)]
 mod tests;
