@@ -11,10 +11,10 @@ use admin_protocol::*;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
+use super::reply::{ReplyWriter, HEARTBEAT};
 use super::state::{
     follow, join_paths, run_blocking, select_stores, with_heartbeat, AdminState, OpError, MODE_DRAINED, MODE_NORMAL,
 };
-use super::{ReplyWriter, HEARTBEAT};
 use crate::node::Node;
 
 /// What a client sees after a drain (checked by the sibyltool integration test).

@@ -45,6 +45,7 @@
 
 mod maintenance;
 pub mod ops;
+mod reply;
 mod state;
 mod statistics;
 mod toggles;
@@ -53,17 +54,16 @@ mod topology;
 use std::sync::Arc;
 use std::time::Duration;
 
-use admin_protocol::{parse_request, ErrorKind, Progress, Reply, MAX_REQUEST_LINE};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use admin_protocol::{parse_request, ErrorKind, Reply, MAX_REQUEST_LINE};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::node::Node;
+use reply::ReplyWriter;
+pub use reply::HEARTBEAT;
 use state::AdminState;
-
-/// How often a running step's progress line is repeated.
-pub const HEARTBEAT: Duration = Duration::from_secs(5);
 
 /// Serves admin clients until `shutdown` turns true. Call it once, at node startup: `info`
 /// reports uptime from this call.
@@ -179,38 +179,6 @@ pub(crate) async fn read_line_bounded<R: AsyncBufRead + Unpin>(reader: &mut R, m
         if found {
             return Ok(if too_long { Line::TooLong } else { Line::Complete(line) });
         }
-    }
-}
-
-/// Writes reply lines; remembers the first write error instead of failing the operation that
-/// produced the line, so a flush whose client went away still finishes.
-pub(crate) struct ReplyWriter<W> {
-    write: W,
-    broken: Option<std::io::Error>,
-}
-
-impl<W: AsyncWrite + Unpin> ReplyWriter<W> {
-    pub(crate) fn new(write: W) -> ReplyWriter<W> {
-        ReplyWriter { write, broken: None }
-    }
-
-    pub(crate) async fn send(&mut self, reply: &Reply) {
-        if self.broken.is_some() {
-            return;
-        }
-        let line = reply.encode_line();
-        let written = async {
-            self.write.write_all(line.as_bytes()).await?;
-            self.write.flush().await
-        }
-        .await;
-        if let Err(e) = written {
-            self.broken = Some(e);
-        }
-    }
-
-    pub(crate) async fn progress(&mut self, progress: Progress) {
-        self.send(&Reply::Progress(progress)).await;
     }
 }
 

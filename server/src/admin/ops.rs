@@ -7,8 +7,9 @@ use serde::Serialize;
 use tokio::io::AsyncWrite;
 
 use super::maintenance::{self, Work};
+use super::reply::ReplyWriter;
 use super::state::{AdminState, OpError};
-use super::{statistics, toggles, topology, ReplyWriter};
+use super::{statistics, toggles, topology};
 
 /// Runs one request; progress lines go to `out`, the final reply is returned.
 pub(crate) async fn execute<W: AsyncWrite + Unpin>(

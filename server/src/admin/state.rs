@@ -14,7 +14,7 @@ use storage::engine::CompactionInterrupted;
 use storage::StorageError;
 use tokio::io::AsyncWrite;
 
-use super::{ReplyWriter, HEARTBEAT};
+use super::reply::{ReplyWriter, HEARTBEAT};
 use crate::node::Node;
 
 /// Operation mode, as `info` and `netstats` print it.
@@ -326,8 +326,8 @@ mod tests {
     use admin_protocol::{Progress, Reply};
     use cluster::coordinator::{OperationEvent, OperationMode, OperationStep};
 
+    use super::super::reply::ReplyWriter;
     use super::super::tests::open_node_with;
-    use super::super::ReplyWriter;
     use super::{follow_every, AdminState, MODE_MOVING};
 
     fn step(done: u64, what: &str, lasts: bool) -> OperationEvent {

@@ -12,8 +12,8 @@ use admin_protocol::{DecommissionResult, MoveResult, RemoveNodeResult};
 use cluster::coordinator::{Coordinator, MoveTarget, RingChangeError};
 use tokio::io::AsyncWrite;
 
+use super::reply::ReplyWriter;
 use super::state::{cluster_service, follow, AdminState, OpError};
-use super::ReplyWriter;
 
 /// What to do after a move, as Cassandra's documentation says.
 const MOVED_EFFECT: &str = "the data of the ranges this node gave up stays on it until \
