@@ -83,7 +83,7 @@ fn current(table: &Table, clustering: &Clustering, column: &Column, cells: &[Cel
             .cloned()
             .collect();
         let mut rows = Vec::new();
-        super::select::group(table, 0, &elements, now_seconds(), &mut rows);
+        super::select::group(table, 0, elements, now_seconds(), &mut rows);
         return rows.first().and_then(|r| r.cell(column, table.layout)).map(|c| c.value.clone());
     }
     let name = table.cell_name(clustering, Some(column));

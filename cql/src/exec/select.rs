@@ -170,7 +170,7 @@ pub(super) async fn select(
     let take = |key: Vec<u8>, cells: Vec<Cell>, rows: &mut Vec<CqlRow>, partitions: &mut Vec<(Vec<u8>, Vec<Cell>)>| {
         let index = partitions.len();
         let before = rows.len();
-        group(&table, index, &cells, now, rows);
+        group(&table, index, cells, now, rows);
         rows.retain_mut(|row| row.partition != index || keep(&table, &r, &key, row));
         let mut already = 0;
         if let Some((_, last_clustering, in_partition)) = after.as_ref().filter(|(k, _, _)| *k == key) {
@@ -206,11 +206,15 @@ pub(super) async fn select(
         Some(keys) => {
             let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
             let (ks, cf) = meta.shared_names();
-            let commands: Vec<ReadCommand> = keys
-                .iter()
-                .map(|k| ReadCommand { keyspace: ks.clone(), cf: cf.clone(), key: k.clone(), filter: filter.clone() })
-                .collect();
-            let results = ctx.coordinator.read(commands, cl).await?;
+            let command =
+                |key: Vec<u8>, filter: ReadFilter| ReadCommand { keyspace: ks.clone(), cf: cf.clone(), key, filter };
+            // One key (every prepared point read) takes the coordinator's one-partition path.
+            let results = match keys.as_slice() {
+                [key] => vec![ctx.coordinator.read_partition(command(key.clone(), filter), cl).await?],
+                _ => {
+                    ctx.coordinator.read(keys.iter().map(|k| command(k.clone(), filter.clone())).collect(), cl).await?
+                }
+            };
             for (key, cells) in keys.iter().zip(results) {
                 take(key.clone(), cells, &mut rows, &mut partitions);
             }
@@ -420,7 +424,7 @@ fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>
 
 /// Groups a partition's live cells into CQL rows. The elements of a non-frozen collection
 /// become one cell holding the whole collection, as a frozen one would be written.
-pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
+pub(super) fn group(table: &Table, partition: usize, cells: Vec<Cell>, now: i32, rows: &mut Vec<CqlRow>) {
     let first = rows.len();
     let mut statics: Vec<(Vec<u8>, Cell)> = Vec::new();
     let mut elements = Elements::default();
@@ -448,7 +452,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
                     elements.flush(table, rows);
                     elements.flush_statics(table, &mut statics);
                 }
-                elements.push(row, column, key, cell);
+                elements.push(row, column, key, &cell);
             }
             continue;
         }
@@ -459,7 +463,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
         }
         let is_static = table.layout == Layout::Sparse && clustering.len() < table.clustering.len();
         if is_static {
-            statics.push((column.unwrap_or_default(), cell.clone()));
+            statics.push((column.unwrap_or_default(), cell));
             continue;
         }
         let same = match table.layout {
@@ -475,7 +479,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
             if table.layout == Layout::Sparse && name.is_empty() {
                 continue; // the row marker: the row exists, with no value of its own
             }
-            row.cells.push((name, cell.clone()));
+            row.cells.push((name, cell));
         }
     }
     elements.flush(table, rows);
@@ -593,24 +597,15 @@ fn keep(table: &Table, r: &Restrictions, _key: &[u8], row: &CqlRow) -> bool {
     true
 }
 
-/// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
-/// names to read (a superset of what they select; rows are filtered again after the read).
 /// Every cell a partition of `table` can hold, as name slices, when it holds one row of known
-/// cells: a table without clustering columns or collections (the row marker and one cell per
-/// column). Read by name, such a partition is a small read, which the coordinator answers
-/// where it stands instead of handing it to a reader thread. Cells of dropped columns are not
-/// asked for; they are not the table's any more.
+/// cells ([`Table::row_cell_names`]). Read by name, such a partition is a small read, which
+/// the coordinator answers where it stands instead of handing it to a reader thread.
 fn single_row_cells(table: &Table) -> Option<Slices> {
-    if table.layout != Layout::Sparse || !table.clustering.is_empty() || !table.collections.is_empty() {
-        return None;
-    }
-    // Slices go in the comparator's order, CompositeType(UTF8Type): the row marker's empty name
-    // first, then the columns, which `Table::from_def` keeps sorted by name.
-    let marker = table.cell_name(&[], None);
-    let columns = table.regular.iter().map(|c| table.cell_name(&[], Some(c)));
-    Some(std::iter::once(marker).chain(columns).map(|name| (name.clone(), name)).collect())
+    Some(table.row_cell_names()?.iter().map(|name| (name.clone(), name.clone())).collect())
 }
 
+/// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
+/// names to read (a superset of what they select; rows are filtered again after the read).
 fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filtering: bool) -> Result<Slices, CqlError> {
     let open = vec![(Vec::new(), Vec::new())];
     let mut needs_filtering = false;

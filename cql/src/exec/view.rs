@@ -40,7 +40,7 @@ struct BaseRow {
 
 fn base_rows(table: &Table, key: &[u8], cells: &[Cell], now: i32) -> Vec<BaseRow> {
     let mut rows: Vec<CqlRow> = Vec::new();
-    group(table, 0, cells, now, &mut rows);
+    group(table, 0, cells.to_vec(), now, &mut rows);
     let key_parts = table.split_partition_key(key).unwrap_or_default();
     rows.into_iter()
         .filter(|r| r.clustering.len() == table.clustering.len())

@@ -1,6 +1,8 @@
 //! INSERT, UPDATE and DELETE: cells in the table's layout, one mutation per partition,
 //! through the coordinator at the request's consistency level.
 
+use std::sync::Arc;
+
 use cluster::consistency::ConsistencyLevel;
 use model::data::{now_micros, now_seconds, Cell, DeletionTime, RangeTombstone};
 use model::filter::insert_cell;
@@ -88,7 +90,7 @@ impl Stamp {
 
 /// The mutations of a statement, one per partition key, sharing each row's cells.
 struct Writes<'a> {
-    table: &'a Table,
+    table: &'a Arc<Table>,
     meta: std::sync::Arc<CfMetadata>,
     mutations: Vec<RowMutation>,
     /// List operations that read the list before they write.
@@ -96,7 +98,7 @@ struct Writes<'a> {
 }
 
 impl<'a> Writes<'a> {
-    fn new(ctx: &Context<'_>, table: &'a Table, keys: Vec<Vec<u8>>) -> Result<Writes<'a>, CqlError> {
+    fn new(ctx: &Context<'_>, table: &'a Arc<Table>, keys: Vec<Vec<u8>>) -> Result<Writes<'a>, CqlError> {
         if table.view_of.is_some() {
             return invalid(format!("Cannot directly modify a materialized view ({})", table.name));
         }
@@ -207,7 +209,8 @@ impl<'a> Writes<'a> {
         Planned::Write {
             mutations,
             counter: self.table.counter,
-            table: Some(Box::new(self.table.clone())),
+            // Shared, not copied: a copy of the table cost a fifth of an INSERT.
+            table: Some(self.table.clone()),
             reads: self.reads,
         }
     }
@@ -217,7 +220,7 @@ impl<'a> Writes<'a> {
 pub(super) enum Planned {
     /// These mutations (increments when `counter`) of `table` (`None`: several tables, none
     /// with views), and the list operations to add once their lists are read.
-    Write { mutations: Vec<RowMutation>, counter: bool, table: Option<Box<Table>>, reads: Vec<collections::ListRead> },
+    Write { mutations: Vec<RowMutation>, counter: bool, table: Option<Arc<Table>>, reads: Vec<collections::ListRead> },
     /// A conditional write.
     Conditional(Box<lwt::Conditional>),
 }
