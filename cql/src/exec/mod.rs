@@ -11,6 +11,8 @@ mod collections;
 mod ddl;
 mod json;
 mod lwt;
+mod markers;
+mod mutations;
 mod paging;
 mod restrict;
 mod select;
@@ -350,9 +352,9 @@ impl Executor {
         let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None, serial: ConsistencyLevel::Serial };
         match statement {
             Statement::Select(s) => select::markers(&ctx, s),
-            Statement::Insert(s) => write::insert_markers(&ctx, s),
-            Statement::Update(s) => write::update_markers(&ctx, s),
-            Statement::Delete(s) => write::delete_markers(&ctx, s),
+            Statement::Insert(s) => markers::insert_markers(&ctx, s),
+            Statement::Update(s) => markers::update_markers(&ctx, s),
+            Statement::Delete(s) => markers::delete_markers(&ctx, s),
             Statement::Batch(b) => batch::markers(&ctx, b),
             _ => Ok(Vec::new()),
         }
