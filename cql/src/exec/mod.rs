@@ -18,6 +18,7 @@ mod restrict;
 mod select;
 mod selectors;
 mod system_tables;
+mod user_types;
 mod values;
 mod view;
 mod write;
@@ -344,6 +345,9 @@ impl Executor {
             Statement::CreateView(s) => view::create_view(&ctx, s, cl).await,
             Statement::DropView(d) => ddl::drop_table(&ctx, &d.name, d.if_exists, true).await,
             Statement::AlterTable(s) => ddl::alter_table(&ctx, s).await,
+            Statement::CreateType(s) => user_types::create_type(&ctx, s).await,
+            Statement::AlterType(s) => user_types::alter_type(&ctx, s).await,
+            Statement::DropType(d) => user_types::drop_type(&ctx, d).await,
             other => invalid(format!("{} is not supported yet", statement_kind(other))),
         }
     }
