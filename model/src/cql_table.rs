@@ -471,6 +471,8 @@ pub fn cql_name(ty: &AbstractType) -> String {
         AbstractType::Byte => "tinyint",
         AbstractType::Uuid => "uuid",
         AbstractType::Integer => "varint",
+        AbstractType::Duration => "duration",
+        AbstractType::User(u) => return frozen_name(u.frozen, maybe_quote(&u.name_str())),
         AbstractType::Reversed(base) => return cql_name(base),
         AbstractType::List { element, frozen } => return frozen_name(*frozen, format!("list<{}>", cql_name(element))),
         AbstractType::Set { element, frozen } => return frozen_name(*frozen, format!("set<{}>", cql_name(element))),
@@ -484,6 +486,18 @@ pub fn cql_name(ty: &AbstractType) -> String {
         other => return format!("'{}'", other.class_name()),
     };
     n.to_string()
+}
+
+/// A name as CQL writes it: bare when lower-case word characters, else double-quoted.
+pub fn maybe_quote(name: &str) -> String {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 fn frozen_name(frozen: bool, name: String) -> String {

@@ -12,8 +12,9 @@ use model::filter::add_to_row;
 use model::marshal::AbstractType;
 use model::mutation::RowMutation;
 
+use super::mutations::Planned;
 use super::values::{term_value, Binder, Value};
-use super::write::{self, Planned};
+use super::write;
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome};
 use crate::ast::{Batch, BatchKind, BatchStatement, Term};
 
@@ -110,9 +111,9 @@ pub(super) fn markers(ctx: &Context<'_>, b: &Batch) -> Result<Vec<ColumnSpec>, C
     }
     for s in &b.statements {
         out.extend(match s {
-            BatchStatement::Insert(s) => write::insert_markers(ctx, s)?,
-            BatchStatement::Update(s) => write::update_markers(ctx, s)?,
-            BatchStatement::Delete(s) => write::delete_markers(ctx, s)?,
+            BatchStatement::Insert(s) => super::markers::insert_markers(ctx, s)?,
+            BatchStatement::Update(s) => super::markers::update_markers(ctx, s)?,
+            BatchStatement::Delete(s) => super::markers::delete_markers(ctx, s)?,
         });
     }
     Ok(out)

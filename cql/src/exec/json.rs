@@ -63,6 +63,24 @@ pub(super) fn to_json(ty: &AbstractType, v: Option<&[u8]>) -> String {
             }
             Err(_) => quoted(ty.to_display_string(v)),
         },
+        AbstractType::User(u) => match model::marshal::read_tuple(v, u.fields.len()) {
+            // 3.11's UserType.toJSONString: every field, a missing one null; a name that is not
+            // lower case in double quotes inside the key.
+            Ok(values) => {
+                let parts: Vec<String> = u
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, t))| {
+                        let name = String::from_utf8_lossy(name);
+                        let name = if name.to_lowercase() == name { name.into_owned() } else { format!("\"{name}\"") };
+                        format!("{}: {}", quoted(name), to_json(t, values.get(i).copied().flatten()))
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            Err(_) => quoted(ty.to_display_string(v)),
+        },
         t if is_numeric(t) => ty.to_display_string(v),
         AbstractType::Timestamp | AbstractType::Date => quoted(ty.to_display_string(v).replacen('T', " ", 1)),
         _ => quoted(ty.to_display_string(v)),
@@ -131,6 +149,26 @@ pub(super) fn from_json(ty: &AbstractType, j: &Json, column: &str) -> Result<Val
                     Value::Bytes(b) => Some(b),
                     _ => None,
                 });
+            }
+            return Ok(Value::Bytes(model::marshal::write_tuple(components.iter().map(Option::as_deref))));
+        }
+        (AbstractType::User(u), Json::Object(entries)) => {
+            let mut components: Vec<Option<Vec<u8>>> = vec![None; u.fields.len()];
+            for (k, v) in entries {
+                let field = match k.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                    Some(quoted) => quoted.to_string(),
+                    None => k.to_lowercase(),
+                };
+                let Some(i) = u.field_position(&field) else {
+                    return invalid(format!(
+                        "Error decoding JSON value for {column}: Unknown field '{field}' in value of user defined type {}",
+                        u.name_str()
+                    ));
+                };
+                components[i] = match from_json(&u.fields[i].1, v, column)? {
+                    Value::Bytes(b) => Some(b),
+                    _ => None,
+                };
             }
             return Ok(Value::Bytes(model::marshal::write_tuple(components.iter().map(Option::as_deref))));
         }

@@ -11,8 +11,8 @@ use model::data::{now_seconds, Cell, Row};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::AbstractType;
 
+use super::markers::spec;
 use super::values::{term_value, Binder, Value};
-use super::write::spec;
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
 use crate::ast::{Condition, ConditionTarget, Conditions, InValues, Operator, Predicate};
 use crate::schema::{Clustering, Column, ColumnKind, Layout, Table};

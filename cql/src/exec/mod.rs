@@ -11,11 +11,14 @@ mod collections;
 mod ddl;
 mod json;
 mod lwt;
+mod markers;
+mod mutations;
 mod paging;
 mod restrict;
 mod select;
 mod selectors;
 mod system_tables;
+mod user_types;
 mod values;
 mod view;
 mod write;
@@ -342,6 +345,9 @@ impl Executor {
             Statement::CreateView(s) => view::create_view(&ctx, s, cl).await,
             Statement::DropView(d) => ddl::drop_table(&ctx, &d.name, d.if_exists, true).await,
             Statement::AlterTable(s) => ddl::alter_table(&ctx, s).await,
+            Statement::CreateType(s) => user_types::create_type(&ctx, s).await,
+            Statement::AlterType(s) => user_types::alter_type(&ctx, s).await,
+            Statement::DropType(d) => user_types::drop_type(&ctx, d).await,
             other => invalid(format!("{} is not supported yet", statement_kind(other))),
         }
     }
@@ -350,9 +356,9 @@ impl Executor {
         let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None, serial: ConsistencyLevel::Serial };
         match statement {
             Statement::Select(s) => select::markers(&ctx, s),
-            Statement::Insert(s) => write::insert_markers(&ctx, s),
-            Statement::Update(s) => write::update_markers(&ctx, s),
-            Statement::Delete(s) => write::delete_markers(&ctx, s),
+            Statement::Insert(s) => markers::insert_markers(&ctx, s),
+            Statement::Update(s) => markers::update_markers(&ctx, s),
+            Statement::Delete(s) => markers::delete_markers(&ctx, s),
             Statement::Batch(b) => batch::markers(&ctx, b),
             _ => Ok(Vec::new()),
         }

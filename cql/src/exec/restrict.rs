@@ -217,6 +217,13 @@ pub(crate) fn restrictions(
                         crate::schema::cql_name(&c.ty)
                     ));
                 }
+                if *op != Operator::Eq && c.ty.references_duration() {
+                    return invalid(if matches!(c.ty, model::marshal::AbstractType::User(_)) {
+                        "Slice restrictions are not supported on UDTs containing durations"
+                    } else {
+                        "Slice restrictions are not supported on duration columns"
+                    });
+                }
                 let v = key_value(value, &c.ty, &c.name, binder)?;
                 let r = match op {
                     Operator::Eq => Restriction::Values(vec![v]),

@@ -10,11 +10,11 @@ use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::{write_elements, AbstractType, CollectionKind};
 
+use super::markers::{spec, where_markers};
 use super::paging::{PageState, Resume};
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
 use super::selectors::{self, RowView, Selected};
 use super::values::{term_value, Binder, Value};
-use super::write::{spec, where_markers};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
 use crate::ast::{Select, Selection, Term};
 use crate::schema::{CellName, Column, ColumnKind, Layout, Table};

@@ -375,7 +375,8 @@ pub(super) async fn create_view(ctx: &Context<'_>, s: &CreateView, cl: Consisten
         return invalid("Cannot use 'COMPACT STORAGE' when defining a materialized view");
     }
     let as_table = CreateTable { if_not_exists: false, name: s.name.clone(), elements, options };
-    let mut def: CfDef = super::ddl::table_def(&keyspace, &name, &as_table)?;
+    let ks_def = ctx.coordinator.keyspace(&keyspace).unwrap_or_else(|| model::schema::KeyspaceDef::new(&keyspace));
+    let mut def: CfDef = super::ddl::table_def(&ks_def, &name, &as_table)?;
     if let Some(layout) = def.cql.as_mut() {
         layout.view = Some(CqlView {
             base: base.name.clone(),

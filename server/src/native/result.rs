@@ -138,6 +138,19 @@ fn type_option(out: &mut Vec<u8>, ty: &AbstractType) {
             }
             return;
         }
+        AbstractType::Duration => 0x0015,
+        // A user type: its keyspace, name and each field's name and type (frozen or not).
+        AbstractType::User(u) => {
+            out.put_short(0x0030);
+            out.put_string(&u.keyspace);
+            out.put_string(&u.name_str());
+            out.put_short(u.fields.len() as u16);
+            for (name, t) in &u.fields {
+                out.put_string(&String::from_utf8_lossy(name));
+                type_option(out, t);
+            }
+            return;
+        }
         // Types without a native id (composites, LexicalUUIDType, EmptyType) and any type
         // added later until it gets its own arm (udt 0x30): custom, named by class, which
         // every driver reads (as a blob).
