@@ -9,10 +9,10 @@ use model::mutation::RowMutation;
 use model::schema::CfMetadata;
 
 use super::restrict::{cartesian, restrictions, Restriction, Restrictions};
-use super::values::{is_marker, key_value, term_value, Binder, Value};
+use super::values::{key_value, term_value, Binder, Value};
 use super::{collections, lwt};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome};
-use crate::ast::{Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Relation, Term, Update};
+use crate::ast::{Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Term, Update};
 use crate::schema::{Clustering, Column, ColumnKind, Layout, Table};
 
 /// When and for how long the written cells live.
@@ -641,7 +641,7 @@ fn list_index(term: &Term, column: &str, binder: &mut Binder) -> Result<i32, Cql
 }
 
 /// The type of what `m = m - v` removes from a map: a set of its keys.
-fn removed_keys_type(map: &AbstractType) -> AbstractType {
+pub(super) fn removed_keys_type(map: &AbstractType) -> AbstractType {
     match map {
         AbstractType::Map { key, .. } => AbstractType::Set { element: key.clone(), frozen: false },
         other => other.clone(),
@@ -671,7 +671,7 @@ fn conditional(
     Ok(Some(lwt::check_of(table, conditions, binder)?))
 }
 
-fn regular_column(table: &Table, name: &str) -> Result<Column, CqlError> {
+pub(super) fn regular_column(table: &Table, name: &str) -> Result<Column, CqlError> {
     match table.column(name) {
         None => invalid(format!("Undefined column name {name}")),
         Some(c) if c.kind != ColumnKind::Regular => invalid(format!("PRIMARY KEY part {name} found in SET part")),
@@ -808,179 +808,6 @@ pub(super) fn delete(
         return Ok(Planned::Conditional(Box::new(lwt::Conditional { table, key, clustering, check, update })));
     }
     Ok(writes.finish())
-}
-
-/// The markers of an INSERT, in order.
-pub(super) fn insert_markers(ctx: &Context<'_>, s: &Insert) -> Result<Vec<ColumnSpec>, CqlError> {
-    let table = ctx.table(&s.table)?;
-    let mut out = Vec::new();
-    match &s.values {
-        InsertValues::Values { columns, values } => {
-            for (name, term) in columns.iter().zip(values) {
-                if is_marker(term).is_some() {
-                    let c = table
-                        .column(name.name())
-                        .ok_or_else(|| CqlError::Invalid(format!("Undefined column name {}", name.name())))?;
-                    out.push(spec(&table, &c.name, &c.ty));
-                }
-            }
-        }
-        InsertValues::Json { value, .. } => {
-            if is_marker(value).is_some() {
-                out.push(spec(&table, "[json]", &AbstractType::Utf8));
-            }
-        }
-    }
-    attribute_markers(&table, &s.attributes, &mut out);
-    Ok(out)
-}
-
-pub(super) fn update_markers(ctx: &Context<'_>, s: &Update) -> Result<Vec<ColumnSpec>, CqlError> {
-    let table = ctx.table(&s.table)?;
-    let mut out = Vec::new();
-    attribute_markers(&table, &s.attributes, &mut out);
-    for a in &s.assignments {
-        let (column, value) = match a {
-            Assignment::Set { column, value }
-            | Assignment::Add { column, value }
-            | Assignment::Subtract { column, value }
-            | Assignment::Prepend { column, value } => (column, value),
-            Assignment::SetElement { column, key, value } => {
-                let c = regular_column(&table, column.name())?;
-                let (key_spec, value_spec) = match &c.ty {
-                    AbstractType::Map { key: k, value: v, .. } => (("key", k.as_ref().clone()), v.as_ref().clone()),
-                    AbstractType::List { element, .. } => (("idx", AbstractType::Int32), element.as_ref().clone()),
-                    _ => continue,
-                };
-                if is_marker(key).is_some() {
-                    out.push(spec(&table, &format!("{}({})", key_spec.0, c.name), &key_spec.1));
-                }
-                if is_marker(value).is_some() {
-                    out.push(spec(&table, &format!("value({})", c.name), &value_spec));
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        if is_marker(value).is_some() {
-            let c = regular_column(&table, column.name())?;
-            let ty = match a {
-                _ if c.ty.is_counter() => AbstractType::Long,
-                Assignment::Subtract { .. } => removed_keys_type(&c.ty),
-                _ => c.ty.clone(),
-            };
-            out.push(spec(&table, &c.name, &ty));
-        }
-    }
-    where_markers(ctx, &table, &s.where_clause, &mut out)?;
-    condition_markers(&table, s.conditions.as_ref(), &mut out);
-    Ok(out)
-}
-
-pub(super) fn delete_markers(ctx: &Context<'_>, s: &Delete) -> Result<Vec<ColumnSpec>, CqlError> {
-    let table = ctx.table(&s.table)?;
-    let mut out = Vec::new();
-    if s.timestamp.as_ref().is_some_and(|t| is_marker(t).is_some()) {
-        out.push(spec(&table, "[timestamp]", &AbstractType::Long));
-    }
-    for d in &s.deletions {
-        if let Deletion::Element(name, key) = d {
-            let column = table.column(name.name());
-            let key_type = match column.map(|c| &c.ty) {
-                Some(AbstractType::List { .. }) => Some(("idx", AbstractType::Int32)),
-                Some(t) => t.collection_key_type().cloned().map(|t| ("key", t)),
-                None => None,
-            };
-            if let (Some((what, ty)), Some(_)) = (key_type, is_marker(key)) {
-                out.push(spec(&table, &format!("{what}({})", name.name()), &ty));
-            }
-        }
-    }
-    where_markers(ctx, &table, &s.where_clause, &mut out)?;
-    condition_markers(&table, s.conditions.as_ref(), &mut out);
-    Ok(out)
-}
-
-/// The markers of an IF clause, in order.
-fn condition_markers(table: &Table, conditions: Option<&crate::ast::Conditions>, out: &mut Vec<ColumnSpec>) {
-    use crate::ast::{Conditions, InValues, Predicate};
-    let Some(Conditions::Columns(list)) = conditions else { return };
-    for condition in list {
-        let Some(c) = table.column(condition.column.name()) else { continue };
-        let terms: Vec<&Term> = match &condition.predicate {
-            Predicate::Compare(_, t) => vec![t],
-            Predicate::In(InValues::List(ts)) => ts.iter().collect(),
-            Predicate::In(InValues::Marker(_)) => continue,
-        };
-        for t in terms {
-            if is_marker(t).is_some() {
-                out.push(spec(table, &c.name, &c.ty));
-            }
-        }
-    }
-}
-
-fn attribute_markers(table: &Table, a: &Attributes, out: &mut Vec<ColumnSpec>) {
-    let timestamp = a
-        .timestamp
-        .as_ref()
-        .filter(|t| is_marker(t).is_some())
-        .map(|_| spec(table, "[timestamp]", &AbstractType::Long));
-    let ttl = a.ttl.as_ref().filter(|t| is_marker(t).is_some()).map(|_| spec(table, "[ttl]", &AbstractType::Int32));
-    let (first, second) = if a.ttl_first { (ttl, timestamp) } else { (timestamp, ttl) };
-    out.extend(first.into_iter().chain(second));
-}
-
-/// The markers of a WHERE clause, in order.
-pub(super) fn where_markers(
-    ctx: &Context<'_>,
-    table: &Table,
-    clause: &[Relation],
-    out: &mut Vec<ColumnSpec>,
-) -> Result<(), CqlError> {
-    for relation in clause {
-        let (column, terms): (&str, Vec<&Term>) = match relation {
-            Relation::MultiColumn { columns, value: Term::Tuple(terms), .. } => {
-                tuple_markers(table, columns, terms, out);
-                continue;
-            }
-            Relation::MultiColumnIn { columns, values: crate::ast::InValues::List(tuples) } => {
-                for t in tuples {
-                    if let Term::Tuple(terms) = t {
-                        tuple_markers(table, columns, terms, out);
-                    }
-                }
-                continue;
-            }
-            Relation::Token { value, .. } => {
-                if is_marker(value).is_some() {
-                    let ty = super::selectors::token_type(ctx.coordinator.partitioner());
-                    out.push(spec(table, "partition key token", &ty));
-                }
-                continue;
-            }
-            Relation::Column { column, value, .. } => (column.name(), vec![value]),
-            Relation::In { column, values: crate::ast::InValues::List(ts) } => (column.name(), ts.iter().collect()),
-            _ => continue,
-        };
-        let Some(c) = table.column(column) else {
-            return invalid(format!("Undefined column name {column}"));
-        };
-        for t in terms {
-            if is_marker(t).is_some() {
-                out.push(spec(table, &c.name, &c.ty));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn tuple_markers(table: &Table, columns: &[crate::ast::Identifier], terms: &[Term], out: &mut Vec<ColumnSpec>) {
-    for (id, t) in columns.iter().zip(terms) {
-        if let (Some(c), Some(_)) = (table.column(id.name()), is_marker(t)) {
-            out.push(spec(table, &c.name, &c.ty));
-        }
-    }
 }
 
 pub(super) fn spec(table: &Table, name: &str, ty: &AbstractType) -> ColumnSpec {
