@@ -708,6 +708,21 @@ fn prepared_metadata_as_3_11_sends_it(node: &Node, c: &mut NativeClient) {
     let (_, flags, markers, pk, result_flags, result) = prepared_answer(c, "SELECT v FROM t WHERE k = 1");
     assert_eq!((flags, markers.len(), pk, result_flags, result.len()), (0, 0, Some(vec![]), GLOBAL, 1));
 
+    // An id this node does not know, on v3 and v4: Unprepared with 3.11's words and the id.
+    for client in [&mut *c, &mut v3] {
+        let unknown = [0xAB; 16];
+        let f = client.execute(&unknown, &[]);
+        assert_eq!(f.opcode, ERROR);
+        let mut cur = f.cursor();
+        assert_eq!(cur.int(), 0x2500);
+        assert_eq!(
+            cur.string(),
+            format!("Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", "ab".repeat(16))
+        );
+        assert_eq!(cur.short_bytes(), unknown.to_vec());
+        assert!(cur.is_done());
+    }
+
     // EXECUTE with SKIP_METADATA: flag No_metadata and the column count, then the rows.
     let skip = |id: &[u8], values: &[&[u8]], page: Option<(i32, Option<&[u8]>)>| {
         let mut flags = 0x02 | if values.is_empty() { 0 } else { 0x01 };
