@@ -4,9 +4,11 @@
 use model::marshal::AbstractType;
 use serde_json::Value as Json;
 
+use super::markers::spec;
 use super::values::Value;
-use super::{invalid, CqlError};
+use super::{invalid, ColumnSpec, CqlError, ResultSet};
 use crate::schema::cql_name;
+use crate::schema::Table;
 
 /// A column name as a JSON key, as 3.11's `ColumnIdentifier.toCQLString` writes it: bare when
 /// it is `[a-z][a-z0-9_]*` and no reserved keyword (unreserved ones such as `key` stay bare),
@@ -244,4 +246,28 @@ pub(super) fn object(text: &str) -> Result<Vec<(String, Json)>, CqlError> {
             (name, v)
         })
         .collect())
+}
+
+/// SELECT JSON: one text column, `[json]`, holding each row as an object.
+pub(super) fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>>>>) -> ResultSet {
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let fields: Vec<String> = columns
+                .iter()
+                .zip(&row)
+                .map(|(c, v)| {
+                    let key = serde_json::Value::String(key(&c.name)).to_string();
+                    format!("{key}: {}", to_json(&c.ty, v.as_deref()))
+                })
+                .collect();
+            vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
+        })
+        .collect();
+    ResultSet { columns: vec![json_column(table)], rows, paging_state: None }
+}
+
+/// The one column of a `SELECT JSON`.
+pub(super) fn json_column(table: &Table) -> ColumnSpec {
+    spec(table, "[json]", &AbstractType::Utf8)
 }

@@ -1,12 +1,15 @@
-//! The bind markers of INSERT, UPDATE and DELETE (and of WHERE clauses, shared with SELECT):
-//! each marker's column specification, in the order the markers are written.
+//! Bind markers: for each `?` or `:name` of a statement, in the order written, the
+//! specification 3.11 gives it (the column it binds, or `[limit]`, `[ttl]`, `in(k)`,
+//! `value(m)`, ...), which PREPARED sends and bound values are checked against.
 
 use model::marshal::AbstractType;
 
 use super::values::is_marker;
 use super::write::{regular_column, removed_keys_type};
 use super::{invalid, ColumnSpec, Context, CqlError};
-use crate::ast::{Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Relation, Term, Update};
+use crate::ast::{
+    Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Operator, Relation, Select, Term, Update,
+};
 use crate::schema::Table;
 
 /// The markers of an INSERT, in order.
@@ -143,10 +146,52 @@ pub(super) fn where_markers(
                 tuple_markers(table, columns, terms, out);
                 continue;
             }
+            Relation::MultiColumn { columns, value, .. } => {
+                if is_marker(value).is_some() {
+                    out.push(whole_tuple_spec(table, columns, false));
+                }
+                continue;
+            }
             Relation::MultiColumnIn { columns, values: crate::ast::InValues::List(tuples) } => {
                 for t in tuples {
-                    if let Term::Tuple(terms) = t {
-                        tuple_markers(table, columns, terms, out);
+                    match t {
+                        Term::Tuple(terms) => tuple_markers(table, columns, terms, out),
+                        t if is_marker(t).is_some() => out.push(whole_tuple_spec(table, columns, false)),
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            Relation::MultiColumnIn { columns, values: crate::ast::InValues::Marker(_) } => {
+                out.push(whole_tuple_spec(table, columns, true));
+                continue;
+            }
+            Relation::In { column, values: crate::ast::InValues::Marker(_) } => {
+                let Some(c) = table.column(column.name()) else {
+                    return invalid(format!("Undefined column name {}", column.name()));
+                };
+                let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
+                out.push(spec(table, &format!("in({})", c.name), &list));
+                continue;
+            }
+            Relation::Column { column, op: op @ (Operator::Contains | Operator::ContainsKey), value } => {
+                // 3.11's collection receivers: a list's or set's element, a map's key or value.
+                let Some(c) = table.column(column.name()) else {
+                    return invalid(format!("Undefined column name {}", column.name()));
+                };
+                if is_marker(value).is_some() {
+                    let key = *op == Operator::ContainsKey;
+                    let element = match &c.ty {
+                        AbstractType::Map { key: k, .. } if key => Some(("key", k.as_ref())),
+                        AbstractType::Map { value: v, .. } => Some(("value", v.as_ref())),
+                        AbstractType::List { element, .. } | AbstractType::Set { element, .. } => {
+                            Some(("value", element.as_ref()))
+                        }
+                        _ => None,
+                    };
+                    match element {
+                        Some((what, ty)) => out.push(spec(table, &format!("{what}({})", c.name), ty)),
+                        None => out.push(spec(table, &c.name, &c.ty)),
                     }
                 }
                 continue;
@@ -184,4 +229,33 @@ fn tuple_markers(table: &Table, columns: &[crate::ast::Identifier], terms: &[Ter
 
 pub(super) fn spec(table: &Table, name: &str, ty: &AbstractType) -> ColumnSpec {
     ColumnSpec { keyspace: table.keyspace.clone(), table: table.name.clone(), name: name.to_string(), ty: ty.clone() }
+}
+
+/// The marker of a whole tuple of columns, `(a,b) = ?` (or each of `(a,b) IN (?, ?)`), or of
+/// their list, `(a,b) IN ?`: named as 3.11 names them, `(a,b)` and `in(a,b)`.
+fn whole_tuple_spec(table: &Table, columns: &[crate::ast::Identifier], list: bool) -> ColumnSpec {
+    let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
+    let types: Vec<AbstractType> =
+        columns.iter().map(|id| table.column(id.name()).map_or(AbstractType::Bytes, |c| c.ty.clone())).collect();
+    let tuple = AbstractType::Tuple(types);
+    if list {
+        let ty = AbstractType::List { element: Box::new(tuple), frozen: false };
+        spec(table, &format!("in({})", names.join(",")), &ty)
+    } else {
+        spec(table, &format!("({})", names.join(",")), &tuple)
+    }
+}
+
+/// The markers of a SELECT, in order.
+pub(super) fn select_markers(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let mut out = Vec::new();
+    where_markers(ctx, &table, &s.where_clause, &mut out)?;
+    if s.per_partition_limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
+        out.push(spec(&table, "[per_partition_limit]", &AbstractType::Int32));
+    }
+    if s.limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
+        out.push(spec(&table, "[limit]", &AbstractType::Int32));
+    }
+    Ok(out)
 }

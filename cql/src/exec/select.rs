@@ -10,13 +10,13 @@ use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::{write_elements, AbstractType, CollectionKind};
 
-use super::markers::{spec, where_markers};
+use super::markers::spec;
 use super::paging::{PageState, Resume};
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
 use super::selectors::{self, RowView, Selected};
 use super::values::{term_value, Binder, Value};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
-use crate::ast::{Select, Selection, Term};
+use crate::ast::{Relation, Select, Selection, Term};
 use crate::schema::{CellName, Column, ColumnKind, Layout, Table};
 
 /// Partitions a scan asks for at a time.
@@ -136,6 +136,9 @@ pub(super) async fn select(
     }
     let reverse = order_by(&table, s, keys.is_some())?;
     let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
+    if is_count || group_by > 0 {
+        warn_aggregation(&table, s);
+    }
     // Aggregates and groups answer in one page (3.11 pages them inside the node).
     let paged = ctx.paging.as_ref().filter(|_| !is_count && group_by == 0);
     let resume = match paged.and_then(|p| p.state.as_deref()) {
@@ -267,7 +270,7 @@ pub(super) async fn select(
             Ordering::Equal
         });
     }
-    let columns = selected.iter().map(|(what, name)| spec(&table, name, &what.ty())).collect();
+    let columns = columns_of(&table, &selected);
     let mut out = Vec::with_capacity(rows.len());
     for row in &rows {
         let key = &partitions[row.partition].0;
@@ -322,7 +325,7 @@ pub(super) async fn select(
             folded_rows.truncate(n);
         }
         if s.json {
-            return Ok(Outcome::Rows(as_json(&table, columns, folded_rows)));
+            return Ok(Outcome::Rows(super::json::as_json(&table, columns, folded_rows)));
         }
         return Ok(Outcome::Rows(ResultSet { columns, rows: folded_rows, paging_state: None }));
     }
@@ -360,7 +363,7 @@ pub(super) async fn select(
         }
     }
     if s.json {
-        return Ok(Outcome::Rows(ResultSet { paging_state, ..as_json(&table, columns, out) }));
+        return Ok(Outcome::Rows(ResultSet { paging_state, ..super::json::as_json(&table, columns, out) }));
     }
     Ok(Outcome::Rows(ResultSet { columns, rows: out, paging_state }))
 }
@@ -383,6 +386,27 @@ fn clustering_order(table: &Table, a: &[Vec<u8>], b: &[Vec<u8>]) -> Ordering {
     Ordering::Equal
 }
 
+/// 3.11's warnings for an aggregate (or GROUP BY) that reads more than one partition: with no
+/// partition key restriction (`token()` counts as one), or with an IN on it.
+fn warn_aggregation(table: &Table, s: &Select) {
+    let is_key = |name: &str| table.partition_key.iter().any(|k| k.name == name);
+    let mut restricted = false;
+    let mut listed = false;
+    for relation in &s.where_clause {
+        match relation {
+            Relation::Token { .. } => restricted = true,
+            Relation::Column { column, .. } if is_key(column.name()) => restricted = true,
+            Relation::In { column, .. } if is_key(column.name()) => (restricted, listed) = (true, true),
+            _ => {}
+        }
+    }
+    if !restricted {
+        super::client_warn::warn("Aggregation query used without partition key".into());
+    } else if listed {
+        super::client_warn::warn("Aggregation query used on multiple partition keys (IN restriction)".into());
+    }
+}
+
 /// GROUP BY: how many leading primary key columns group the rows (0: no GROUP BY). They must
 /// be the primary key's first columns in order (3.11's rule).
 fn group_columns(table: &Table, s: &Select) -> Result<usize, CqlError> {
@@ -403,23 +427,19 @@ fn group_columns(table: &Table, s: &Select) -> Result<usize, CqlError> {
     Ok(s.group_by.len())
 }
 
-/// SELECT JSON: one text column, `[json]`, holding each row as an object.
-fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>>>>) -> ResultSet {
-    let rows = rows
-        .into_iter()
-        .map(|row| {
-            let fields: Vec<String> = columns
-                .iter()
-                .zip(&row)
-                .map(|(c, v)| {
-                    let key = serde_json::Value::String(super::json::key(&c.name)).to_string();
-                    format!("{key}: {}", super::json::to_json(&c.ty, v.as_deref()))
-                })
-                .collect();
-            vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
-        })
-        .collect();
-    ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows, paging_state: None }
+fn columns_of(table: &Table, selected: &[(Selected, String)]) -> Vec<ColumnSpec> {
+    selected.iter().map(|(what, name)| spec(table, name, &what.ty())).collect()
+}
+
+/// The columns a SELECT's rows will have, known before it runs (3.11's result metadata of a
+/// prepared SELECT).
+pub(super) fn result_columns(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let selected = selection(&table, s, ctx.coordinator.partitioner())?;
+    if s.json {
+        return Ok(vec![super::json::json_column(&table)]);
+    }
+    Ok(columns_of(&table, &selected))
 }
 
 /// Groups a partition's live cells into CQL rows. The elements of a non-frozen collection
@@ -759,18 +779,4 @@ fn order_by(table: &Table, s: &Select, keyed: bool) -> Result<bool, CqlError> {
         }
     }
     Ok(reversed.unwrap_or(false))
-}
-
-/// The markers of a SELECT, in order.
-pub(super) fn markers(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
-    let table = ctx.table(&s.table)?;
-    let mut out = Vec::new();
-    where_markers(ctx, &table, &s.where_clause, &mut out)?;
-    if s.per_partition_limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
-        out.push(spec(&table, "[per_partition_limit]", &AbstractType::Int32));
-    }
-    if s.limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
-        out.push(spec(&table, "[limit]", &AbstractType::Int32));
-    }
-    Ok(out)
 }
