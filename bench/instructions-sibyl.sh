@@ -21,6 +21,10 @@
 # WRITE_CALL=insert (or batch_mutate: the Thrift call of an insert, see bench/lib.sh),
 # CALLGRIND_ARGS (more callgrind options: "--cache-sim=yes --LL=2097152,16,64" also counts each
 # function's simulated cache misses, to read with callgrind_annotate from a KEEP=1 directory).
+# PROTOCOL=cql sends the same load over the native protocol instead (sibyl-stress's prepared
+# INSERT and SELECT of stress_cql.standard1), so CQL and Thrift can be compared build by build;
+# COLUMNS=5 (with WRITE_CALL=batch_mutate for Thrift) writes and reads five columns per row, as
+# bench/cql-vs-thrift.sh does.
 # Needs valgrind (Debian package valgrind) and python3. Installs nothing. About 15 s per build
 # and operation.
 set -euo pipefail
@@ -77,12 +81,27 @@ count() {
         ready="Ready to accept connections"
         protocol=(--protocol resp)
     else
-        private_conf "$dir/conf.xml" "$dir" "$port" "$(free_port)" || exit 1
+        # The load goes to $port: the Thrift port, or with PROTOCOL=cql the native one.
+        local thrift_port=$port native_port
+        native_port=$(free_port)
+        if [[ ${PROTOCOL:-thrift} == cql ]]; then
+            native_port=$port
+            thrift_port=$(free_port)
+        fi
+        private_conf "$dir/conf.xml" "$dir" "$thrift_port" "$(free_port)" \
+            -e "s#<NativeTransportPort>9042</NativeTransportPort>#<NativeTransportPort>$native_port</NativeTransportPort>#" ||
+            exit 1
+        grep -q "<NativeTransportPort>$native_port<" "$dir/conf.xml" || die "could not set the native port in $dir/conf.xml"
+
         # shellcheck disable=SC2086 # CALLGRIND_ARGS is a list of options
         valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file="$dir/callgrind.out" "$bin" --config "$dir/conf.xml" \
             >"$dir/log" 2>&1 &
         ready="Listening for thrift clients on"
-        protocol=("${THRIFT_LOAD[@]}")
+        case ${PROTOCOL:-thrift} in
+        thrift) protocol=(--protocol thrift --columns "${COLUMNS:-1}" --write-call "${WRITE_CALL:-insert}") ;;
+        cql) protocol=(--protocol cql --columns "${COLUMNS:-1}") ;;
+        *) die "PROTOCOL is thrift or cql, not '$PROTOCOL'" ;;
+        esac
     fi
     PID=$!
     await_log "$PID" "$dir/log" "$ready" 1200 ||

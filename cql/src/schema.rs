@@ -6,13 +6,45 @@ pub use model::cql_table::*;
 
 use model::marshal::AbstractType;
 
-use crate::ast::{CqlType, NativeType};
+use model::schema::UserTypeDef;
+
+use crate::ast::{CqlType, NativeType, QualifiedName};
 use crate::exec::InvalidRequest;
 
-/// The storage type of a CQL type, checked as 3.11's `CQL3Type.Raw.prepare` checks it; user
-/// types are not supported yet.
-pub fn storage_type(ty: &CqlType) -> Result<AbstractType, InvalidRequest> {
-    storage_type_in(ty, Within::Top)
+/// The user types a statement may name: those of its keyspace (3.11 allows no other).
+#[derive(Clone, Copy)]
+pub struct TypeScope<'a> {
+    /// The statement's keyspace.
+    pub keyspace: &'a str,
+    /// Its user types.
+    pub types: &'a [UserTypeDef],
+}
+
+impl<'a> TypeScope<'a> {
+    /// No user types (a statement outside any keyspace).
+    pub const NONE: TypeScope<'static> = TypeScope { keyspace: "", types: &[] };
+
+    /// The user type `name` names, frozen or not, with 3.11's errors for a type of another
+    /// keyspace or none.
+    pub fn user_type(&self, name: &QualifiedName, frozen: bool) -> Result<AbstractType, InvalidRequest> {
+        let keyspace = name.keyspace.as_ref().map_or(self.keyspace, |k| k.name());
+        if keyspace != self.keyspace && !self.keyspace.is_empty() {
+            return Err(InvalidRequest(format!(
+                "Statement on keyspace {} cannot refer to a user type in keyspace {keyspace}; user types can only be used in the keyspace they are defined in",
+                self.keyspace
+            )));
+        }
+        let type_name = name.name.name();
+        let Some(def) = self.types.iter().find(|t| t.name == type_name) else {
+            return Err(InvalidRequest(format!("Unknown type {keyspace}.{type_name}")));
+        };
+        def.to_type(keyspace, frozen).map_err(|e| InvalidRequest(format!("type {type_name}: {e}")))
+    }
+}
+
+/// The storage type of a CQL type, checked as 3.11's `CQL3Type.Raw.prepare` checks it.
+pub fn storage_type(ty: &CqlType, scope: &TypeScope<'_>) -> Result<AbstractType, InvalidRequest> {
+    storage_type_in(ty, Within::Top, scope)
 }
 
 /// Where a type is written: at the top of a column's type, inside `frozen<>` or a tuple
@@ -25,10 +57,14 @@ enum Within<'t> {
     Collection(&'t CqlType),
 }
 
-fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractType, InvalidRequest> {
+fn storage_type_in<'t>(
+    ty: &'t CqlType,
+    within: Within<'t>,
+    scope: &TypeScope<'_>,
+) -> Result<AbstractType, InvalidRequest> {
     let inner_within = if within == Within::Top { Within::Collection(ty) } else { within };
     let element = |t: &CqlType| -> Result<AbstractType, InvalidRequest> {
-        let inner = storage_type_in(t, inner_within)?;
+        let inner = storage_type_in(t, inner_within, scope)?;
         if inner.is_counter() {
             return Err(InvalidRequest(format!("Counters are not allowed inside collections: {ty}")));
         }
@@ -46,6 +82,12 @@ fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractTy
     match ty {
         CqlType::Native(n) => Ok(native(*n)),
         CqlType::List(e) => collection(AbstractType::List { element: Box::new(element(e)?), frozen: false }),
+        CqlType::Set(e) if **e == CqlType::Native(NativeType::Duration) => {
+            Err(InvalidRequest(format!("Durations are not allowed inside sets: {}", written(ty, within))))
+        }
+        CqlType::Map(k, _) if **k == CqlType::Native(NativeType::Duration) => {
+            Err(InvalidRequest(format!("Durations are not allowed as map keys: {}", written(ty, within))))
+        }
         CqlType::Set(e) => collection(AbstractType::Set { element: Box::new(element(e)?), frozen: false }),
         CqlType::Map(k, v) => {
             collection(AbstractType::Map { key: Box::new(element(k)?), value: Box::new(element(v)?), frozen: false })
@@ -56,7 +98,7 @@ fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractTy
             }
             let mut parts = Vec::new();
             for t in types {
-                let part = storage_type_in(t, Within::Frozen)?;
+                let part = storage_type_in(t, Within::Frozen, scope)?;
                 if part.is_counter() {
                     return Err(InvalidRequest("Counters are not allowed inside tuples".into()));
                 }
@@ -68,8 +110,8 @@ fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractTy
             CqlType::Native(_) => Err(InvalidRequest(format!(
                 "frozen<> is only allowed on collections, tuples, and user-defined types (got {ty})"
             ))),
-            CqlType::UserDefined(_) => Err(not_supported(ty)),
-            other => storage_type_in(other, Within::Frozen),
+            CqlType::UserDefined(name) => scope.user_type(name, true),
+            other => storage_type_in(other, Within::Frozen, scope),
         },
         CqlType::Custom(class) => match AbstractType::parse(class) {
             Ok(t)
@@ -83,7 +125,22 @@ fn storage_type_in<'t>(ty: &'t CqlType, within: Within<'t>) -> Result<AbstractTy
             Ok(_) => Err(not_supported(ty)),
             Err(e) => Err(InvalidRequest(format!("Error setting type {class}: {e}"))),
         },
-        _ => Err(not_supported(ty)),
+        CqlType::UserDefined(name) => match within {
+            Within::Top => scope.user_type(name, false),
+            Within::Frozen => scope.user_type(name, true),
+            Within::Collection(outer) => {
+                Err(InvalidRequest(format!("Non-frozen UDTs are not allowed inside collections: {outer}")))
+            }
+        },
+    }
+}
+
+/// A collection type as 3.11 prints it in errors: `frozen<...>` when it is frozen.
+fn written(ty: &CqlType, within: Within<'_>) -> String {
+    if within == Within::Frozen {
+        format!("frozen<{ty}>")
+    } else {
+        ty.to_string()
     }
 }
 
@@ -105,8 +162,7 @@ pub fn native(ty: NativeType) -> AbstractType {
         NativeType::Date => AbstractType::SimpleDate,
         NativeType::Decimal => AbstractType::Decimal,
         NativeType::Double => AbstractType::Double,
-        // No DurationType in our marshal yet: durations are refused where they are parsed.
-        NativeType::Duration => AbstractType::Bytes,
+        NativeType::Duration => AbstractType::Duration,
         NativeType::Float => AbstractType::Float,
         NativeType::Inet => AbstractType::InetAddress,
         NativeType::Int => AbstractType::Int32,
@@ -127,8 +183,74 @@ pub fn cql_native_type(ty: &AbstractType) -> Option<NativeType> {
         AbstractType::Reversed(b) => b.as_ref(),
         t => t,
     };
-    NativeType::ALL
-        .into_iter()
-        .filter(|n| *n != NativeType::Duration && *n != NativeType::Varchar)
-        .find(|n| native(*n) == *base)
+    NativeType::ALL.into_iter().filter(|n| *n != NativeType::Varchar).find(|n| native(*n) == *base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column_type(text: &str) -> CqlType {
+        let statement = format!("CREATE TABLE t (k int PRIMARY KEY, v {text})");
+        match crate::parse(&statement).expect("parses") {
+            crate::ast::Statement::CreateTable(t) => match &t.elements[1] {
+                crate::ast::TableElement::Column(c) => c.ty.clone(),
+                other => panic!("a column: {other:?}"),
+            },
+            other => panic!("a table: {other:?}"),
+        }
+    }
+
+    fn resolve(text: &str) -> Result<AbstractType, String> {
+        let types = [UserTypeDef {
+            name: "address".into(),
+            field_names: vec!["street".into(), "zip".into()],
+            field_types: vec!["UTF8Type".into(), "Int32Type".into()],
+        }];
+        storage_type(&column_type(text), &TypeScope { keyspace: "ks", types: &types }).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn user_types_resolve_in_their_keyspace_frozen_where_written() {
+        let frozen = resolve("frozen<address>").expect("known");
+        assert!(matches!(&frozen, AbstractType::User(u) if u.frozen && u.keyspace == "ks"));
+        assert_eq!(
+            frozen.class_name(),
+            "org.apache.cassandra.db.marshal.FrozenType(org.apache.cassandra.db.marshal.UserType(ks,61646472657373,\
+             737472656574:org.apache.cassandra.db.marshal.UTF8Type,7a6970:org.apache.cassandra.db.marshal.Int32Type))"
+        );
+        assert!(matches!(resolve("address"), Ok(AbstractType::User(u)) if !u.frozen));
+        assert!(matches!(resolve("ks.address"), Ok(AbstractType::User(_))));
+        // Inside a tuple or a frozen collection a user type is frozen; inside a collection that
+        // is not, it must be written frozen.
+        let AbstractType::Tuple(parts) = resolve("tuple<int, address>").expect("a tuple") else { panic!() };
+        assert!(matches!(&parts[1], AbstractType::User(u) if u.frozen));
+        assert!(resolve("map<text, frozen<address>>").is_ok());
+        assert_eq!(
+            resolve("set<address>"),
+            Err("Non-frozen UDTs are not allowed inside collections: set<address>".into())
+        );
+        assert_eq!(resolve("frozen<nope>"), Err("Unknown type ks.nope".into()));
+        assert_eq!(
+            resolve("frozen<other.address>"),
+            Err("Statement on keyspace ks cannot refer to a user type in keyspace other; user types can only be used in the keyspace they are defined in".into())
+        );
+    }
+
+    #[test]
+    fn durations_are_refused_where_3_11_refuses_them() {
+        assert_eq!(resolve("duration"), Ok(AbstractType::Duration));
+        assert!(resolve("list<duration>").is_ok());
+        assert_eq!(resolve("set<duration>"), Err("Durations are not allowed inside sets: set<duration>".into()));
+        assert_eq!(
+            resolve("frozen<set<duration>>"),
+            Err("Durations are not allowed inside sets: frozen<set<duration>>".into())
+        );
+        assert_eq!(
+            resolve("map<duration, text>"),
+            Err("Durations are not allowed as map keys: map<duration, text>".into())
+        );
+        assert_eq!(cql_native_type(&AbstractType::Duration), Some(NativeType::Duration));
+        assert_eq!(cql_name(&AbstractType::Duration), "duration");
+    }
 }

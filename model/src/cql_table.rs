@@ -100,6 +100,9 @@ pub struct Table {
     /// The non-frozen collection columns the comparator knows (its `ColumnToCollectionType`),
     /// dropped ones included.
     pub collections: Vec<(Vec<u8>, AbstractType)>,
+    /// Every cell name a partition can hold when it holds one row of known cells (see
+    /// [`Table::row_cell_names`]), built with the table.
+    row_cell_names: Option<Vec<Vec<u8>>>,
 }
 
 /// What a cell name holds: its row's clustering values, for a sparse or static compact table
@@ -218,7 +221,7 @@ impl Table {
                 }
             }
         }
-        Ok(Table {
+        let mut table = Table {
             keyspace: def.keyspace.clone(),
             name: def.name.clone(),
             partition_key,
@@ -233,7 +236,28 @@ impl Table {
             dropped: layout_names.dropped.clone(),
             view_of: layout_names.view.as_ref().map(|v| v.base.clone()),
             collections,
-        })
+            row_cell_names: None,
+        };
+        table.row_cell_names = table.one_row_of_known_cells();
+        Ok(table)
+    }
+
+    /// The names of every cell a partition of this table can hold, in the comparator's order,
+    /// when a partition holds one row of known cells: a sparse table without clustering
+    /// columns or non-frozen collections (the row marker, then one cell per column). Cells of
+    /// dropped columns are not among them: they are not the table's any more.
+    pub fn row_cell_names(&self) -> Option<&[Vec<u8>]> {
+        self.row_cell_names.as_deref()
+    }
+
+    fn one_row_of_known_cells(&self) -> Option<Vec<Vec<u8>>> {
+        if self.layout != Layout::Sparse || !self.clustering.is_empty() || !self.collections.is_empty() {
+            return None;
+        }
+        // CompositeType(UTF8Type) order: the row marker's empty name first, then the columns,
+        // which `from_def` keeps sorted by name.
+        let marker = self.cell_name(&[], None);
+        Some(std::iter::once(marker).chain(self.regular.iter().map(|c| self.cell_name(&[], Some(c)))).collect())
     }
 
     /// The cell name of one element of a non-frozen collection column: the column's cell
@@ -447,6 +471,8 @@ pub fn cql_name(ty: &AbstractType) -> String {
         AbstractType::Byte => "tinyint",
         AbstractType::Uuid => "uuid",
         AbstractType::Integer => "varint",
+        AbstractType::Duration => "duration",
+        AbstractType::User(u) => return frozen_name(u.frozen, maybe_quote(&u.name_str())),
         AbstractType::Reversed(base) => return cql_name(base),
         AbstractType::List { element, frozen } => return frozen_name(*frozen, format!("list<{}>", cql_name(element))),
         AbstractType::Set { element, frozen } => return frozen_name(*frozen, format!("set<{}>", cql_name(element))),
@@ -460,6 +486,18 @@ pub fn cql_name(ty: &AbstractType) -> String {
         other => return format!("'{}'", other.class_name()),
     };
     n.to_string()
+}
+
+/// A name as CQL writes it: bare when lower-case word characters, else double-quoted.
+pub fn maybe_quote(name: &str) -> String {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 fn frozen_name(frozen: bool, name: String) -> String {

@@ -255,6 +255,26 @@ impl<'r> Tombstones<'r> {
 /// expired, not shadowed by `tombstones`), until the filter's count of live cells (or super columns) is reached: with cells, the walk ends with the
 /// cell that completes the count; with super columns, at the first live cell of one more super
 /// column than the count allows.
+/// For a range that names one cell (`lo == hi`), the position of that cell when it is the
+/// next one at `floor` byte for byte: a read by names usually finds its cells in order, and so
+/// checks each with one comparison of the cell after it instead of two binary searches.
+/// `None` sends the range the general way.
+fn named_at<C: CellView>(cmp: &CellComparator, cells: &[C], floor: usize, lo: &[u8], hi: &[u8]) -> Option<usize> {
+    if lo.is_empty() || lo != hi || cells.get(floor)?.name() != lo {
+        return None;
+    }
+    // A name is Equal to itself, and the cells before `floor` sort before earlier ranges.
+    // Cells are one per name under the comparator, so no other cell is Equal to `lo`; only a
+    // super column's name selects a run of cells, which the general way finds.
+    if !cmp.is_super() {
+        return Some(floor);
+    }
+    match cells.get(floor + 1) {
+        Some(next) if !cmp.after_end(next.name(), hi) => None,
+        _ => Some(floor),
+    }
+}
+
 fn for_each_selected<'r, C: CellView>(
     cmp: &CellComparator,
     cells: &'r [C],
@@ -268,6 +288,11 @@ fn for_each_selected<'r, C: CellView>(
     let mut spans: SmallVec<[(usize, usize); 4]> = SmallVec::with_capacity(filter.ranges.len());
     let mut floor = 0;
     for (lo, hi) in &filter.ranges {
+        if let Some(at) = named_at(cmp, cells, floor, lo, hi) {
+            spans.push((at, at + 1));
+            floor = at + 1;
+            continue;
+        }
         let start = floor + cells[floor..].partition_point(|c| cmp.before_start(c.name(), lo));
         let end = start + cells[start..].partition_point(|c| !cmp.after_end(c.name(), hi));
         if end > start {
@@ -474,6 +499,33 @@ mod tests {
         assert_eq!(live_cells(&c, &r, &f, 0).len(), 3);
         let f = ReadFilter::names(&c, vec![compose_super(b"b", b"")], CountUnit::SuperColumns);
         assert_eq!(live_cells(&c, &r, &f, 0).len(), 1);
+    }
+
+    #[test]
+    fn names_find_their_cells_however_they_fall() {
+        let r = row(&[("b", 1), ("c", 1), ("d", 1), ("f", 1)]);
+        for (asked, found) in [
+            (&["b", "c", "d", "f"][..], &["b", "c", "d", "f"][..]),
+            (&["a", "b", "e", "f", "g"], &["b", "f"]),
+            (&["c", "f"], &["c", "f"]),
+            (&["a", "e", "g"], &[]),
+            (&["d"], &["d"]),
+        ] {
+            let wanted = asked.iter().map(|n| n.as_bytes().to_vec()).collect();
+            let f = ReadFilter::names(&cmp(), wanted, CountUnit::Cells);
+            let found: Vec<&[u8]> = found.iter().map(|n| n.as_bytes()).collect();
+            assert_eq!(names(&live_cells(&cmp(), &r, &f, 0)), found, "names {asked:?}");
+        }
+        // A super column's name selects all of its subcolumns, the next one included.
+        let c = CellComparator::super_cf(AbstractType::Bytes, AbstractType::Bytes);
+        let mut r = Row::new();
+        for (sc, sub) in [("a", "1"), ("a", "2"), ("b", "1"), ("c", "1"), ("c", "2")] {
+            insert_cell(&c, &mut r.cells, Cell::live(compose_super(sc.as_bytes(), sub.as_bytes()), "v", 1));
+        }
+        let f = ReadFilter::names(&c, vec![compose_super(b"a", b""), compose_super(b"c", b"")], CountUnit::Cells);
+        assert_eq!(live_cells(&c, &r, &f, 0).len(), 4);
+        let f = ReadFilter::names(&c, vec![compose_super(b"a", b"2"), compose_super(b"b", b"1")], CountUnit::Cells);
+        assert_eq!(names(&live_cells(&c, &r, &f, 0)), vec![compose_super(b"a", b"2"), compose_super(b"b", b"1")]);
     }
 
     #[test]

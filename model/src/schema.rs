@@ -373,6 +373,36 @@ pub struct KeyspaceDef {
     pub strategy_options: BTreeMap<String, String>,
     pub durable_writes: bool,
     pub cf_defs: Vec<CfDef>,
+    /// The keyspace's user-defined types (CQL's CREATE TYPE), in the order made.
+    #[serde(default)]
+    pub user_types: Vec<UserTypeDef>,
+}
+
+/// A user-defined type (3.11's `system_schema.types` row): its fields' names and their types
+/// as marshal class names (a user type used in a field is written out whole, as in a column's).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserTypeDef {
+    pub name: String,
+    pub field_names: Vec<String>,
+    pub field_types: Vec<String>,
+}
+
+impl UserTypeDef {
+    /// The marshal type of this definition in `keyspace`, frozen or not.
+    pub fn to_type(&self, keyspace: &str, frozen: bool) -> Result<AbstractType, crate::marshal::MarshalError> {
+        let mut fields = Vec::with_capacity(self.field_names.len());
+        for (name, class) in self.field_names.iter().zip(&self.field_types) {
+            fields.push((name.clone().into_bytes(), AbstractType::parse(class)?));
+        }
+        let user = crate::marshal::UserType {
+            keyspace: keyspace.to_string(),
+            name: self.name.clone().into_bytes(),
+            fields,
+            frozen: false,
+        };
+        let t = AbstractType::User(Box::new(user));
+        Ok(if frozen { t.frozen() } else { t })
+    }
 }
 
 impl KeyspaceDef {
@@ -385,11 +415,16 @@ impl KeyspaceDef {
             strategy_options,
             durable_writes: true,
             cf_defs: Vec::new(),
+            user_types: Vec::new(),
         }
     }
 
     pub fn cf(&self, name: &str) -> Option<&CfDef> {
         self.cf_defs.iter().find(|c| c.name == name)
+    }
+
+    pub fn user_type(&self, name: &str) -> Option<&UserTypeDef> {
+        self.user_types.iter().find(|t| t.name == name)
     }
 
     pub fn validate(&self) -> Result<(), String> {

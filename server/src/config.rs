@@ -207,6 +207,17 @@ pub struct Config {
     /// Extension `NativeTransportMaxConcurrentConnections`: connections past it are closed
     /// at once with a warning; None (-1, the default) is unlimited.
     pub native_transport_max_concurrent_connections: Option<u32>,
+    /// Extension `BatchSizeWarnThresholdInKB` (Cassandra 3.11's
+    /// `batch_size_warn_threshold_in_kb`): a batch over several partitions whose data is
+    /// larger warns its client (and the log); default 5.
+    pub batch_size_warn_threshold_kb: u32,
+    /// Extension `BatchSizeFailThresholdInKB` (`batch_size_fail_threshold_in_kb`): such a batch
+    /// larger than this is refused, "Batch too large"; default 50.
+    pub batch_size_fail_threshold_kb: u32,
+    /// Extension `UnloggedBatchAcrossPartitionsWarnThreshold`
+    /// (`unlogged_batch_across_partitions_warn_threshold`): an unlogged batch over more
+    /// partitions warns its client; default 10.
+    pub unlogged_batch_across_partitions_warn_threshold: u32,
     /// Extension `BlockCacheSizeInMB`: verified SSTable index blocks and data chunks kept in
     /// memory for point reads (the engine's block cache); default 64, 0 turns it off.
     pub block_cache_size_mb: u32,

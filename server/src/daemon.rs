@@ -206,7 +206,12 @@ pub fn run(config_path: &Path) -> Result<(), StartupError> {
             save_tokens(&tokens)?;
             service.join(tokens);
         }
-        let cql = Arc::new(cql::Executor::new(coordinator.clone()));
+        let limits = cql::exec::Limits {
+            batch_size_warn_bytes: u64::from(config.batch_size_warn_threshold_kb) << 10,
+            batch_size_fail_bytes: u64::from(config.batch_size_fail_threshold_kb) << 10,
+            unlogged_batch_across_partitions_warn: config.unlogged_batch_across_partitions_warn_threshold as usize,
+        };
+        let cql = Arc::new(cql::Executor::with_limits(coordinator.clone(), limits));
         let authenticator = Arc::new(authenticator);
         let native_ctx = Arc::new(NativeContext::new(
             coordinator.clone(),

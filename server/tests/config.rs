@@ -36,6 +36,15 @@ fn sample_config_is_a_single_local_node() {
     assert_eq!((c.listen_address.as_str(), c.storage_port), ("127.0.0.1", 7000));
     assert_eq!((c.thrift_address.as_str(), c.thrift_port), ("127.0.0.1", 9160));
     assert!(!c.thrift_framed_transport);
+    assert_eq!(
+        (
+            c.batch_size_warn_threshold_kb,
+            c.batch_size_fail_threshold_kb,
+            c.unlogged_batch_across_partitions_warn_threshold
+        ),
+        (5, 50, 10),
+        "the sample documents 3.11's batch thresholds"
+    );
     assert_eq!(c.commit_log_sync, CommitLogSync::Periodic { period_ms: 10_000 });
     assert!(c.commit_log_directory.is_relative());
     assert!(c.data_file_directories.iter().all(|d| d.is_relative()));

@@ -171,6 +171,13 @@ async function main() {
     assert.match(e.message, /unconfigured table t/);
   });
 
+  await check('warnings reach result.info.warnings (v4)', async () => {
+    const warned = await client.execute('SELECT count(*) FROM magazines.magazine_name');
+    assert.deepStrictEqual(warned.info.warnings, ['Aggregation query used without partition key']);
+    const quiet = await client.execute('SELECT count(*) FROM magazines.magazine_name WHERE id = 1');
+    assert.ok(!quiet.info.warnings || quiet.info.warnings.length === 0, `warned: ${quiet.info.warnings}`);
+  });
+
   await check('a client bound to a keyspace and a prepared query with a bound value', async () => {
     const inKeyspace = newClient({ localDataCenter: dataCenter, keyspace: 'magazines' });
     await inKeyspace.connect();

@@ -167,6 +167,30 @@ class SeedThroughTheDriver(unittest.TestCase):
             read = SimpleStatement("SELECT balance FROM accounts WHERE name = %s", consistency_level=serial)
             self.assertEqual(s.execute(read, (name,)).one().balance, 5)
 
+    def test_warnings_reach_the_driver_on_v4_only(self):
+        s = self.session
+        s.execute("CREATE TABLE counted (k int PRIMARY KEY, v int)")
+        warned = s.execute("SELECT count(*) FROM counted")
+        self.assertEqual(warned.response_future.warnings, ["Aggregation query used without partition key"])
+        self.assertIsNone(s.execute("SELECT count(*) FROM counted WHERE k = 1").response_future.warnings)
+        cluster, v3 = connect(3)
+        try:
+            self.assertIsNone(v3.execute("SELECT count(*) FROM seed.counted").response_future.warnings)
+        finally:
+            cluster.shutdown()
+
+    def test_prepared_selects_carry_their_result_metadata(self):
+        s = self.session
+        s.execute("CREATE TABLE with_meta (k int PRIMARY KEY, v text)")
+        s.execute("INSERT INTO with_meta (k, v) VALUES (1, 'one')")
+        select = s.prepare("SELECT v, k FROM with_meta WHERE k = ?")
+        self.assertEqual([(c[0], c[1], c[2]) for c in select.result_metadata],
+                         [("seed", "with_meta", "v"), ("seed", "with_meta", "k")])
+        self.assertEqual(select.routing_key_indexes, [0])
+        # The driver now asks EXECUTE to skip the metadata and decodes by the prepared one.
+        self.assertEqual(tuple(s.execute(select, (1,)).one()), ("one", 1))
+        self.assertFalse(s.prepare("INSERT INTO with_meta (k, v) VALUES (?, ?)").result_metadata)
+
     def test_protocol_v3_works_too(self):
         cluster, session = connect(3)
         try:

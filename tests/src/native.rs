@@ -27,11 +27,14 @@ pub const AUTH_SUCCESS: u8 = 0x10;
 
 pub const FLAG_COMPRESSED: u8 = 0x01;
 pub const FLAG_TRACING: u8 = 0x02;
+pub const FLAG_WARNING: u8 = 0x08;
 
 pub const CL_ONE: u16 = 0x0001;
 pub const CL_QUORUM: u16 = 0x0004;
 
-/// A frame as received: the version byte as sent (0x80 set), and the body decompressed.
+/// A frame as received: the version byte as sent (0x80 set), and the body decompressed. With
+/// the WARNING flag, the [string list] of warnings is taken out of the body (which keeps a
+/// trace session id before it, if there is one) into `warnings`.
 #[derive(Debug, Clone)]
 pub struct Frame {
     pub version: u8,
@@ -39,6 +42,7 @@ pub struct Frame {
     pub stream: i16,
     pub opcode: u8,
     pub body: Vec<u8>,
+    pub warnings: Vec<String>,
 }
 
 impl Frame {
@@ -205,7 +209,14 @@ impl NativeClient {
             body = c.decompress(&body);
             self.compressed_frames += 1;
         }
-        Frame { version: first, flags, stream, opcode, body }
+        let mut warnings = Vec::new();
+        if flags & FLAG_WARNING != 0 {
+            let at = if flags & FLAG_TRACING != 0 { 16 } else { 0 };
+            let mut c = Cursor { b: &body, at };
+            warnings = c.string_list();
+            body.drain(at..c.at);
+        }
+        Frame { version: first, flags, stream, opcode, body, warnings }
     }
 
     /// The next frame if one comes within the read timeout; None on a close, a timeout or a
@@ -218,7 +229,7 @@ impl NativeClient {
         let mut body = vec![0u8; len];
         self.socket.read_exact(&mut body).ok()?;
         let stream = i16::from_be_bytes([header[2], header[3]]);
-        Some(Frame { version: header[0], flags: header[1], stream, opcode: header[4], body })
+        Some(Frame { version: header[0], flags: header[1], stream, opcode: header[4], body, warnings: Vec::new() })
     }
 
     pub fn recv(&mut self) -> Frame {

@@ -1,5 +1,7 @@
-//! CQL over Thrift on three nodes at RF 3: seed 001's tables made through one node, written at
-//! QUORUM through it and read at QUORUM through the two others; and lightweight transactions
+//! CQL on three nodes at RF 3: seed 001's tables made through one node over Thrift, written at
+//! QUORUM through it and read at QUORUM through the two others; on the same cluster, seed 001
+//! through cqlsh (native protocol) on node 1 and its Q1 and Q2 read with cqlsh through nodes 2
+//! and 3 at QUORUM and ALL (tests/python/test_cqlsh_cluster.py); and lightweight transactions
 //! from two coordinators while a replica is killed, with no update lost or doubled.
 
 use std::time::{Duration, Instant};
@@ -88,7 +90,15 @@ fn seed_001_at_quorum_through_every_node() {
     let every =
         run(&mut three, "SELECT id FROM mags.magazine_publisher WHERE publisher = 'Tokio'", t::ConsistencyLevel::ALL);
     assert_eq!(values(&every).len(), 13);
+
+    // The seed again, through cqlsh on the native port, with the cluster shared.
+    let hosts: Vec<String> = nodes.iter().map(|n| n.native_addr().to_string()).collect();
+    let env = [("SIBYL_NATIVE_HOSTS", Some(hosts.join(",")))];
+    run_python_unittest_with(&nodes[0], "test_cqlsh_cluster.py", "cqlshlib", &env, CQLSH_LIMIT);
 }
+
+/// The cqlsh runs of test_cqlsh_cluster.py: five, each a process and a connection.
+const CQLSH_LIMIT: Duration = Duration::from_secs(300);
 
 /// One compare-and-set increment of the counter row, retried until it applies or the budget ends;
 /// `Err` if its outcome is unknown (a timeout: it may or may not have been applied).

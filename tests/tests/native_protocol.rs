@@ -468,3 +468,309 @@ fn sibyltool_stops_and_starts_the_native_transport() {
     node.tool(&["disablebinary"]).ok();
     assert_eq!(node.tool(&["statusbinary"]).ok().stdout, "not running\n");
 }
+
+/// Warnings (v4's WARNING flag) and what PREPARED and EXECUTE with skip-metadata send, field
+/// by field, on one node: neither changes what the other sees.
+#[test]
+fn warnings_and_prepared_metadata_field_by_field() {
+    let (node, mut c) = node_with_table();
+    c.query_ok("CREATE TABLE wide (a text, b int, v text, PRIMARY KEY (a, b))", 5);
+    warnings_ride_v4_results(&node, &mut c);
+    prepared_metadata_as_3_11_sends_it(&node, &mut c);
+}
+
+/// An UNLOGGED batch BODY of these statement texts.
+fn unlogged_batch(texts: &[String]) -> Vec<u8> {
+    let mut b = Body::new().byte(1).short(texts.len() as u16);
+    for t in texts {
+        b = b.byte(0).long_string(t).short(0);
+    }
+    b.short(CL_ONE).byte(0).0
+}
+
+fn warnings_ride_v4_results(node: &Node, c: &mut NativeClient) {
+    let count = c.query("SELECT count(*) FROM t");
+    assert_eq!(count.flags & FLAG_WARNING, FLAG_WARNING, "the WARNING flag: {count:?}");
+    assert_eq!(count.warnings, ["Aggregation query used without partition key"]);
+    assert_eq!(rows(&count).rows.len(), 1, "the rows follow the warnings");
+    let listed = c.query("SELECT count(*) FROM t WHERE k IN (1, 2)");
+    assert_eq!(listed.warnings, ["Aggregation query used on multiple partition keys (IN restriction)"]);
+    let grouped = c.query("SELECT a, count(*) FROM wide GROUP BY a");
+    assert_eq!(grouped.warnings, ["Aggregation query used without partition key"], "GROUP BY is an aggregation");
+    for quiet in ["SELECT count(*) FROM t WHERE k = 1", "SELECT count(*) FROM t WHERE token(k) > 0", "SELECT * FROM t"]
+    {
+        let f = c.query(quiet);
+        assert_eq!((f.flags & FLAG_WARNING, f.warnings.len()), (0, 0), "{quiet}");
+    }
+
+    // Traced too: the session id, then the warnings, then the rows.
+    let body = Body::new().long_string("SELECT count(*) FROM t").short(CL_ONE).byte(0).0;
+    let f = c.request(FLAG_TRACING, QUERY, &body);
+    assert_eq!(f.flags & (FLAG_TRACING | FLAG_WARNING), FLAG_TRACING | FLAG_WARNING);
+    assert_eq!(f.warnings, ["Aggregation query used without partition key"]);
+    let mut cur = f.cursor();
+    cur.uuid();
+    assert_eq!(cur.int(), 2, "rows after the id and the warnings");
+
+    // Eleven partitions in an unlogged batch are more than 10; ten are not.
+    let inserts = |range: std::ops::Range<i32>| -> Vec<String> {
+        range.map(|k| format!("INSERT INTO t (k, v) VALUES ({k}, 'b')")).collect()
+    };
+    let f = c.request(0, BATCH, &unlogged_batch(&inserts(100..111)));
+    assert_eq!(f.result_kind(), 1);
+    assert_eq!(
+        f.warnings,
+        ["Unlogged batch covering 11 partitions detected against table [ks.t]. You should use a logged batch for atomicity, or asynchronous writes for performance."]
+    );
+    let f = c.request(0, BATCH, &unlogged_batch(&inserts(200..210)));
+    assert_eq!((f.result_kind(), f.warnings.len()), (1, 0), "ten partitions: {:?}", f.warnings);
+
+    // Size as 3.11 counts it: per row its clustering values (b, 4 bytes) and per cell 16
+    // bytes with the value; the row marker and the partition key count for nothing. Two
+    // partitions of two rows each: 4 * (4 + 16 + len).
+    let sized = |len: usize| -> Vec<String> {
+        let v = "x".repeat(len);
+        (0..4).map(|i| format!("INSERT INTO wide (a, b, v) VALUES ('p{}', {i}, '{v}')", i % 2)).collect()
+    };
+    let f = c.request(0, BATCH, &unlogged_batch(&sized(1260)));
+    assert_eq!((f.result_kind(), f.warnings.len()), (1, 0), "5120 bytes is not past 5120: {:?}", f.warnings);
+    let f = c.request(0, BATCH, &unlogged_batch(&sized(1261)));
+    assert_eq!(f.result_kind(), 1);
+    assert_eq!(f.warnings, ["Batch for [ks.wide] is of size 5124, exceeding specified threshold of 5120 by 4."]);
+    // A map's elements: 12 bytes for the collection, and per element 16 with key and value.
+    c.query_ok("CREATE TABLE maps (k int PRIMARY KEY, m map<text, text>)", 5);
+    let v = "y".repeat(2600);
+    let maps = vec![
+        format!("INSERT INTO maps (k, m) VALUES (1, {{'a': '{v}'}})"),
+        format!("UPDATE maps SET m = m + {{'b': '{v}'}} WHERE k = 2"),
+    ];
+    let f = c.request(0, BATCH, &unlogged_batch(&maps));
+    assert_eq!(f.warnings, ["Batch for [ks.maps] is of size 5258, exceeding specified threshold of 5120 by 138."]);
+    // One partition is never checked (3.11, CASSANDRA-10876), whatever its size.
+    let big = "z".repeat(30_000);
+    let one = vec![
+        format!("INSERT INTO wide (a, b, v) VALUES ('one', 1, '{big}')"),
+        format!("INSERT INTO wide (a, b, v) VALUES ('one', 2, '{big}')"),
+    ];
+    let f = c.request(0, BATCH, &unlogged_batch(&one));
+    assert_eq!((f.result_kind(), f.warnings.len()), (1, 0));
+    // Past 50 KiB over two partitions: refused, nothing written, and an error has no warnings.
+    let two = vec![
+        format!("INSERT INTO wide (a, b, v) VALUES ('two', 1, '{big}')"),
+        format!("INSERT INTO wide (a, b, v) VALUES ('three', 1, '{big}')"),
+    ];
+    let f = c.request(0, BATCH, &unlogged_batch(&two));
+    assert_eq!(f.error(), (0x2200, "Batch too large".to_string()));
+    assert_eq!(f.flags & FLAG_WARNING, 0);
+    assert!(rows(&c.query("SELECT * FROM wide WHERE a IN ('two', 'three')")).rows.is_empty());
+
+    // v3 has no warnings: the same statements answer without the flag.
+    let mut v3 = NativeClient::ready(node.native_addr(), V3, None);
+    let f = v3.query("SELECT count(*) FROM ks.t");
+    assert_eq!((f.flags & FLAG_WARNING, f.warnings.len()), (0, 0));
+    assert_eq!(rows(&f).rows.len(), 1);
+    v3.query_ok("USE ks", 3);
+    let f = v3.request(0, BATCH, &unlogged_batch(&inserts(300..311)));
+    assert_eq!((f.result_kind(), f.flags & FLAG_WARNING), (1, 0));
+
+    // Thrift's CQL calls cannot carry them: the node logs them, as 3.11 does.
+    let mut thrift = node.client();
+    ok("set_keyspace", thrift.set_keyspace("ks".into()));
+    let text = format!("BEGIN UNLOGGED BATCH {} APPLY BATCH", inserts(400..412).join("; "));
+    ok(
+        "execute_cql3_query",
+        thrift.execute_cql3_query(text.into_bytes(), thrift_idl::Compression::NONE, thrift_idl::ConsistencyLevel::ONE),
+    );
+    let log = node.log();
+    assert!(log.contains("Unlogged batch covering 12 partitions detected against table [ks.t]"), "{log}");
+}
+
+/// A column or marker specification: keyspace, table, name, and the type's ids in order.
+type Spec = (String, String, String, Vec<u16>);
+
+/// A PREPARED body: (id, marker flags, markers, pk indexes when v4, result flags, result
+/// columns), every field read in order and nothing left over.
+type PreparedAnswer = (Vec<u8>, i32, Vec<Spec>, Option<Vec<u16>>, i32, Vec<Spec>);
+
+fn type_ids(cur: &mut Cursor<'_>) -> Vec<u16> {
+    let id = cur.short();
+    let mut out = vec![id];
+    match id {
+        0x20 | 0x22 => out.extend(type_ids(cur)),
+        0x21 => {
+            out.extend(type_ids(cur));
+            out.extend(type_ids(cur));
+        }
+        0x31 => {
+            let n = cur.short();
+            out.push(n);
+            for _ in 0..n {
+                out.extend(type_ids(cur));
+            }
+        }
+        0x00 => panic!("a custom type: {}", cur.string()),
+        _ => {}
+    }
+    out
+}
+
+/// `<flags><count>[<pk_count><pk_index>...]<global spec>?<col_spec>...`, pk fields only when `pk`.
+fn column_specs(cur: &mut Cursor<'_>, pk: bool) -> (i32, Vec<Spec>, Option<Vec<u16>>) {
+    let flags = cur.int();
+    let count = cur.int();
+    let indexes = pk.then(|| {
+        let n = cur.int();
+        (0..n).map(|_| cur.short()).collect::<Vec<u16>>()
+    });
+    let global = (flags & 0x0001 != 0).then(|| (cur.string(), cur.string()));
+    let mut columns = Vec::new();
+    if flags & 0x0004 == 0 {
+        for _ in 0..count {
+            let (ks, table) = global.clone().unwrap_or_else(|| (cur.string(), cur.string()));
+            let name = cur.string();
+            columns.push((ks, table, name, type_ids(cur)));
+        }
+    } else {
+        assert_eq!(count, 0, "no metadata, no columns");
+    }
+    (flags, columns, indexes)
+}
+
+fn prepared_answer(c: &mut NativeClient, text: &str) -> PreparedAnswer {
+    let (id, f) = c.prepare(text);
+    let mut cur = f.cursor();
+    assert_eq!(cur.int(), 4, "a PREPARED result");
+    assert_eq!(cur.short_bytes(), id);
+    let (flags, markers, pk) = column_specs(&mut cur, c.version >= V4);
+    let (result_flags, result, none) = column_specs(&mut cur, false);
+    assert!(none.is_none());
+    assert!(cur.is_done(), "{text}: bytes left after the result metadata");
+    (id, flags, markers, pk, result_flags, result)
+}
+
+fn col(table: &str, name: &str, ty: &[u16]) -> Spec {
+    ("ks".into(), table.into(), name.into(), ty.to_vec())
+}
+
+fn prepared_metadata_as_3_11_sends_it(node: &Node, c: &mut NativeClient) {
+    const GLOBAL: i32 = 0x0001;
+    const NO_METADATA: i32 = 0x0004;
+    for k in 1..=3 {
+        c.query_ok(&format!("INSERT INTO t (k, v) VALUES ({k}, 'v{k}')"), 1);
+    }
+    // A SELECT: its markers, the key's marker, and the columns its rows will have.
+    let (select, flags, markers, pk, result_flags, result) = prepared_answer(c, "SELECT k, v FROM t WHERE k = ?");
+    assert_eq!((flags, markers, pk), (GLOBAL, vec![col("t", "k", &[0x09])], Some(vec![0])));
+    assert_eq!((result_flags, result), (GLOBAL, vec![col("t", "k", &[0x09]), col("t", "v", &[0x0D])]));
+    // v3: the same without partition key indexes.
+    let mut v3 = NativeClient::ready(node.native_addr(), V3, None);
+    v3.query_ok("USE ks", 3);
+    let (_, flags, markers, pk, result_flags, result) = prepared_answer(&mut v3, "SELECT k, v FROM t WHERE k = ?");
+    assert_eq!((flags, markers.len(), pk, result_flags, result.len()), (GLOBAL, 1, None, GLOBAL, 2));
+
+    // Writes: 3.11's names for TTL and TIMESTAMP markers, and no result metadata.
+    let (_, flags, markers, pk, result_flags, result) =
+        prepared_answer(c, "INSERT INTO t (k, v) VALUES (?, ?) USING TTL ? AND TIMESTAMP ?");
+    assert_eq!(flags, GLOBAL);
+    assert_eq!(
+        markers,
+        [col("t", "k", &[0x09]), col("t", "v", &[0x0D]), col("t", "[ttl]", &[0x09]), col("t", "[timestamp]", &[0x02])]
+    );
+    assert_eq!((pk, result_flags, result), (Some(vec![0]), NO_METADATA, vec![]));
+    // Named markers go by their own names and still route by the key; LIMIT ? is `[limit]`.
+    let (_, _, markers, pk, _, result) = prepared_answer(c, "SELECT v FROM t WHERE k = :key LIMIT ?");
+    assert_eq!((markers, pk), (vec![col("t", "key", &[0x09]), col("t", "[limit]", &[0x09])], Some(vec![0])));
+    assert_eq!(result, [col("t", "v", &[0x0D])]);
+    // token(?) (RandomPartitioner: a varint), IN ? (a list), CONTAINS ?: no key marker.
+    let (_, _, markers, pk, _, _) = prepared_answer(c, "SELECT * FROM t WHERE token(k) > ?");
+    assert_eq!((markers, pk), (vec![col("t", "partition key token", &[0x0E])], Some(vec![])));
+    let (in_list, _, markers, pk, _, _) = prepared_answer(c, "SELECT v FROM t WHERE k IN ?");
+    assert_eq!((markers, pk), (vec![col("t", "in(k)", &[0x20, 0x09])], Some(vec![])));
+    let mut list = 2i32.to_be_bytes().to_vec();
+    for k in [1, 3] {
+        list.extend(4i32.to_be_bytes());
+        list.extend(int(k));
+    }
+    let mut got = rows(&c.execute(&in_list, &[Some(&list)])).rows;
+    got.sort();
+    assert_eq!(got, vec![vec![Some(b"v1".to_vec())], vec![Some(b"v3".to_vec())]], "IN ? binds a list");
+    c.query_ok("CREATE TABLE tags (k int PRIMARY KEY, s set<text>, m map<int, text>)", 5);
+    let (_, _, markers, _, _, _) =
+        prepared_answer(c, "SELECT k FROM tags WHERE s CONTAINS ? AND m CONTAINS KEY ? ALLOW FILTERING");
+    assert_eq!(markers, [col("tags", "value(s)", &[0x0D]), col("tags", "key(m)", &[0x09])]);
+    // A batch's own markers are of `[batch].[batch]`: no global table spec, no key indexes.
+    let (_, flags, markers, pk, result_flags, _) =
+        prepared_answer(c, "BEGIN BATCH USING TIMESTAMP ? INSERT INTO t (k, v) VALUES (?, ?) APPLY BATCH");
+    let batch = ("[batch]".to_string(), "[batch]".to_string(), "[timestamp]".to_string(), vec![0x02]);
+    assert_eq!((flags, pk, result_flags), (0, Some(vec![]), NO_METADATA));
+    assert_eq!(markers, [batch, col("t", "k", &[0x09]), col("t", "v", &[0x0D])]);
+    // No markers: flags 0, no columns.
+    let (_, flags, markers, pk, result_flags, result) = prepared_answer(c, "SELECT v FROM t WHERE k = 1");
+    assert_eq!((flags, markers.len(), pk, result_flags, result.len()), (0, 0, Some(vec![]), GLOBAL, 1));
+
+    // An id this node does not know, on v3 and v4: Unprepared with 3.11's words and the id.
+    for client in [&mut *c, &mut v3] {
+        let unknown = [0xAB; 16];
+        let f = client.execute(&unknown, &[]);
+        assert_eq!(f.opcode, ERROR);
+        let mut cur = f.cursor();
+        assert_eq!(cur.int(), 0x2500);
+        assert_eq!(
+            cur.string(),
+            format!("Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", "ab".repeat(16))
+        );
+        assert_eq!(cur.short_bytes(), unknown.to_vec());
+        assert!(cur.is_done());
+    }
+
+    // EXECUTE with SKIP_METADATA: flag No_metadata and the column count, then the rows.
+    let skip = |id: &[u8], values: &[&[u8]], page: Option<(i32, Option<&[u8]>)>| {
+        let mut flags = 0x02 | if values.is_empty() { 0 } else { 0x01 };
+        if let Some((_, state)) = page {
+            flags |= 0x04 | if state.is_some() { 0x08 } else { 0 };
+        }
+        let mut b = Body::new().short_bytes(id).short(CL_ONE).byte(flags);
+        if !values.is_empty() {
+            b = b.short(values.len() as u16);
+            for v in values {
+                b = b.value(Some(v));
+            }
+        }
+        if let Some((size, state)) = page {
+            b = b.int(size);
+            if let Some(s) = state {
+                b = b.value(Some(s));
+            }
+        }
+        b.0
+    };
+    let f = c.request(0, EXECUTE, &skip(&select, &[&int(2)[..]], None));
+    let mut cur = f.cursor();
+    assert_eq!((cur.int(), cur.int(), cur.int()), (2, NO_METADATA, 2), "ROWS, No_metadata, 2 columns");
+    assert_eq!((cur.int(), cur.bytes(), cur.bytes()), (1, Some(int(2)), Some(b"v2".to_vec())));
+    assert!(cur.is_done());
+    // Paged: Has_more_pages with the paging state, still without the column specs.
+    let (all, ..) = prepared_answer(c, "SELECT k, v FROM t");
+    let mut seen = Vec::new();
+    let mut state: Option<Vec<u8>> = None;
+    for page in 0.. {
+        let f = c.request(0, EXECUTE, &skip(&all, &[], Some((10, state.as_deref()))));
+        let mut cur = f.cursor();
+        assert_eq!(cur.int(), 2);
+        let flags = cur.int();
+        assert_eq!((flags & !0x0002, cur.int()), (NO_METADATA, 2), "page {page}");
+        state = (flags & 0x0002 != 0).then(|| cur.bytes().expect("a paging state"));
+        for _ in 0..cur.int() {
+            seen.push((cur.bytes(), cur.bytes()));
+        }
+        assert!(cur.is_done());
+        if state.is_none() {
+            break;
+        }
+        assert!(page < 100, "paging does not end");
+    }
+    let keys: std::collections::BTreeSet<Vec<u8>> = seen.iter().filter_map(|(k, _)| k.clone()).collect();
+    let all_rows = rows(&c.query("SELECT k FROM t")).rows.len();
+    assert_eq!((seen.len(), keys.len()), (all_rows, all_rows), "every row once over the pages");
+    assert!(all_rows > 20, "several pages");
+}

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use model::schema::{CfDef, KeyspaceDef};
+use model::schema::{CfDef, KeyspaceDef, UserTypeDef};
 use uuid::Uuid;
 
 use super::{Coordinator, Result};
@@ -20,6 +20,14 @@ impl Coordinator {
 
     pub async fn update_keyspace(&self, def: KeyspaceDef) -> Result<Uuid> {
         let version = self.blocking(move |storage| Ok(storage.update_keyspace(def)?)).await?;
+        self.spread_schema().await;
+        Ok(version)
+    }
+
+    /// CREATE, ALTER or DROP TYPE: the keyspace's types, and the tables a change rewrites.
+    pub async fn update_user_types(&self, keyspace: &str, types: Vec<UserTypeDef>, tables: Vec<CfDef>) -> Result<Uuid> {
+        let keyspace = keyspace.to_string();
+        let version = self.blocking(move |storage| Ok(storage.update_user_types(&keyspace, types, tables)?)).await?;
         self.spread_schema().await;
         Ok(version)
     }

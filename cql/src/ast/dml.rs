@@ -316,6 +316,17 @@ pub enum BatchStatement {
     Delete(Delete),
 }
 
+impl BatchStatement {
+    /// The table it writes.
+    pub fn table(&self) -> &QualifiedName {
+        match self {
+            BatchStatement::Insert(s) => &s.table,
+            BatchStatement::Update(s) => &s.table,
+            BatchStatement::Delete(s) => &s.table,
+        }
+    }
+}
+
 impl fmt::Display for BatchStatement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

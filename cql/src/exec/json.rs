@@ -4,9 +4,11 @@
 use model::marshal::AbstractType;
 use serde_json::Value as Json;
 
+use super::markers::spec;
 use super::values::Value;
-use super::{invalid, CqlError};
+use super::{invalid, ColumnSpec, CqlError, ResultSet};
 use crate::schema::cql_name;
+use crate::schema::Table;
 
 /// A column name as a JSON key, as 3.11's `ColumnIdentifier.toCQLString` writes it: bare when
 /// it is `[a-z][a-z0-9_]*` and no reserved keyword (unreserved ones such as `key` stay bare),
@@ -60,6 +62,24 @@ pub(super) fn to_json(ty: &AbstractType, v: Option<&[u8]>) -> String {
             Ok(components) => {
                 let parts: Vec<String> = components.iter().zip(types).map(|(c, t)| to_json(t, *c)).collect();
                 format!("[{}]", parts.join(", "))
+            }
+            Err(_) => quoted(ty.to_display_string(v)),
+        },
+        AbstractType::User(u) => match model::marshal::read_tuple(v, u.fields.len()) {
+            // 3.11's UserType.toJSONString: every field, a missing one null; a name that is not
+            // lower case in double quotes inside the key.
+            Ok(values) => {
+                let parts: Vec<String> = u
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, t))| {
+                        let name = String::from_utf8_lossy(name);
+                        let name = if name.to_lowercase() == name { name.into_owned() } else { format!("\"{name}\"") };
+                        format!("{}: {}", quoted(name), to_json(t, values.get(i).copied().flatten()))
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
             }
             Err(_) => quoted(ty.to_display_string(v)),
         },
@@ -131,6 +151,26 @@ pub(super) fn from_json(ty: &AbstractType, j: &Json, column: &str) -> Result<Val
                     Value::Bytes(b) => Some(b),
                     _ => None,
                 });
+            }
+            return Ok(Value::Bytes(model::marshal::write_tuple(components.iter().map(Option::as_deref))));
+        }
+        (AbstractType::User(u), Json::Object(entries)) => {
+            let mut components: Vec<Option<Vec<u8>>> = vec![None; u.fields.len()];
+            for (k, v) in entries {
+                let field = match k.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                    Some(quoted) => quoted.to_string(),
+                    None => k.to_lowercase(),
+                };
+                let Some(i) = u.field_position(&field) else {
+                    return invalid(format!(
+                        "Error decoding JSON value for {column}: Unknown field '{field}' in value of user defined type {}",
+                        u.name_str()
+                    ));
+                };
+                components[i] = match from_json(&u.fields[i].1, v, column)? {
+                    Value::Bytes(b) => Some(b),
+                    _ => None,
+                };
             }
             return Ok(Value::Bytes(model::marshal::write_tuple(components.iter().map(Option::as_deref))));
         }
@@ -206,4 +246,28 @@ pub(super) fn object(text: &str) -> Result<Vec<(String, Json)>, CqlError> {
             (name, v)
         })
         .collect())
+}
+
+/// SELECT JSON: one text column, `[json]`, holding each row as an object.
+pub(super) fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>>>>) -> ResultSet {
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let fields: Vec<String> = columns
+                .iter()
+                .zip(&row)
+                .map(|(c, v)| {
+                    let key = serde_json::Value::String(key(&c.name)).to_string();
+                    format!("{key}: {}", to_json(&c.ty, v.as_deref()))
+                })
+                .collect();
+            vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
+        })
+        .collect();
+    ResultSet { columns: vec![json_column(table)], rows, paging_state: None }
+}
+
+/// The one column of a `SELECT JSON`.
+pub(super) fn json_column(table: &Table) -> ColumnSpec {
+    spec(table, "[json]", &AbstractType::Utf8)
 }

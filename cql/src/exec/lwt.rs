@@ -11,8 +11,8 @@ use model::data::{now_seconds, Cell, Row};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::AbstractType;
 
+use super::markers::spec;
 use super::values::{term_value, Binder, Value};
-use super::write::spec;
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
 use crate::ast::{Condition, ConditionTarget, Conditions, InValues, Operator, Predicate};
 use crate::schema::{Clustering, Column, ColumnKind, Layout, Table};
@@ -83,7 +83,7 @@ fn current(table: &Table, clustering: &Clustering, column: &Column, cells: &[Cel
             .cloned()
             .collect();
         let mut rows = Vec::new();
-        super::select::group(table, 0, &elements, now_seconds(), &mut rows);
+        super::select::group(table, 0, elements, now_seconds(), &mut rows);
         return rows.first().and_then(|r| r.cell(column, table.layout)).map(|c| c.value.clone());
     }
     let name = table.cell_name(clustering, Some(column));

@@ -7,15 +7,19 @@
 //! not, as in 3.11.
 
 mod batch;
+pub mod client_warn;
 mod collections;
 mod ddl;
 mod json;
 mod lwt;
+mod markers;
+mod mutations;
 mod paging;
 mod restrict;
 mod select;
 mod selectors;
 mod system_tables;
+mod user_types;
 mod values;
 mod view;
 mod write;
@@ -170,15 +174,47 @@ pub struct Prepared {
     pub keyspace: Option<String>,
     /// One per bind marker, in order.
     pub markers: Vec<ColumnSpec>,
+    /// A SELECT's result columns, as its rows will have them (3.11's result metadata);
+    /// empty for every other statement.
+    pub columns: Vec<ColumnSpec>,
+    /// For each partition key column of the statement's table in order, the marker that binds
+    /// it (drivers route by it); `None` unless each is bound by one (3.11's partition key bind
+    /// indexes).
+    pub partition_key: Option<Vec<u16>>,
 }
 
 /// Prepared statements kept per node; Thrift's item ids index them.
 const MAX_PREPARED: usize = 100_000;
 
+/// The thresholds of 3.11's `cassandra.yaml` that statements are checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// A batch over several partitions whose data is larger warns its client
+    /// (`batch_size_warn_threshold_in_kb`; default 5 KiB).
+    pub batch_size_warn_bytes: u64,
+    /// ... and past this is refused, "Batch too large" (`batch_size_fail_threshold_in_kb`;
+    /// default 50 KiB).
+    pub batch_size_fail_bytes: u64,
+    /// An unlogged batch over more partitions than this warns
+    /// (`unlogged_batch_across_partitions_warn_threshold`; default 10).
+    pub unlogged_batch_across_partitions_warn: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            batch_size_warn_bytes: 5 << 10,
+            batch_size_fail_bytes: 50 << 10,
+            unlogged_batch_across_partitions_warn: 10,
+        }
+    }
+}
+
 /// Runs statements through one coordinator.
 pub struct Executor {
     coordinator: Arc<Coordinator>,
     prepared: Mutex<PreparedCache>,
+    limits: Limits,
 }
 
 #[derive(Default)]
@@ -190,7 +226,12 @@ struct PreparedCache {
 impl Executor {
     /// An executor over `coordinator`.
     pub fn new(coordinator: Arc<Coordinator>) -> Executor {
-        Executor { coordinator, prepared: Mutex::new(PreparedCache::default()) }
+        Executor::with_limits(coordinator, Limits::default())
+    }
+
+    /// An executor over `coordinator` checking statements against `limits`.
+    pub fn with_limits(coordinator: Arc<Coordinator>, limits: Limits) -> Executor {
+        Executor { coordinator, prepared: Mutex::new(PreparedCache::default()), limits }
     }
 
     /// The coordinator statements run through.
@@ -240,6 +281,8 @@ impl Executor {
         }
         let statement = crate::parse(text)?;
         let mut markers = self.markers(&statement, session.keyspace.as_deref())?;
+        // Before named markers take their own names: what a marker binds is its column's.
+        let partition_key = self.partition_key_indexes(&statement, session.keyspace.as_deref(), &markers);
         // 3.11 names a `:name` marker by its own name, whatever it binds.
         let names = marker_names(&statement);
         if names.len() == markers.len() {
@@ -249,7 +292,9 @@ impl Executor {
                 }
             }
         }
-        let prepared = Arc::new(Prepared { statement, keyspace: session.keyspace.clone(), markers });
+        let columns = self.result_columns(&statement, session.keyspace.as_deref())?;
+        let prepared =
+            Arc::new(Prepared { statement, keyspace: session.keyspace.clone(), markers, columns, partition_key });
         let mut id = thrift_id(session.keyspace.as_deref(), text);
         let mut cache = self.prepared.lock();
         if cache.by_id.len() >= MAX_PREPARED {
@@ -311,7 +356,7 @@ impl Executor {
     ) -> Result<Outcome, CqlError> {
         let mut binder = values::Binder::new(values);
         let serial = session.serial_consistency.unwrap_or(ConsistencyLevel::Serial);
-        let ctx = Context { coordinator: &self.coordinator, keyspace, paging, serial };
+        let ctx = Context { coordinator: &self.coordinator, keyspace, paging, serial, limits: self.limits };
         match statement {
             Statement::Use(ks) => {
                 let name = ks.name();
@@ -342,17 +387,77 @@ impl Executor {
             Statement::CreateView(s) => view::create_view(&ctx, s, cl).await,
             Statement::DropView(d) => ddl::drop_table(&ctx, &d.name, d.if_exists, true).await,
             Statement::AlterTable(s) => ddl::alter_table(&ctx, s).await,
+            Statement::CreateType(s) => user_types::create_type(&ctx, s).await,
+            Statement::AlterType(s) => user_types::alter_type(&ctx, s).await,
+            Statement::DropType(d) => user_types::drop_type(&ctx, d).await,
             other => invalid(format!("{} is not supported yet", statement_kind(other))),
         }
     }
 
+    /// See [`Prepared::partition_key`]: a marker binds a partition key column when its spec
+    /// is that column's (3.11 keeps the last such marker); a batch over several tables has none.
+    fn partition_key_indexes(
+        &self,
+        statement: &Statement,
+        keyspace: Option<&str>,
+        markers: &[ColumnSpec],
+    ) -> Option<Vec<u16>> {
+        let ctx = self.prepare_context(keyspace);
+        let name = match statement {
+            Statement::Select(s) => &s.table,
+            Statement::Insert(s) => &s.table,
+            Statement::Update(s) => &s.table,
+            Statement::Delete(s) => &s.table,
+            Statement::Batch(b) => {
+                let names: Vec<&QualifiedName> = b.statements.iter().map(crate::ast::BatchStatement::table).collect();
+                let first = *names.first()?;
+                let same = |n: &QualifiedName| {
+                    n.name.name() == first.name.name() && ctx.keyspace_of(n).ok() == ctx.keyspace_of(first).ok()
+                };
+                if !names.iter().all(|n| same(n)) {
+                    return None;
+                }
+                first
+            }
+            _ => return None,
+        };
+        let table = ctx.table(name).ok()?;
+        let mut found = vec![None; table.partition_key.len()];
+        for (i, m) in markers.iter().enumerate() {
+            if m.keyspace != table.keyspace || m.table != table.name {
+                continue;
+            }
+            if let Some(at) = table.partition_key.iter().position(|k| k.name == m.name && k.ty == m.ty) {
+                found[at] = u16::try_from(i).ok();
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// What preparing a statement looks names up in.
+    fn prepare_context<'a>(&'a self, keyspace: Option<&'a str>) -> Context<'a> {
+        Context {
+            coordinator: &self.coordinator,
+            keyspace,
+            paging: None,
+            serial: ConsistencyLevel::Serial,
+            limits: self.limits,
+        }
+    }
+
+    fn result_columns(&self, statement: &Statement, keyspace: Option<&str>) -> Result<Vec<ColumnSpec>, CqlError> {
+        let Statement::Select(s) = statement else { return Ok(Vec::new()) };
+        let ctx = self.prepare_context(keyspace);
+        select::result_columns(&ctx, s)
+    }
+
     fn markers(&self, statement: &Statement, keyspace: Option<&str>) -> Result<Vec<ColumnSpec>, CqlError> {
-        let ctx = Context { coordinator: &self.coordinator, keyspace, paging: None, serial: ConsistencyLevel::Serial };
+        let ctx = self.prepare_context(keyspace);
         match statement {
-            Statement::Select(s) => select::markers(&ctx, s),
-            Statement::Insert(s) => write::insert_markers(&ctx, s),
-            Statement::Update(s) => write::update_markers(&ctx, s),
-            Statement::Delete(s) => write::delete_markers(&ctx, s),
+            Statement::Select(s) => markers::select_markers(&ctx, s),
+            Statement::Insert(s) => markers::insert_markers(&ctx, s),
+            Statement::Update(s) => markers::update_markers(&ctx, s),
+            Statement::Delete(s) => markers::delete_markers(&ctx, s),
             Statement::Batch(b) => batch::markers(&ctx, b),
             _ => Ok(Vec::new()),
         }
@@ -418,6 +523,8 @@ pub(crate) struct Context<'a> {
     pub paging: Option<Paging>,
     /// SERIAL or LOCAL_SERIAL: the Paxos round of a conditional write.
     pub serial: ConsistencyLevel,
+    /// What statements are checked against.
+    pub limits: Limits,
 }
 
 impl Context<'_> {

@@ -217,6 +217,13 @@ pub(crate) fn restrictions(
                         crate::schema::cql_name(&c.ty)
                     ));
                 }
+                if *op != Operator::Eq && c.ty.references_duration() {
+                    return invalid(if matches!(c.ty, model::marshal::AbstractType::User(_)) {
+                        "Slice restrictions are not supported on UDTs containing durations"
+                    } else {
+                        "Slice restrictions are not supported on duration columns"
+                    });
+                }
                 let v = key_value(value, &c.ty, &c.name, binder)?;
                 let r = match op {
                     Operator::Eq => Restriction::Values(vec![v]),
@@ -230,13 +237,16 @@ pub(crate) fn restrictions(
             }
             Relation::In { column, values } => {
                 let c = lookup(table, column.name())?;
-                let InValues::List(terms) = values else {
-                    return invalid(format!("IN ? on {} is not supported yet", c.name));
+                let mut vs = match values {
+                    InValues::List(terms) => {
+                        let mut vs = Vec::with_capacity(terms.len());
+                        for t in terms {
+                            vs.push(key_value(t, &c.ty, &c.name, binder)?);
+                        }
+                        vs
+                    }
+                    InValues::Marker(m) => in_marker_values(&c, m, binder)?,
                 };
-                let mut vs = Vec::with_capacity(terms.len());
-                for t in terms {
-                    vs.push(key_value(t, &c.ty, &c.name, binder)?);
-                }
                 vs.sort_by(|a, b| c.ty.compare(a, b));
                 vs.dedup();
                 (c, Restriction::Values(vs))
@@ -467,5 +477,24 @@ pub(crate) fn satisfies(column: &Column, value: Option<&[u8]>, r: &Restriction) 
         Restriction::Values(vs) => vs.iter().any(|v| column.ty.compare(v, value) == Ordering::Equal),
         Restriction::Slice { lower, upper } => in_slice(column, value, lower, upper),
         Restriction::Contains { values, keys } => contains(column, value, values, keys),
+    }
+}
+
+/// The values bound to `c IN ?`: a list of the column's type (3.11's receiver `in(c)`).
+fn in_marker_values(
+    c: &Column,
+    marker: &crate::ast::BindMarker,
+    binder: &mut Binder,
+) -> Result<Vec<Vec<u8>>, CqlError> {
+    let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
+    let term = crate::ast::Term::BindMarker(marker.clone());
+    match super::values::term_value(&term, &list, &format!("in({})", c.name), binder)? {
+        super::values::Value::Bytes(v) => {
+            let elements = model::marshal::read_elements(model::marshal::CollectionKind::List, &v)
+                .map_err(|e| CqlError::Invalid(format!("Exception while validating value for in({}): {e}", c.name)))?;
+            Ok(elements.into_iter().map(<[u8]>::to_vec).collect())
+        }
+        super::values::Value::Null => invalid(format!("Invalid null value for column {}", c.name)),
+        super::values::Value::Unset => invalid(format!("Invalid unset value for column {}", c.name)),
     }
 }

@@ -10,13 +10,13 @@ use model::dht::{KeyBound, Partitioner};
 use model::filter::{CountUnit, ReadFilter};
 use model::marshal::{write_elements, AbstractType, CollectionKind};
 
+use super::markers::spec;
 use super::paging::{PageState, Resume};
 use super::restrict::{restrictions, satisfies, Restriction, Restrictions};
 use super::selectors::{self, RowView, Selected};
 use super::values::{term_value, Binder, Value};
-use super::write::{spec, where_markers};
 use super::{invalid, ColumnSpec, Context, CqlError, Outcome, ResultSet};
-use crate::ast::{Select, Selection, Term};
+use crate::ast::{Relation, Select, Selection, Term};
 use crate::schema::{CellName, Column, ColumnKind, Layout, Table};
 
 /// Partitions a scan asks for at a time.
@@ -136,6 +136,9 @@ pub(super) async fn select(
     }
     let reverse = order_by(&table, s, keys.is_some())?;
     let is_count = selected.iter().any(|(s, _)| s.is_aggregate());
+    if is_count || group_by > 0 {
+        warn_aggregation(&table, s);
+    }
     // Aggregates and groups answer in one page (3.11 pages them inside the node).
     let paged = ctx.paging.as_ref().filter(|_| !is_count && group_by == 0);
     let resume = match paged.and_then(|p| p.state.as_deref()) {
@@ -170,7 +173,7 @@ pub(super) async fn select(
     let take = |key: Vec<u8>, cells: Vec<Cell>, rows: &mut Vec<CqlRow>, partitions: &mut Vec<(Vec<u8>, Vec<Cell>)>| {
         let index = partitions.len();
         let before = rows.len();
-        group(&table, index, &cells, now, rows);
+        group(&table, index, cells, now, rows);
         rows.retain_mut(|row| row.partition != index || keep(&table, &r, &key, row));
         let mut already = 0;
         if let Some((_, last_clustering, in_partition)) = after.as_ref().filter(|(k, _, _)| *k == key) {
@@ -206,11 +209,15 @@ pub(super) async fn select(
         Some(keys) => {
             let meta = ctx.coordinator.cf_metadata(&table.keyspace, &table.name)?;
             let (ks, cf) = meta.shared_names();
-            let commands: Vec<ReadCommand> = keys
-                .iter()
-                .map(|k| ReadCommand { keyspace: ks.clone(), cf: cf.clone(), key: k.clone(), filter: filter.clone() })
-                .collect();
-            let results = ctx.coordinator.read(commands, cl).await?;
+            let command =
+                |key: Vec<u8>, filter: ReadFilter| ReadCommand { keyspace: ks.clone(), cf: cf.clone(), key, filter };
+            // One key (every prepared point read) takes the coordinator's one-partition path.
+            let results = match keys.as_slice() {
+                [key] => vec![ctx.coordinator.read_partition(command(key.clone(), filter), cl).await?],
+                _ => {
+                    ctx.coordinator.read(keys.iter().map(|k| command(k.clone(), filter.clone())).collect(), cl).await?
+                }
+            };
             for (key, cells) in keys.iter().zip(results) {
                 take(key.clone(), cells, &mut rows, &mut partitions);
             }
@@ -263,7 +270,7 @@ pub(super) async fn select(
             Ordering::Equal
         });
     }
-    let columns = selected.iter().map(|(what, name)| spec(&table, name, &what.ty())).collect();
+    let columns = columns_of(&table, &selected);
     let mut out = Vec::with_capacity(rows.len());
     for row in &rows {
         let key = &partitions[row.partition].0;
@@ -318,7 +325,7 @@ pub(super) async fn select(
             folded_rows.truncate(n);
         }
         if s.json {
-            return Ok(Outcome::Rows(as_json(&table, columns, folded_rows)));
+            return Ok(Outcome::Rows(super::json::as_json(&table, columns, folded_rows)));
         }
         return Ok(Outcome::Rows(ResultSet { columns, rows: folded_rows, paging_state: None }));
     }
@@ -356,7 +363,7 @@ pub(super) async fn select(
         }
     }
     if s.json {
-        return Ok(Outcome::Rows(ResultSet { paging_state, ..as_json(&table, columns, out) }));
+        return Ok(Outcome::Rows(ResultSet { paging_state, ..super::json::as_json(&table, columns, out) }));
     }
     Ok(Outcome::Rows(ResultSet { columns, rows: out, paging_state }))
 }
@@ -379,6 +386,27 @@ fn clustering_order(table: &Table, a: &[Vec<u8>], b: &[Vec<u8>]) -> Ordering {
     Ordering::Equal
 }
 
+/// 3.11's warnings for an aggregate (or GROUP BY) that reads more than one partition: with no
+/// partition key restriction (`token()` counts as one), or with an IN on it.
+fn warn_aggregation(table: &Table, s: &Select) {
+    let is_key = |name: &str| table.partition_key.iter().any(|k| k.name == name);
+    let mut restricted = false;
+    let mut listed = false;
+    for relation in &s.where_clause {
+        match relation {
+            Relation::Token { .. } => restricted = true,
+            Relation::Column { column, .. } if is_key(column.name()) => restricted = true,
+            Relation::In { column, .. } if is_key(column.name()) => (restricted, listed) = (true, true),
+            _ => {}
+        }
+    }
+    if !restricted {
+        super::client_warn::warn("Aggregation query used without partition key".into());
+    } else if listed {
+        super::client_warn::warn("Aggregation query used on multiple partition keys (IN restriction)".into());
+    }
+}
+
 /// GROUP BY: how many leading primary key columns group the rows (0: no GROUP BY). They must
 /// be the primary key's first columns in order (3.11's rule).
 fn group_columns(table: &Table, s: &Select) -> Result<usize, CqlError> {
@@ -399,28 +427,24 @@ fn group_columns(table: &Table, s: &Select) -> Result<usize, CqlError> {
     Ok(s.group_by.len())
 }
 
-/// SELECT JSON: one text column, `[json]`, holding each row as an object.
-fn as_json(table: &Table, columns: Vec<ColumnSpec>, rows: Vec<Vec<Option<Vec<u8>>>>) -> ResultSet {
-    let rows = rows
-        .into_iter()
-        .map(|row| {
-            let fields: Vec<String> = columns
-                .iter()
-                .zip(&row)
-                .map(|(c, v)| {
-                    let key = serde_json::Value::String(super::json::key(&c.name)).to_string();
-                    format!("{key}: {}", super::json::to_json(&c.ty, v.as_deref()))
-                })
-                .collect();
-            vec![Some(format!("{{{}}}", fields.join(", ")).into_bytes())]
-        })
-        .collect();
-    ResultSet { columns: vec![spec(table, "[json]", &AbstractType::Utf8)], rows, paging_state: None }
+fn columns_of(table: &Table, selected: &[(Selected, String)]) -> Vec<ColumnSpec> {
+    selected.iter().map(|(what, name)| spec(table, name, &what.ty())).collect()
+}
+
+/// The columns a SELECT's rows will have, known before it runs (3.11's result metadata of a
+/// prepared SELECT).
+pub(super) fn result_columns(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
+    let table = ctx.table(&s.table)?;
+    let selected = selection(&table, s, ctx.coordinator.partitioner())?;
+    if s.json {
+        return Ok(vec![super::json::json_column(&table)]);
+    }
+    Ok(columns_of(&table, &selected))
 }
 
 /// Groups a partition's live cells into CQL rows. The elements of a non-frozen collection
 /// become one cell holding the whole collection, as a frozen one would be written.
-pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, rows: &mut Vec<CqlRow>) {
+pub(super) fn group(table: &Table, partition: usize, cells: Vec<Cell>, now: i32, rows: &mut Vec<CqlRow>) {
     let first = rows.len();
     let mut statics: Vec<(Vec<u8>, Cell)> = Vec::new();
     let mut elements = Elements::default();
@@ -448,7 +472,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
                     elements.flush(table, rows);
                     elements.flush_statics(table, &mut statics);
                 }
-                elements.push(row, column, key, cell);
+                elements.push(row, column, key, &cell);
             }
             continue;
         }
@@ -459,7 +483,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
         }
         let is_static = table.layout == Layout::Sparse && clustering.len() < table.clustering.len();
         if is_static {
-            statics.push((column.unwrap_or_default(), cell.clone()));
+            statics.push((column.unwrap_or_default(), cell));
             continue;
         }
         let same = match table.layout {
@@ -475,7 +499,7 @@ pub(super) fn group(table: &Table, partition: usize, cells: &[Cell], now: i32, r
             if table.layout == Layout::Sparse && name.is_empty() {
                 continue; // the row marker: the row exists, with no value of its own
             }
-            row.cells.push((name, cell.clone()));
+            row.cells.push((name, cell));
         }
     }
     elements.flush(table, rows);
@@ -593,24 +617,15 @@ fn keep(table: &Table, r: &Restrictions, _key: &[u8], row: &CqlRow) -> bool {
     true
 }
 
-/// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
-/// names to read (a superset of what they select; rows are filtered again after the read).
 /// Every cell a partition of `table` can hold, as name slices, when it holds one row of known
-/// cells: a table without clustering columns or collections (the row marker and one cell per
-/// column). Read by name, such a partition is a small read, which the coordinator answers
-/// where it stands instead of handing it to a reader thread. Cells of dropped columns are not
-/// asked for; they are not the table's any more.
+/// cells ([`Table::row_cell_names`]). Read by name, such a partition is a small read, which
+/// the coordinator answers where it stands instead of handing it to a reader thread.
 fn single_row_cells(table: &Table) -> Option<Slices> {
-    if table.layout != Layout::Sparse || !table.clustering.is_empty() || !table.collections.is_empty() {
-        return None;
-    }
-    // Slices go in the comparator's order, CompositeType(UTF8Type): the row marker's empty name
-    // first, then the columns, which `Table::from_def` keeps sorted by name.
-    let marker = table.cell_name(&[], None);
-    let columns = table.regular.iter().map(|c| table.cell_name(&[], Some(c)));
-    Some(std::iter::once(marker).chain(columns).map(|name| (name.clone(), name)).collect())
+    Some(table.row_cell_names()?.iter().map(|name| (name.clone(), name.clone())).collect())
 }
 
+/// Checks the clustering and regular restrictions as 3.11 does, and gives the slices of cell
+/// names to read (a superset of what they select; rows are filtered again after the read).
 fn check_restrictions(table: &Table, r: &Restrictions, keyed: bool, allow_filtering: bool) -> Result<Slices, CqlError> {
     let open = vec![(Vec::new(), Vec::new())];
     let mut needs_filtering = false;
@@ -764,18 +779,4 @@ fn order_by(table: &Table, s: &Select, keyed: bool) -> Result<bool, CqlError> {
         }
     }
     Ok(reversed.unwrap_or(false))
-}
-
-/// The markers of a SELECT, in order.
-pub(super) fn markers(ctx: &Context<'_>, s: &Select) -> Result<Vec<ColumnSpec>, CqlError> {
-    let table = ctx.table(&s.table)?;
-    let mut out = Vec::new();
-    where_markers(ctx, &table, &s.where_clause, &mut out)?;
-    if s.per_partition_limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
-        out.push(spec(&table, "[per_partition_limit]", &AbstractType::Int32));
-    }
-    if s.limit.as_ref().is_some_and(|t| matches!(t, Term::BindMarker(_))) {
-        out.push(spec(&table, "[limit]", &AbstractType::Int32));
-    }
-    Ok(out)
 }

@@ -31,6 +31,14 @@ pub(super) enum Selected {
         arg: Box<Selected>,
         ty: AbstractType,
     },
+    /// Field `index` of a user type value.
+    Field {
+        arg: Box<Selected>,
+        index: usize,
+        /// How many fields the type has.
+        arity: usize,
+        ty: AbstractType,
+    },
     /// An aggregate over every row (`arg` `None`: `count(*)`).
     Aggregate {
         function: Aggregate,
@@ -77,7 +85,7 @@ impl Selected {
             Selected::WriteTime(_) => AbstractType::Long,
             Selected::Ttl(_) => AbstractType::Int32,
             Selected::Token(t) => t.clone(),
-            Selected::Scalar { ty, .. } | Selected::Aggregate { ty, .. } => ty.clone(),
+            Selected::Scalar { ty, .. } | Selected::Aggregate { ty, .. } | Selected::Field { ty, .. } => ty.clone(),
         }
     }
 
@@ -111,6 +119,11 @@ impl Selected {
             Selected::Scalar { function, arg, ty } => {
                 let v = arg.eval(row)?;
                 scalar(*function, &arg.ty(), ty, &v)
+            }
+            Selected::Field { arg, index, arity, .. } => {
+                let v = arg.eval(row)?;
+                let fields = model::marshal::read_tuple(&v, *arity).ok()?;
+                fields.get(*index).copied().flatten().map(<[u8]>::to_vec)
             }
             Selected::Aggregate { arg, .. } => match arg {
                 Some(a) => a.eval(row),
@@ -259,6 +272,22 @@ pub(super) fn resolve(table: &Table, s: &Selectable, partitioner: Partitioner) -
             Ok((Selected::Scalar { function: Scalar::Cast, arg: Box::new(arg), ty: to_type }, shown))
         }
         Selectable::Function { name, args } => function(table, &name.to_string(), args, partitioner),
+        Selectable::Field { selector, field } => {
+            let (arg, name) = resolve(table, selector, partitioner)?;
+            let ty = arg.ty();
+            let AbstractType::User(u) = &ty else {
+                return invalid(format!(
+                    "Invalid field selection: {name} of type {} is not a user type",
+                    cql_name(&ty)
+                ));
+            };
+            let Some(index) = u.field_position(field.name()) else {
+                return invalid(format!("{name} of type {} has no field {}", cql_name(&ty), field.name()));
+            };
+            let (field_type, arity) = (u.fields[index].1.clone(), u.fields.len());
+            let shown = format!("{name}.{}", field.name());
+            Ok((Selected::Field { arg: Box::new(arg), index, arity, ty: field_type }, shown))
+        }
         other => invalid(format!("the selector {other} is not supported yet")),
     }
 }

@@ -66,7 +66,12 @@ pub(crate) fn term_value(term: &Term, ty: &AbstractType, name: &str, binder: &mu
         },
         Term::Constant(c) => constant(c, ty, name).map(Value::Bytes),
         Term::TypeHint { hint, term } => {
-            let hinted = crate::schema::storage_type(hint)?;
+            let hinted = match (hint, ty) {
+                (crate::ast::CqlType::UserDefined(n), AbstractType::User(u)) if n.name.name() == u.name_str() => {
+                    ty.clone()
+                }
+                _ => crate::schema::storage_type(hint, &crate::schema::TypeScope::NONE)?,
+            };
             if cql_name(&hinted) != cql_name(ty) {
                 return invalid(format!(
                     "Type error: {term} cannot be cast to {} for {name} of type {}",
@@ -95,11 +100,44 @@ pub(crate) fn term_value(term: &Term, ty: &AbstractType, name: &str, binder: &mu
             AbstractType::Tuple(types) => tuple(items, types, ty, name, binder),
             _ => invalid(format!("Invalid tuple type literal for {name} of type {}", cql_name(ty))),
         },
-        Term::UserType(_) => invalid(format!(
-            "Invalid value {term} for {name} of type {}: user types are not supported yet",
-            cql_name(ty)
-        )),
+        Term::UserType(fields) => match ty {
+            AbstractType::User(u) => user_value(fields, u, name, binder),
+            _ => invalid(format!("Invalid user type literal for {name} of type {}", cql_name(ty))),
+        },
     }
+}
+
+/// A user type literal `{f: v, ...}` (3.11's `UserTypes.Literal`): fields in any order, the
+/// missing ones null, in the type's order.
+fn user_value(
+    fields: &[(crate::ast::Identifier, Term)],
+    u: &model::marshal::UserType,
+    name: &str,
+    binder: &mut Binder,
+) -> Result<Value, CqlError> {
+    for (field, _) in fields {
+        if u.field_position(field.name()).is_none() {
+            return invalid(format!("Unknown field '{}' in value of user defined type {}", field.name(), u.name_str()));
+        }
+    }
+    let mut components: Vec<Option<Vec<u8>>> = vec![None; u.fields.len()];
+    // Values are taken in the order written, for the bind markers among them.
+    for (field, term) in fields {
+        let Some(i) = u.field_position(field.name()) else { continue };
+        let field_type = &u.fields[i].1;
+        components[i] = match term_value(term, field_type, &format!("{name}.{}", field.name()), binder)? {
+            Value::Bytes(b) => Some(b),
+            Value::Null => None,
+            Value::Unset => {
+                return invalid(format!(
+                    "Invalid unset value for field '{}' of user defined type {}",
+                    field.name(),
+                    u.name_str()
+                ))
+            }
+        };
+    }
+    Ok(Value::Bytes(write_tuple(components.iter().map(Option::as_deref))))
 }
 
 /// An element of a collection literal: a value, never null.
@@ -244,6 +282,7 @@ fn constant(c: &Constant, ty: &AbstractType, name: &str) -> Result<Vec<u8>, CqlE
         "BOOLEAN" => matches!(ty, T::Boolean),
         "UUID" => matches!(ty, T::Uuid | T::TimeUuid | T::LexicalUuid),
         "HEX" => matches!(ty, T::Bytes),
+        "DURATION" => matches!(ty, T::Duration),
         _ => false,
     };
     // Types CQL does not name take every literal their fromString reads (3.11: custom types).
@@ -251,8 +290,8 @@ fn constant(c: &Constant, ty: &AbstractType, name: &str) -> Result<Vec<u8>, CqlE
     if !fits && !custom {
         return invalid(format!("Invalid {kind} constant ({c}) for \"{name}\" of type {}", cql_name(ty)));
     }
-    if kind == "DURATION" {
-        return invalid("duration values are not supported yet");
+    if matches!(ty, T::Duration) {
+        return model::marshal::Duration::parse(&text).map(model::marshal::Duration::to_bytes).or_else(invalid);
     }
     if matches!(ty, T::TimeUuid) {
         if let Constant::Uuid(u) = c {

@@ -40,7 +40,7 @@ struct BaseRow {
 
 fn base_rows(table: &Table, key: &[u8], cells: &[Cell], now: i32) -> Vec<BaseRow> {
     let mut rows: Vec<CqlRow> = Vec::new();
-    group(table, 0, cells, now, &mut rows);
+    group(table, 0, cells.to_vec(), now, &mut rows);
     let key_parts = table.split_partition_key(key).unwrap_or_default();
     rows.into_iter()
         .filter(|r| r.clustering.len() == table.clustering.len())
@@ -375,7 +375,8 @@ pub(super) async fn create_view(ctx: &Context<'_>, s: &CreateView, cl: Consisten
         return invalid("Cannot use 'COMPACT STORAGE' when defining a materialized view");
     }
     let as_table = CreateTable { if_not_exists: false, name: s.name.clone(), elements, options };
-    let mut def: CfDef = super::ddl::table_def(&keyspace, &name, &as_table)?;
+    let ks_def = ctx.coordinator.keyspace(&keyspace).unwrap_or_else(|| model::schema::KeyspaceDef::new(&keyspace));
+    let mut def: CfDef = super::ddl::table_def(&ks_def, &name, &as_table)?;
     if let Some(layout) = def.cql.as_mut() {
         layout.view = Some(CqlView {
             base: base.name.clone(),

@@ -30,9 +30,11 @@
 
 mod collection;
 mod composite;
+mod duration;
 mod parse;
 mod scalar;
 mod text;
+mod user;
 
 #[cfg(test)]
 mod tests;
@@ -42,7 +44,9 @@ mod tests_nesting;
 mod tests_properties;
 
 pub use collection::{read_elements, read_tuple, write_elements, write_tuple, CollectionKind, MAX_COLLECTION_ELEMENTS};
+pub use duration::Duration;
 pub use parse::MAX_TYPE_NESTING;
+pub use user::UserType;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -122,6 +126,8 @@ pub enum AbstractType {
     SimpleDate,
     /// `TimeType`: 8-byte nanoseconds since midnight.
     Time,
+    /// `DurationType`: months, days and nanoseconds as three signed vints; byte order.
+    Duration,
     /// `CompositeType(T1,T2,...)`: components of the given types with end-of-component bytes.
     Composite(Vec<AbstractType>),
     /// `DynamicCompositeType(a=>T,...)`: each component names its own type (alias byte or name).
@@ -141,6 +147,8 @@ pub enum AbstractType {
     /// when it has non-frozen collections; it orders an element's key by the collection type of
     /// the column named in the component before it.
     ColumnToCollection(Vec<(Vec<u8>, AbstractType)>),
+    /// `UserType(ks,hexname,hexfield:T,...)`: a user-defined type, frozen or a cell per field.
+    User(Box<UserType>),
 }
 
 impl AbstractType {
@@ -177,6 +185,7 @@ impl AbstractType {
             AbstractType::Empty => "EmptyType",
             AbstractType::SimpleDate => "SimpleDateType",
             AbstractType::Time => "TimeType",
+            AbstractType::Duration => "DurationType",
             AbstractType::Composite(_) => "CompositeType",
             AbstractType::DynamicComposite(_) => "DynamicCompositeType",
             AbstractType::Reversed(_) => "ReversedType",
@@ -185,11 +194,12 @@ impl AbstractType {
             AbstractType::Map { .. } => "MapType",
             AbstractType::Tuple(_) => "TupleType",
             AbstractType::ColumnToCollection(_) => "ColumnToCollectionType",
+            AbstractType::User(_) => "UserType",
         }
     }
 
     /// Every type without parameters.
-    pub(crate) const SIMPLE: [AbstractType; 22] = [
+    pub(crate) const SIMPLE: [AbstractType; 23] = [
         AbstractType::Bytes,
         AbstractType::Ascii,
         AbstractType::Utf8,
@@ -212,6 +222,7 @@ impl AbstractType {
         AbstractType::Empty,
         AbstractType::SimpleDate,
         AbstractType::Time,
+        AbstractType::Duration,
     ];
 
     /// The non-parameterised type with this short class name.
@@ -222,6 +233,15 @@ impl AbstractType {
     /// Full Cassandra class name with parameters, as Cassandra's `toString` writes it, e.g.
     /// `org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.UTF8Type,org.apache.cassandra.db.marshal.LongType)`.
     pub fn class_name(&self) -> String {
+        self.type_string(false)
+    }
+
+    /// 3.11's `toString(ignoreFreezing)`: the class name, without the outer `FrozenType` when
+    /// `ignore_freezing` (how a frozen user type writes its fields).
+    pub(crate) fn type_string(&self, ignore_freezing: bool) -> String {
+        if let AbstractType::User(u) = self {
+            return u.type_string(ignore_freezing);
+        }
         let mut out = format!("{PACKAGE}{}", self.short_name());
         let params = |out: &mut String, types: &[&AbstractType]| {
             let inner: Vec<String> = types.iter().map(|t| t.class_name()).collect();
@@ -260,7 +280,7 @@ impl AbstractType {
             }
             _ => {}
         }
-        if self.is_frozen_collection() {
+        if self.is_frozen_collection() && !ignore_freezing {
             return format!("{PACKAGE}FrozenType({out})");
         }
         out
@@ -276,7 +296,9 @@ impl AbstractType {
     pub(super) fn compare_at(&self, depth: usize, a: &[u8], b: &[u8]) -> Ordering {
         use AbstractType as T;
         match self {
-            T::Bytes | T::Ascii | T::Utf8 | T::InetAddress | T::Date | T::SimpleDate | T::Time => a.cmp(b),
+            T::Bytes | T::Ascii | T::Utf8 | T::InetAddress | T::Date | T::SimpleDate | T::Time | T::Duration => {
+                a.cmp(b)
+            }
             T::Long | T::Int32 | T::Timestamp | T::CounterColumn | T::Short | T::Byte => {
                 scalar::compare_signed_first_byte(a, b)
             }
@@ -299,6 +321,7 @@ impl AbstractType {
             T::Tuple(types) => collection::compare_tuple(types, depth, a, b),
             // Only meaningful inside a composite, which resolves the column first.
             T::ColumnToCollection(_) => a.cmp(b),
+            T::User(u) => u.compare(depth, a, b),
         }
     }
 
@@ -330,6 +353,7 @@ impl AbstractType {
             T::Empty => scalar::check_empty(v),
             T::SimpleDate => scalar::check_len(v, &[4], "Expected 4 byte long for date"),
             T::Time => scalar::check_len(v, &[8], "Expected 8 byte long for time"),
+            T::Duration => Duration::from_bytes(v).err(),
             // A refused component's error is passed on as it is; the composite's own reasons
             // (its layout) come back as a reason.
             T::Composite(types) => composite::validate(composite::Kind::Static(types), depth, v)?,
@@ -340,6 +364,7 @@ impl AbstractType {
             T::Map { key, value, .. } => collection::validate(CollectionKind::Map, (key, Some(value)), depth, v)?,
             T::Tuple(types) => collection::validate_tuple(types, depth, v)?,
             T::ColumnToCollection(_) => None,
+            T::User(u) => u.validate(depth, v)?,
         };
         match reason {
             None => Ok(()),
@@ -373,6 +398,8 @@ impl AbstractType {
             }
             AbstractType::Tuple(types) => collection::display_tuple(types, depth, v),
             AbstractType::ColumnToCollection(_) => None,
+            AbstractType::User(u) => u.display(depth, v),
+            AbstractType::Duration => Duration::from_bytes(v).ok().map(|d| d.to_string()),
             _ => scalar::display(self, v),
         };
         shown.unwrap_or_else(|| format!("0x{}", hex::encode(v)))
@@ -402,9 +429,11 @@ impl AbstractType {
                 | AbstractType::Set { .. }
                 | AbstractType::Map { .. }
                 | AbstractType::Tuple(_)
+                | AbstractType::User(_)
                 | AbstractType::ColumnToCollection(_) => {
                     Err("collections and tuples are written as CQL literals, not parsed from strings".to_string())
                 }
+                AbstractType::Duration => Duration::parse(s).map(Duration::to_bytes),
                 _ => scalar::from_string(self, s),
             };
             parsed.map_err(|reason| self.bad_value(s, reason))?
@@ -467,6 +496,11 @@ impl AbstractType {
                 AbstractType::Map { key: Box::new(key.frozen()), value: Box::new(value.frozen()), frozen: true }
             }
             AbstractType::Tuple(types) => AbstractType::Tuple(types.iter().map(AbstractType::frozen).collect()),
+            AbstractType::User(u) => AbstractType::User(Box::new(UserType {
+                fields: u.fields.iter().map(|(n, t)| (n.clone(), t.frozen())).collect(),
+                frozen: true,
+                ..u.as_ref().clone()
+            })),
             other => other.clone(),
         }
     }

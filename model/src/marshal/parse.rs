@@ -209,6 +209,15 @@ impl<'a> Parser<'a> {
                 self.leave_params();
                 Ok(AbstractType::ColumnToCollection(columns?))
             }
+            "UserType" => {
+                if !has_params {
+                    return Err(self.error("UserType needs its keyspace, name and fields"));
+                }
+                self.enter_params()?;
+                let user = self.user_type_params();
+                self.leave_params();
+                Ok(AbstractType::User(Box::new(user?)))
+            }
             _ => {
                 let base = AbstractType::simple_from_short_name(short).ok_or(MarshalError::UnknownType(full))?;
                 if has_params && self.reversed_param()? {
@@ -279,22 +288,49 @@ impl<'a> Parser<'a> {
     /// `(hexname:T, ...)` of a ColumnToCollectionType, positioned on the `(`.
     fn collection_columns(&mut self) -> Result<Vec<(Vec<u8>, AbstractType)>, MarshalError> {
         self.pos += 1;
+        self.collection_columns_after_name()
+    }
+
+    /// `(ks,hexname,hexfield:T,...)` of a UserType, positioned on the `(`; not frozen until
+    /// a `FrozenType` around it says so (3.11's `getUserTypeParameters`).
+    fn user_type_params(&mut self) -> Result<super::UserType, MarshalError> {
+        self.pos += 1;
+        self.skip_blank();
+        let keyspace = self.read_identifier().to_string();
+        if keyspace.is_empty() || !self.skip_blank_and_comma() {
+            return Err(self.error("expecting a keyspace name"));
+        }
+        let name = hex::decode(self.read_identifier()).map_err(|_| self.error("a type name should be hex"))?;
+        let fields = self.collection_columns_after_name()?;
+        if name.is_empty() {
+            return Err(self.error("expecting a type name"));
+        }
+        Ok(super::UserType { keyspace, name, fields, frozen: false })
+    }
+
+    /// The `,hexname:T ... )` rest of a parameter list whose first entry was read.
+    fn collection_columns_after_name(&mut self) -> Result<Vec<(Vec<u8>, AbstractType)>, MarshalError> {
         let mut columns = Vec::new();
         while self.skip_blank_and_comma() {
             if self.peek() == Some(b')') {
                 self.pos += 1;
                 return Ok(columns);
             }
-            let name = hex::decode(self.read_identifier()).map_err(|_| self.error("a column name should be hex"))?;
-            self.skip_blank();
-            if self.peek() != Some(b':') {
-                return Err(self.error("expecting ':' token"));
-            }
-            self.pos += 1;
-            let t = self.parse_type()?;
-            columns.push((name, t));
+            columns.push(self.hex_named_type()?);
         }
         Err(self.error("unexpected end of string"))
+    }
+
+    /// `hexname:T`.
+    fn hex_named_type(&mut self) -> Result<(Vec<u8>, AbstractType), MarshalError> {
+        let name = hex::decode(self.read_identifier()).map_err(|_| self.error("a column name should be hex"))?;
+        self.skip_blank();
+        if self.peek() != Some(b':') {
+            return Err(self.error("expecting ':' token"));
+        }
+        self.pos += 1;
+        let t = self.parse_type()?;
+        Ok((name, t))
     }
 
     /// `(key[=value], ...)` of a simple type, positioned on the `(`: whether `reversed` is set

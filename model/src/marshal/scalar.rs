@@ -393,7 +393,9 @@ pub(super) fn display(t: &AbstractType, v: &[u8]) -> Option<String> {
         | T::Set { .. }
         | T::Map { .. }
         | T::Tuple(_)
-        | T::ColumnToCollection(_) => return None,
+        | T::ColumnToCollection(_)
+        | T::Duration
+        | T::User(_) => return None,
     })
 }
 
@@ -465,7 +467,9 @@ pub(super) fn from_string(t: &AbstractType, s: &str) -> Result<Vec<u8>, String> 
         | T::Set { .. }
         | T::Map { .. }
         | T::Tuple(_)
-        | T::ColumnToCollection(_) => {
+        | T::ColumnToCollection(_)
+        | T::Duration
+        | T::User(_) => {
             return Err("not a simple type".to_string());
         }
     })

@@ -639,3 +639,39 @@ fn every_data_file_directory_reaches_the_engine_the_first_as_primary() {
     let one = crate::daemon::storage_config(&ok(&doc("", "")), model::dht::Partitioner::Random);
     assert!(one.extra_data_dirs.is_empty());
 }
+
+#[test]
+fn batch_thresholds_default_to_cassandra_3_11s() {
+    let c = ok(&doc("", ""));
+    assert_eq!(
+        (
+            c.batch_size_warn_threshold_kb,
+            c.batch_size_fail_threshold_kb,
+            c.unlogged_batch_across_partitions_warn_threshold
+        ),
+        (5, 50, 10)
+    );
+    let c = ok(&doc(
+        "<BatchSizeWarnThresholdInKB>64</BatchSizeWarnThresholdInKB>\
+         <BatchSizeFailThresholdInKB>640</BatchSizeFailThresholdInKB>\
+         <UnloggedBatchAcrossPartitionsWarnThreshold>0</UnloggedBatchAcrossPartitionsWarnThreshold>",
+        "",
+    ));
+    assert_eq!(
+        (
+            c.batch_size_warn_threshold_kb,
+            c.batch_size_fail_threshold_kb,
+            c.unlogged_batch_across_partitions_warn_threshold
+        ),
+        (64, 640, 0)
+    );
+    for bad in [
+        "<BatchSizeWarnThresholdInKB>0</BatchSizeWarnThresholdInKB>",
+        "<BatchSizeFailThresholdInKB>-1</BatchSizeFailThresholdInKB>",
+        "<UnloggedBatchAcrossPartitionsWarnThreshold>ten</UnloggedBatchAcrossPartitionsWarnThreshold>",
+    ] {
+        let e = err(&doc(bad, "")).to_string();
+        let element = bad.trim_start_matches('<').split('>').next().unwrap_or_default();
+        assert!(e.contains(element) && e.contains("line 7"), "{bad}: {e}");
+    }
+}

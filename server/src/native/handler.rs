@@ -15,8 +15,9 @@ use uuid::Uuid;
 
 use super::connection::{ConnSession, Responder};
 use super::error::{NativeError, WriteType};
-use super::frame::{flags, Opcode};
+use super::frame::{flags, Opcode, Version};
 use super::request::{BatchQuery, BatchRequest, QueryParams, Request, Values};
+use super::wire::Writer;
 use super::NativeContext;
 
 /// Runs one statement request and sends its answer on `stream`.
@@ -28,13 +29,15 @@ pub async fn run(
     traced: bool,
     request: Request,
 ) {
+    // v4 carries the statement's warnings back; before it they are only logged (3.11).
+    let carries_warnings = respond.version() >= Version::V4;
     let (answer, trace_id) = if traced {
         let id = Uuid::now_v1(&trace::NODE_ID);
         let state = TraceState::new(id, ctx.coordinator.local_address());
         let name = request_name(&request);
         let answer = Box::pin(trace::traced(state.clone(), async {
             trace::trace(|| format!("{name} request received"));
-            let answer = execute(ctx, session, respond, request).await;
+            let answer = execute_warned(ctx, session, respond, request, carries_warnings).await;
             trace::trace(|| "Request complete".into());
             answer
         }))
@@ -49,24 +52,54 @@ pub async fn run(
             }
         }
     } else {
-        (execute(ctx, session, respond, request).await, None)
+        (execute_warned(ctx, session, respond, request, carries_warnings).await, None)
     };
-    let (opcode, body) = match answer {
-        Ok(body) => (Opcode::Result, body),
+    // An error carries no warnings (3.11 attaches them to answers only).
+    let (opcode, body, warnings) = match answer {
+        Ok((body, warnings)) => (Opcode::Result, body, warnings),
         Err(e) => {
             debug!(code = e.code(), error = %e.message(), "native request failed");
-            (Opcode::Error, e.body())
+            (Opcode::Error, e.body(), Vec::new())
         }
     };
-    let (flags, body) = match trace_id {
-        Some(id) => {
-            let mut traced_body = id.as_bytes().to_vec();
-            traced_body.extend_from_slice(&body);
-            (flags::TRACING, traced_body)
-        }
-        None => (0, body),
-    };
+    let (flags, body) = prefixed(trace_id, &warnings, body);
     respond.send(flags, stream, opcode, &body).await;
+}
+
+/// A response body with what goes before it (spec §2.2): the trace session id, then the
+/// [string list] of warnings; and the flags that say so.
+fn prefixed(trace_id: Option<Uuid>, warnings: &[String], body: Vec<u8>) -> (u8, Vec<u8>) {
+    if trace_id.is_none() && warnings.is_empty() {
+        return (0, body);
+    }
+    let mut out = Vec::with_capacity(body.len() + 64);
+    let mut frame_flags = 0;
+    if let Some(id) = trace_id {
+        out.put_uuid(id);
+        frame_flags |= flags::TRACING;
+    }
+    if !warnings.is_empty() {
+        let list: Vec<&str> = warnings.iter().map(String::as_str).collect();
+        out.put_string_list(&list);
+        frame_flags |= flags::WARNING;
+    }
+    out.extend_from_slice(&body);
+    (frame_flags, out)
+}
+
+/// [`execute`], with the warnings the statement gave when the connection can carry them.
+async fn execute_warned(
+    ctx: &NativeContext,
+    session: &ConnSession,
+    respond: &Responder,
+    request: Request,
+    carries_warnings: bool,
+) -> Result<(Vec<u8>, Vec<String>), NativeError> {
+    if !carries_warnings {
+        return execute(ctx, session, respond, request).await.map(|body| (body, Vec::new()));
+    }
+    let (answer, warnings) = cql::exec::client_warn::capture(execute(ctx, session, respond, request)).await;
+    answer.map(|body| (body, warnings))
 }
 
 /// 3.11's names of the requests in trace sessions.
@@ -92,7 +125,9 @@ async fn execute(
         Request::Execute { id, params } => {
             let prepared = ctx.find_prepared(&id).ok_or(NativeError::Unprepared { id })?;
             authorize(ctx, session, &prepared.statement)?;
-            trace_parameters(&prepared.statement.to_string(), params.consistency);
+            // The statement's text only when a trace will keep it: formatting it cost as
+            // much as a fifth of a prepared read.
+            trace_parameters(|| prepared.statement.to_string(), params.consistency);
             let run = params_of(&params)?;
             let values = bind(&prepared, params.values)?;
             run_prepared(ctx, session, &prepared, &values, &run).await
@@ -129,10 +164,8 @@ fn params_of(p: &QueryParams) -> Result<RunParams, NativeError> {
     })
 }
 
-fn trace_parameters(query: &str, cl: ConsistencyLevel) {
-    trace::trace_parameters(|| {
-        vec![("query".to_string(), query.to_string()), ("consistency_level".to_string(), cl.to_string())]
-    });
+fn trace_parameters(query: impl FnOnce() -> String, cl: ConsistencyLevel) {
+    trace::trace_parameters(|| vec![("query".to_string(), query()), ("consistency_level".to_string(), cl.to_string())]);
 }
 
 fn cql_session(session: &ConnSession, run: &RunParams) -> cql::Session {
@@ -152,7 +185,7 @@ async fn query_request(
     query: &str,
     params: QueryParams,
 ) -> Result<Vec<u8>, NativeError> {
-    trace_parameters(query, params.consistency);
+    trace_parameters(|| query.to_string(), params.consistency);
     let run = params_of(&params)?;
     let statement = cql::parse(query).map_err(|e| NativeError::Syntax(e.to_string()))?;
     authorize(ctx, session, &statement)?;
@@ -281,8 +314,7 @@ fn prepare(
         return Err(NativeError::Unauthorized("You have not logged in".into()));
     }
     let (id, prepared) = prepare_once(ctx, session.keyspace().as_deref(), query, ConsistencyLevel::One)?;
-    let pk = partition_key_indexes(ctx, &prepared);
-    Ok(super::result::prepared(respond.version(), &id, &prepared, &pk))
+    Ok(super::result::prepared(respond.version(), &id, &prepared))
 }
 
 /// The executor's prepared statement for `text` in `keyspace` and its native id, prepared
@@ -331,26 +363,6 @@ fn thrift_id(keyspace: Option<&str>, text: &str) -> i32 {
     full.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
-/// For each partition key column in order, the marker that binds it; empty unless every one
-/// is bound by a marker (drivers then route by token).
-fn partition_key_indexes(ctx: &NativeContext, p: &Prepared) -> Vec<u16> {
-    let Some(first) = p.markers.iter().find(|m| !m.table.is_empty()) else { return Vec::new() };
-    let Ok(meta) = ctx.coordinator.cf_metadata(&first.keyspace, &first.table) else { return Vec::new() };
-    let Ok(table) = meta.cql_table() else { return Vec::new() };
-    let mut out = Vec::with_capacity(table.partition_key.len());
-    for column in &table.partition_key {
-        let found = p
-            .markers
-            .iter()
-            .position(|m| m.keyspace == first.keyspace && m.table == first.table && m.name == column.name);
-        match found.and_then(|i| u16::try_from(i).ok()) {
-            Some(i) => out.push(i),
-            None => return Vec::new(),
-        }
-    }
-    out
-}
-
 /// BATCH: its statements (texts, or prepared ids) made into one `cql::ast::Batch` and run as
 /// one prepared statement, their values one after the other.
 async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchRequest) -> Result<Vec<u8>, NativeError> {
@@ -364,7 +376,13 @@ async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchReq
             BatchQuery::Prepared(id) => ctx.find_prepared(&id).ok_or(NativeError::Unprepared { id })?,
             BatchQuery::Text(text) if these.is_empty() => {
                 let statement = cql::parse(&text).map_err(|e| NativeError::Syntax(e.to_string()))?;
-                Arc::new(Prepared { statement, keyspace: session.keyspace(), markers: Vec::new() })
+                Arc::new(Prepared {
+                    statement,
+                    keyspace: session.keyspace(),
+                    markers: Vec::new(),
+                    columns: Vec::new(),
+                    partition_key: None,
+                })
             }
             BatchQuery::Text(text) => prepare_once(ctx, session.keyspace().as_deref(), &text, cl)?.1,
         };
@@ -403,8 +421,14 @@ async fn batch_request(ctx: &NativeContext, session: &ConnSession, req: BatchReq
     };
     let statement = Statement::Batch(Batch { kind: req.kind, attributes, statements });
     authorize(ctx, session, &statement)?;
-    trace_parameters(&statement.to_string(), cl);
-    let prepared = Arc::new(Prepared { statement, keyspace: keyspace.flatten(), markers });
+    trace_parameters(|| statement.to_string(), cl);
+    let prepared = Arc::new(Prepared {
+        statement,
+        keyspace: keyspace.flatten(),
+        markers,
+        columns: Vec::new(),
+        partition_key: None,
+    });
     let run =
         RunParams { cl, skip_metadata: false, default_timestamp: None, serial: req.serial_consistency, paging: None };
     run_prepared(ctx, session, &prepared, &values, &run).await

@@ -6,13 +6,15 @@
 //! - [`request`]: request bodies into [`request::Request`]s;
 //! - [`handler`]: QUERY, PREPARE, EXECUTE and BATCH run through the executor, rights checked
 //!   as for Thrift ([`crate::cql_access`]);
-//! - [`result`]: RESULT and EVENT bodies; [`error`]: ERROR bodies from `CqlError`;
+//! - [`result`]: RESULT and EVENT bodies (a PREPARED with its markers, partition key indexes
+//!   and a SELECT's result columns); [`error`]: ERROR bodies from `CqlError`; a v4 RESULT
+//!   carries the statement's warnings (`cql::exec::client_warn`) under flag WARNING;
 //! - [`connection`]: one connection's states (STARTUP, SASL PLAIN, ready), its requests run
 //!   at once on their streams, answered as they finish through one writer;
 //! - [`events`]: SCHEMA_CHANGE, STATUS_CHANGE and TOPOLOGY_CHANGE pushed to registered
 //!   connections.
 //!
-//! Not done yet: custom payloads (read and dropped), warnings.
+//! Not done yet: custom payloads (read and dropped).
 
 pub mod connection;
 pub mod error;

@@ -22,7 +22,14 @@ const NO_METADATA: i32 = 0x0004;
 /// The body of an outcome's RESULT; `skip_metadata` leaves the rows' column specifications
 /// out, as the client asked.
 pub fn outcome(outcome: &Outcome, skip_metadata: bool) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(match outcome {
+        // Sized once: grown from empty, a one-row answer reallocated six times.
+        Outcome::Rows(rows) => {
+            64 + rows.columns.len() * 32
+                + rows.rows.iter().flatten().map(|c| 4 + c.as_ref().map_or(0, Vec::len)).sum::<usize>()
+        }
+        _ => 64,
+    });
     match outcome {
         Outcome::Void => out.put_int(VOID),
         Outcome::Rows(rows) => {
@@ -57,9 +64,9 @@ pub fn outcome(outcome: &Outcome, skip_metadata: bool) -> Vec<u8> {
 }
 
 /// `<flags><columns_count>[<paging_state>][<pk_count><pk_index>...][<global_table_spec>]<col_spec>...`;
-/// the partition key indexes only for a v4 PREPARED (`pk`), the paging state only for rows
-/// with more pages.
-fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<&[u16]>, paging_state: Option<&[u8]>) {
+/// the partition key indexes only for a v4 PREPARED (`pk`: `Some(None)` when the markers do
+/// not bind the whole key), the paging state only for rows with more pages.
+fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<Option<&[u16]>>, paging_state: Option<&[u8]>) {
     let global =
         columns.first().filter(|first| columns.iter().all(|c| c.keyspace == first.keyspace && c.table == first.table));
     let more = if paging_state.is_some() { HAS_MORE_PAGES } else { 0 };
@@ -69,6 +76,8 @@ fn metadata(out: &mut Vec<u8>, columns: &[ColumnSpec], pk: Option<&[u16]>, pagin
         out.put_bytes(Some(state));
     }
     if let Some(pk) = pk {
+        // Markers of several tables route by none (3.11 sends no indexes then).
+        let pk = pk.filter(|_| global.is_some()).unwrap_or_default();
         out.put_int(pk.len() as i32);
         for i in pk {
             out.put_short(*i);
@@ -131,6 +140,19 @@ fn type_option(out: &mut Vec<u8>, ty: &AbstractType) {
             }
             return;
         }
+        AbstractType::Duration => 0x0015,
+        // A user type: its keyspace, name and each field's name and type (frozen or not).
+        AbstractType::User(u) => {
+            out.put_short(0x0030);
+            out.put_string(&u.keyspace);
+            out.put_string(&u.name_str());
+            out.put_short(u.fields.len() as u16);
+            for (name, t) in &u.fields {
+                out.put_string(&String::from_utf8_lossy(name));
+                type_option(out, t);
+            }
+            return;
+        }
         // Types without a native id (composites, LexicalUUIDType, EmptyType) and any type
         // added later until it gets its own arm (udt 0x30): custom, named by class, which
         // every driver reads (as a blob).
@@ -143,16 +165,20 @@ fn type_option(out: &mut Vec<u8>, ty: &AbstractType) {
     out.put_short(id);
 }
 
-/// A PREPARED result: the id, the markers' metadata (with `pk_indexes` in v4) and no result
-/// metadata (flag No_metadata: the executor knows a SELECT's columns only when it runs, so
-/// clients must not ask to skip them).
-pub fn prepared(version: Version, id: &[u8], p: &Prepared, pk_indexes: &[u16]) -> Vec<u8> {
+/// A PREPARED result (spec §4.2.5.4): the id, the markers' metadata (v4: with the partition
+/// key's marker indexes), and the result metadata: a SELECT's columns, which a client may then
+/// ask EXECUTE to skip, or for other statements flag No_metadata and no columns (as 3.11).
+pub fn prepared(version: Version, id: &[u8], p: &Prepared) -> Vec<u8> {
     let mut out = Vec::new();
     out.put_int(PREPARED);
     out.put_short_bytes(id);
-    metadata(&mut out, &p.markers, (version >= Version::V4).then_some(pk_indexes), None);
-    out.put_int(NO_METADATA);
-    out.put_int(0);
+    metadata(&mut out, &p.markers, (version >= Version::V4).then_some(p.partition_key.as_deref()), None);
+    if p.columns.is_empty() {
+        out.put_int(NO_METADATA);
+        out.put_int(0);
+    } else {
+        metadata(&mut out, &p.columns, None, None);
+    }
     out
 }
 

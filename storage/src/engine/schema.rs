@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::Storage;
 use crate::cfs::ColumnFamilyStore;
 use crate::error::{Result, StorageError};
-use crate::schema::{CfDef, CfMetadata, KeyspaceDef};
+use crate::schema::{CfDef, CfMetadata, KeyspaceDef, UserTypeDef};
 
 /// The column family a thread last asked its engine for, for as long as the schema does not
 /// change: a connection's requests nearly always name the same column family, and the lookup
@@ -203,6 +203,24 @@ impl Storage {
             ks.strategy_class = def.strategy_class;
             ks.strategy_options = def.strategy_options;
             ks.durable_writes = def.durable_writes;
+            Ok(())
+        })
+    }
+
+    /// Replaces a keyspace's user types and, in the same schema change, the definitions of its
+    /// column families that use a changed type (their type strings carry the type whole). The
+    /// column families keep their ids.
+    pub fn update_user_types(&self, keyspace: &str, types: Vec<UserTypeDef>, tables: Vec<CfDef>) -> Result<Uuid> {
+        self.change_schema(|s| {
+            let ks = s.keyspaces.get_mut(keyspace).ok_or_else(|| StorageError::UnknownKeyspace(keyspace.into()))?;
+            for def in tables {
+                let old = ks.cf_defs.iter_mut().find(|c| c.name == def.name).ok_or_else(|| {
+                    StorageError::UnknownColumnFamily { keyspace: keyspace.into(), cf: def.name.clone() }
+                })?;
+                let (id, thrift_id) = (old.id, old.thrift_id);
+                *old = CfDef { id, thrift_id, ..def };
+            }
+            ks.user_types = types;
             Ok(())
         })
     }

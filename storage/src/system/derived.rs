@@ -11,8 +11,8 @@
 //!
 //! `system_schema`'s ten tables are CQL tables here as in 3.11 (`SYSTEM_SCHEMA`: their columns
 //! and types, so a CQL client reads them as 3.11 shows them; Thrift's describe_keyspace leaves
-//! them out, as 3.11 does). `keyspaces`, `tables`, `columns`, `dropped_columns`, `views` and
-//! `indexes` are filled from the schema, every keyspace included; `types`, `triggers`,
+//! them out, as 3.11 does). `keyspaces`, `tables`, `columns`, `dropped_columns`, `views`,
+//! `indexes` and `types` are filled from the schema, every keyspace included; `triggers`,
 //! `functions` and `aggregates` stay empty, Sibyl having none of those. A table made by CQL is
 //! described as CQL sees it (`model::cql_table`), a column family made over Thrift as 3.11
 //! shows a compact table.
@@ -341,6 +341,7 @@ pub fn schema_rows(keyspaces: &BTreeMap<String, KeyspaceDef>) -> Vec<(&'static s
             cells.entry(DROPPED_COLUMNS_CF).or_default().extend(dropped_cells(cf));
             cells.entry(INDEXES_CF).or_default().extend(index_cells(cf));
         }
+        cells.insert(TYPES_CF, type_cells(ks));
         for (table, cells) in cells {
             if let Some(rows) = by_table.get_mut(table) {
                 if !cells.is_empty() {
@@ -547,6 +548,23 @@ fn dropped_cells(cf: &CfDef) -> Vec<Cell> {
         out.push(c("", Vec::new()));
         out.push(c("dropped_time", (micros / 1000).to_be_bytes().to_vec()));
         out.push(c("kind", b"regular".to_vec()));
+    }
+    out
+}
+
+/// The keyspace's user types (3.11's `system_schema.types`): each field's name, and its type
+/// as CQL writes it, in order; rows by type name.
+fn type_cells(ks: &KeyspaceDef) -> Vec<Cell> {
+    let mut types: Vec<_> = ks.user_types.iter().collect();
+    types.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = Vec::new();
+    for t in types {
+        let c = |field: &str, value: Vec<u8>| cell(composite_name(&[t.name.as_bytes(), field.as_bytes()]), value);
+        let names: Vec<&[u8]> = t.field_names.iter().map(|n| n.as_bytes()).collect();
+        let cql_types: Vec<String> = t.field_types.iter().map(|class| cql_type(class)).collect();
+        out.push(c("", Vec::new()));
+        out.push(c("field_names", write_elements(names.len(), names)));
+        out.push(c("field_types", write_elements(cql_types.len(), cql_types.iter().map(|t| t.as_bytes()))));
     }
     out
 }

@@ -2,7 +2,8 @@
 //! schema tables), so that nodes can exchange them and merge them like any other data.
 //!
 //! - `schema_keyspaces`: key = keyspace name; column `attributes` = the keyspace's replication
-//!   strategy, options and durable_writes as JSON.
+//!   strategy, options, durable_writes and user-defined types as JSON (types that two nodes
+//!   change at once in one keyspace keep the later change, as a keyspace's options do).
 //! - `schema_columnfamilies`: key = keyspace name; one column per column family, named after it,
 //!   holding its whole definition as JSON.
 //!
@@ -27,7 +28,7 @@ use super::{is_builtin_keyspace, KEYSPACE, SCHEMA_COLUMNFAMILIES_CF, SCHEMA_KEYS
 use crate::data::{Cell, DeletionTime};
 use crate::error::{Result, StorageError};
 use crate::mutation::RowMutation;
-use crate::schema::{valid_name, CfDef, KeyspaceDef};
+use crate::schema::{valid_name, CfDef, KeyspaceDef, UserTypeDef};
 
 const ATTRIBUTES: &[u8] = b"attributes";
 const LEGACY_DEFINITION: &[u8] = b"definition";
@@ -38,6 +39,8 @@ struct KeyspaceAttributes {
     strategy_class: String,
     strategy_options: BTreeMap<String, String>,
     durable_writes: bool,
+    #[serde(default)]
+    user_types: Vec<UserTypeDef>,
 }
 
 impl KeyspaceAttributes {
@@ -46,6 +49,7 @@ impl KeyspaceAttributes {
             strategy_class: ks.strategy_class.clone(),
             strategy_options: ks.strategy_options.clone(),
             durable_writes: ks.durable_writes,
+            user_types: ks.user_types.clone(),
         }
     }
 
@@ -53,6 +57,7 @@ impl KeyspaceAttributes {
         a.strategy_class == b.strategy_class
             && a.strategy_options == b.strategy_options
             && a.durable_writes == b.durable_writes
+            && a.user_types == b.user_types
     }
 }
 
@@ -157,6 +162,7 @@ pub fn decode_schema(keyspace_rows: Vec<(Vec<u8>, Vec<Cell>)>, cf_rows: Vec<(Vec
                         strategy_options: a.strategy_options,
                         durable_writes: a.durable_writes,
                         cf_defs: Vec::new(),
+                        user_types: a.user_types,
                     };
                     out.keyspaces.insert(name, ks);
                 }
