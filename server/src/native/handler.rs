@@ -95,10 +95,14 @@ async fn execute_warned(
     request: Request,
     carries_warnings: bool,
 ) -> Result<(Vec<u8>, Vec<String>), NativeError> {
+    // Boxed once: held inline, the statement's large future was copied whole at each of the
+    // three places that move it (the two arms and the capture), which more than doubled the
+    // instructions of a prepared read.
+    let statement = Box::pin(execute(ctx, session, respond, request));
     if !carries_warnings {
-        return execute(ctx, session, respond, request).await.map(|body| (body, Vec::new()));
+        return statement.await.map(|body| (body, Vec::new()));
     }
-    let (answer, warnings) = cql::exec::client_warn::capture(execute(ctx, session, respond, request)).await;
+    let (answer, warnings) = cql::exec::client_warn::capture(statement).await;
     answer.map(|body| (body, warnings))
 }
 
