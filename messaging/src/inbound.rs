@@ -70,12 +70,13 @@ async fn connection_loop(shared: Arc<Shared>, stream: TcpStream, tcp_peer: Socke
             debug!(peer = %tcp_peer, from, error = %e, "internode connection closed")
         }
         Err(e @ (ConnectionError::ClusterNameMismatch { .. } | ConnectionError::UnsupportedVersion { .. })) => {
-            shared.inbound.refused.fetch_add(1, Ordering::Relaxed);
+            // Log before counting: whoever sees the count can then find the line.
             error!(peer = %tcp_peer, from, error = %e, "refused internode connection");
+            shared.inbound.refused.fetch_add(1, Ordering::Relaxed);
         }
         Err(e) => {
-            shared.inbound.malformed.fetch_add(1, Ordering::Relaxed);
             warn!(peer = %tcp_peer, from, error = %e, "closing internode connection: malformed input");
+            shared.inbound.malformed.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
