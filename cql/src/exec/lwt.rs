@@ -59,8 +59,10 @@ pub(crate) fn check_of(table: &Table, conditions: &Conditions, binder: &mut Bind
                 }
                 out.push((c.clone(), Operator::Eq, vs));
             }
-            Predicate::In(InValues::Marker(_)) => {
-                return invalid(format!("IN ? in the condition on {} is not supported yet", c.name))
+            // 3.11 binds the marker as a list of the column's type, named `in(c)`.
+            Predicate::In(InValues::Marker(m)) => {
+                let vs = super::restrict::in_marker_values(c, m, binder)?;
+                out.push((c.clone(), Operator::Eq, vs.into_iter().map(Value::Bytes).collect()));
             }
         }
     }

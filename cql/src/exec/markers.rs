@@ -112,7 +112,11 @@ fn condition_markers(table: &Table, conditions: Option<&crate::ast::Conditions>,
         let terms: Vec<&Term> = match &condition.predicate {
             Predicate::Compare(_, t) => vec![t],
             Predicate::In(InValues::List(ts)) => ts.iter().collect(),
-            Predicate::In(InValues::Marker(_)) => continue,
+            Predicate::In(InValues::Marker(_)) => {
+                let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
+                out.push(spec(table, &format!("in({})", c.name), &list));
+                continue;
+            }
         };
         for t in terms {
             if is_marker(t).is_some() {

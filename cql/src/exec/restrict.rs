@@ -481,7 +481,7 @@ pub(crate) fn satisfies(column: &Column, value: Option<&[u8]>, r: &Restriction) 
 }
 
 /// The values bound to `c IN ?`: a list of the column's type (3.11's receiver `in(c)`).
-fn in_marker_values(
+pub(crate) fn in_marker_values(
     c: &Column,
     marker: &crate::ast::BindMarker,
     binder: &mut Binder,

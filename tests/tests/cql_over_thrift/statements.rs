@@ -26,6 +26,41 @@ fn lightweight_transactions_answer_with_the_applied_row() {
     assert_eq!(gone, [vec!["[applied]=true"]]);
     let now = rows(&run(&mut c, "SELECT rev, email FROM l.users WHERE name = 'ann'"));
     assert_eq!(now, [vec!["rev=1", "email=c@x"]]);
+
+    // `IF c IN ?` binds a list of the column's type, named `in(c)` as 3.11 names it.
+    let p = c
+        .prepare_cql3_query(
+            b"UPDATE l.users SET email = ? WHERE name = 'ann' AND rev = 1 IF email IN ?".to_vec(),
+            t::Compression::NONE,
+        )
+        .expect("prepares");
+    assert_eq!(p.variable_names.clone().unwrap_or_default(), ["email", "in(email)"]);
+    assert_eq!(
+        p.variable_types.as_ref().expect("types")[1],
+        "org.apache.cassandra.db.marshal.ListType(org.apache.cassandra.db.marshal.UTF8Type)"
+    );
+    let list = |items: &[&str]| {
+        let mut out = (items.len() as i32).to_be_bytes().to_vec();
+        for i in items {
+            out.extend((i.len() as i32).to_be_bytes());
+            out.extend(i.as_bytes());
+        }
+        out
+    };
+    let update = |c: &mut Client, email: &str, among: &[&str]| {
+        let r = c
+            .execute_prepared_cql3_query(
+                p.item_id,
+                vec![email.as_bytes().to_vec(), list(among)],
+                t::ConsistencyLevel::ONE,
+            )
+            .expect("executes");
+        rows(&r)[0][0].clone()
+    };
+    assert_eq!(update(&mut c, "e@x", &["a@x", "b@x"]), "[applied]=false");
+    assert_eq!(update(&mut c, "e@x", &[]), "[applied]=false");
+    assert_eq!(update(&mut c, "e@x", &["z@x", "c@x"]), "[applied]=true");
+    assert_eq!(rows(&run(&mut c, "SELECT email FROM l.users WHERE name = 'ann' AND rev = 1")), [vec!["email=e@x"]]);
     assert_eq!(
         refused(&mut c, "UPDATE l.users USING TIMESTAMP 5 SET email = 'x' WHERE name = 'ann' AND rev = 1 IF EXISTS"),
         "Cannot provide custom timestamp for conditional updates"
