@@ -290,6 +290,17 @@ impl NativeClient {
     }
 }
 
+/// A list or set of texts as a CQL value, as protocol v3 on (and Thrift's CQL calls) serialize
+/// it: an int count, then each element as an int length and its bytes.
+pub fn text_list(items: &[&str]) -> Vec<u8> {
+    let mut out = (items.len() as i32).to_be_bytes().to_vec();
+    for i in items {
+        out.extend((i.len() as i32).to_be_bytes());
+        out.extend(i.as_bytes());
+    }
+    out
+}
+
 /// Builds a body.
 #[derive(Default)]
 pub struct Body(pub Vec<u8>);

@@ -249,16 +249,8 @@ fn user_types_and_durations_as_3_11_has_them() {
     let names: Vec<Vec<u8>> = before.iter().map(|r| r[0].clone().unwrap_or_default()).collect();
     assert_eq!(names, [b"address".to_vec(), b"person".to_vec()]);
     let person_types = before[1][2].clone().expect("field types");
-    let list = |items: &[&str]| {
-        let mut out = (items.len() as i32).to_be_bytes().to_vec();
-        for i in items {
-            out.extend((i.len() as i32).to_be_bytes());
-            out.extend(i.as_bytes());
-        }
-        out
-    };
-    assert_eq!(before[1][1], Some(list(&["full_name", "home", "tags", "alias"])));
-    assert_eq!(person_types, list(&["text", "frozen<address>", "list<text>", "text"]));
+    assert_eq!(before[1][1], Some(text_list(&["full_name", "home", "tags", "alias"])));
+    assert_eq!(person_types, text_list(&["text", "frozen<address>", "list<text>", "text"]));
 
     node.restart();
     let mut c = NativeClient::ready(node.native_addr(), V4, None);

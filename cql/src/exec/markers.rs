@@ -10,7 +10,7 @@ use super::{invalid, ColumnSpec, Context, CqlError};
 use crate::ast::{
     Assignment, Attributes, Delete, Deletion, Insert, InsertValues, Operator, Relation, Select, Term, Update,
 };
-use crate::schema::Table;
+use crate::schema::{Column, Table};
 
 /// The markers of an INSERT, in order.
 pub(super) fn insert_markers(ctx: &Context<'_>, s: &Insert) -> Result<Vec<ColumnSpec>, CqlError> {
@@ -113,8 +113,7 @@ fn condition_markers(table: &Table, conditions: Option<&crate::ast::Conditions>,
             Predicate::Compare(_, t) => vec![t],
             Predicate::In(InValues::List(ts)) => ts.iter().collect(),
             Predicate::In(InValues::Marker(_)) => {
-                let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
-                out.push(spec(table, &format!("in({})", c.name), &list));
+                out.push(in_spec(table, c));
                 continue;
             }
         };
@@ -124,6 +123,12 @@ fn condition_markers(table: &Table, conditions: Option<&crate::ast::Conditions>,
             }
         }
     }
+}
+
+/// The marker of `c IN ?`, in a WHERE clause or an IF condition: a list of c's type named `in(c)`.
+fn in_spec(table: &Table, c: &Column) -> ColumnSpec {
+    let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
+    spec(table, &format!("in({})", c.name), &list)
 }
 
 fn attribute_markers(table: &Table, a: &Attributes, out: &mut Vec<ColumnSpec>) {
@@ -174,8 +179,7 @@ pub(super) fn where_markers(
                 let Some(c) = table.column(column.name()) else {
                     return invalid(format!("Undefined column name {}", column.name()));
                 };
-                let list = AbstractType::List { element: Box::new(c.ty.clone()), frozen: false };
-                out.push(spec(table, &format!("in({})", c.name), &list));
+                out.push(in_spec(table, c));
                 continue;
             }
             Relation::Column { column, op: op @ (Operator::Contains | Operator::ContainsKey), value } => {

@@ -39,19 +39,11 @@ fn lightweight_transactions_answer_with_the_applied_row() {
         p.variable_types.as_ref().expect("types")[1],
         "org.apache.cassandra.db.marshal.ListType(org.apache.cassandra.db.marshal.UTF8Type)"
     );
-    let list = |items: &[&str]| {
-        let mut out = (items.len() as i32).to_be_bytes().to_vec();
-        for i in items {
-            out.extend((i.len() as i32).to_be_bytes());
-            out.extend(i.as_bytes());
-        }
-        out
-    };
     let update = |c: &mut Client, email: &str, among: &[&str]| {
         let r = c
             .execute_prepared_cql3_query(
                 p.item_id,
-                vec![email.as_bytes().to_vec(), list(among)],
+                vec![email.as_bytes().to_vec(), e2e::native::text_list(among)],
                 t::ConsistencyLevel::ONE,
             )
             .expect("executes");
